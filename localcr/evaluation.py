@@ -1,0 +1,635 @@
+"""Measuring retrieval: query sets, metrics, and several search configurations run side by side.
+
+Query files are JSON Lines, one query per line, in either of two formats (a file may mix them):
+
+* the published one (Anthropic's ``evaluation_set.jsonl``): ``query`` plus ``golden_chunk_uuids``, a list of
+  ``[document uuid, chunk index]`` pairs naming chunks of an imported corpus;
+* the generic one: ``query`` plus ``relevant``, a list of this index's chunk ids or document ids. A document id
+  is a target that any chunk of that document satisfies. ``[document uuid, chunk index]`` pairs are accepted
+  here too. An optional ``id`` names the query in per-query output.
+
+Metrics (all per query, then averaged over queries; k is a cut-off on the ranked hits). Each gold *target*
+(a chunk, or a whole document) is credited at most once, at the first hit that covers it:
+
+* A hit's *own* chunk satisfies a chunk target with that id and a document target naming its document.
+  A hit *covers* its own chunk plus the window neighbours it returns (``hit.chunk_ids``), all of one document.
+* ``pass@k``    the published Pass@k: share of the query's targets satisfied by the own chunks of the top k
+                hits. Window neighbours do not count, so numbers stay comparable with the published table and
+                across window sizes. Like the published evaluation, which compares chunk *contents*, a chunk
+                target is also satisfied by a hit whose own text equals the gold chunk's text (a handful of
+                chunks of the codebase corpus occur twice).
+* ``recall@k``  share of the targets covered by the top k hits, window neighbours included: what a reader of
+                the results actually gets. Identical to ``pass@k`` when no window is used.
+* ``hit@k``     1 if the top k hits cover at least one target, else 0 (hit rate).
+* ``mrr@k``     1 / rank of the first hit covering a target; 0 if none is in the top k.
+* ``precision@k`` hits among the top k that cover a target not covered by an earlier hit, divided by k
+                (always by k, even when fewer hits came back). A repeat of an already-found target is not
+                counted twice, so precision@k <= min(k, targets) / k.
+* ``ndcg@k``    binary gains on those same "new target" hits, DCG = sum 1/log2(rank + 1), divided by the
+                ideal DCG of min(k, targets) relevant hits at the top ranks; always in [0, 1].
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from localcr.errors import LocalcrError
+
+DEFAULT_KS = (5, 10, 20)
+METRICS = ("pass", "recall", "precision", "hit", "mrr", "ndcg")
+METRIC_TITLES = {
+    "pass": "Pass",
+    "recall": "Recall",
+    "precision": "Precision",
+    "hit": "Hit rate",
+    "mrr": "MRR",
+    "ndcg": "nDCG",
+}
+MODES = ("hybrid", "dense", "lexical")
+FUSIONS = ("rrf", "weighted")
+
+# Reasons a line, or one id of a line, was left out (QuerySet.skipped keys).
+BAD_JSON = "line is not valid JSON (query dropped)"
+NOT_OBJECT = "line is not a JSON object (query dropped)"
+NO_QUERY = "no \"query\" text (query dropped)"
+NO_TARGETS = "no \"relevant\" or \"golden_chunk_uuids\" list (query dropped)"
+MALFORMED_ID = "malformed id (id ignored)"
+UNKNOWN_ID = "id is neither a chunk nor a document of this index (id ignored)"
+UNKNOWN_DOC = "document uuid not in this index (id ignored)"
+UNKNOWN_CHUNK = "document uuid known, chunk index not in this index (id ignored)"
+DUPLICATE_ID = "id repeated within a query (repeat ignored)"
+PARTIAL = "query kept with only its known ids"
+NOTHING_LEFT = "no id of the query is in this index (query dropped)"
+SAMPLE_LINES = 5
+
+
+# ---------------------------------------------------------------------------------------------- query sets
+
+
+@dataclass(frozen=True)
+class Target:
+    """One gold target of a query: a chunk (kind "chunk") or any chunk of a document (kind "doc")."""
+
+    kind: str
+    id: str
+    text: str | None = None  # the gold chunk's text (published format), matched like the published evaluation
+
+    def __str__(self) -> str:
+        return self.id if self.kind == "chunk" else f"doc:{self.id}"
+
+
+@dataclass
+class Query:
+    qid: str
+    line: int
+    text: str
+    targets: list[Target]
+
+
+@dataclass
+class QuerySet:
+    path: Path
+    queries: list[Query]
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count (lines or ids, as the reason says)
+    skipped_lines: dict[str, list[int]] = field(default_factory=dict)  # reason -> first line numbers
+    blank_lines: int = 0
+    formats: dict[str, int] = field(default_factory=dict)  # "published" / "generic" -> queries read
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def report(self) -> str:
+        """What was read and what was left out, one line each; the first line alone when nothing was."""
+        kinds = ", ".join(f"{n} {fmt}" for fmt, n in sorted(self.formats.items()))
+        n_targets = sum(len(q.targets) for q in self.queries)
+        lines = [f"{self.path}: {len(self.queries)} queries ({kinds}) with {n_targets} gold targets"]
+        for reason, count in self.skipped.items():
+            sample = ", ".join(str(n) for n in self.skipped_lines.get(reason, []))
+            more = ", ..." if count > len(self.skipped_lines.get(reason, [])) else ""
+            lines.append(f"  {count} x {reason}: line {sample}{more}")
+        return "\n".join(lines)
+
+    def _skip(self, reason: str, line: int) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        sample = self.skipped_lines.setdefault(reason, [])
+        if len(sample) < SAMPLE_LINES and line not in sample:
+            sample.append(line)
+
+
+def load_queries(path: str | Path, index: Any) -> QuerySet:
+    """Read a query file (either format, see the module doc) and resolve its ids against `index`.
+
+    Lines that cannot be used are counted by reason in `QuerySet.skipped`; a query keeps whatever ids the
+    index knows. A LocalcrError when the file is missing, unreadable, or leaves no query at all.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LocalcrError(f"{path}: query file not found") from None
+    except IsADirectoryError:
+        raise LocalcrError(f"{path}: is a directory, not a query file (JSON Lines)") from None
+    except UnicodeDecodeError:
+        raise LocalcrError(f"{path}: not UTF-8 text: a query file is JSON Lines") from None
+
+    chunk_ids = set(index.chunk_id_set())
+    doc_ids = set(index.doc_ids())
+    external: dict[tuple[str, int], str] | None = None  # built on the first published-format line
+    external_docs: set[str] = set()
+
+    qs = QuerySet(path=path, queries=[])
+    for n, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            qs.blank_lines += 1
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            qs._skip(BAD_JSON, n)
+            continue
+        if not isinstance(obj, dict):
+            qs._skip(NOT_OBJECT, n)
+            continue
+        text = obj.get("query")
+        if not isinstance(text, str) or not text.strip():
+            qs._skip(NO_QUERY, n)
+            continue
+        if isinstance(obj.get("golden_chunk_uuids"), list) and obj["golden_chunk_uuids"]:
+            fmt, items = "published", obj["golden_chunk_uuids"]
+        elif isinstance(obj.get("relevant"), list) and obj["relevant"]:
+            fmt, items = "generic", obj["relevant"]
+        else:
+            qs._skip(NO_TARGETS, n)
+            continue
+
+        gold_texts = _published_texts(obj) if fmt == "published" else {}
+        targets: list[Target] = []
+        seen: set[Target] = set()
+        dropped = 0
+        for item in items:
+            if _is_pair(item):
+                if external is None:
+                    external = dict(index.chunk_ids_for_external())
+                    external_docs = {doc for doc, _ in external}
+                key = (item[0], int(item[1]))
+                chunk = external.get(key)
+                if chunk is None:
+                    qs._skip(UNKNOWN_DOC if key[0] not in external_docs else UNKNOWN_CHUNK, n)
+                    dropped += 1
+                    continue
+                target = Target("chunk", chunk, gold_texts.get(key))
+            elif isinstance(item, str) and fmt == "generic":
+                if item in chunk_ids:
+                    target = Target("chunk", item)
+                elif item in doc_ids:
+                    target = Target("doc", item)
+                else:
+                    qs._skip(UNKNOWN_ID, n)
+                    dropped += 1
+                    continue
+            else:
+                qs._skip(MALFORMED_ID, n)
+                dropped += 1
+                continue
+            if target in seen:
+                qs._skip(DUPLICATE_ID, n)
+                continue
+            seen.add(target)
+            targets.append(target)
+
+        if not targets:
+            qs._skip(NOTHING_LEFT, n)
+            continue
+        if dropped:
+            qs._skip(PARTIAL, n)
+        qid = obj.get("id")
+        qs.queries.append(Query(qid=str(qid) if qid is not None else f"line{n}", line=n, text=text, targets=targets))
+        qs.formats[fmt] = qs.formats.get(fmt, 0) + 1
+
+    if not qs.queries:
+        hint = ""
+        if qs.skipped.get(UNKNOWN_DOC) or qs.skipped.get(UNKNOWN_ID):
+            hint = (
+                ": none of its ids are in this index; was the index built from another corpus"
+                + (" (it holds no imported document uuids)" if external == {} else "")
+                + "?"
+            )
+        elif not qs.skipped:
+            hint = ": it holds no queries"
+        details = "; ".join(f"{count} x {reason}" for reason, count in qs.skipped.items())
+        raise LocalcrError(f"{path}: no usable query{hint}" + (f" ({details})" if details else ""))
+    return qs
+
+
+def _is_pair(item: Any) -> bool:
+    return (
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and isinstance(item[1], int)
+        and not isinstance(item[1], bool)
+    )
+
+
+def _published_texts(obj: dict) -> dict[tuple[str, int], str]:
+    """The gold chunks' texts the published file carries (`golden_chunks`), by (document uuid, index)."""
+    texts: dict[tuple[str, int], str] = {}
+    for chunk in obj.get("golden_chunks") or []:
+        if isinstance(chunk, dict) and isinstance(chunk.get("content"), str):
+            doc, idx = chunk.get("doc_uuid"), chunk.get("index")
+            if isinstance(doc, str) and isinstance(idx, int):
+                texts[(doc, idx)] = chunk["content"].strip()
+    return texts
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+
+
+def _own(hit: Any, targets: Sequence[Target]) -> set[Target]:
+    """Targets satisfied by the hit's own chunk."""
+    found = set()
+    text = None
+    for t in targets:
+        if t.kind == "doc":
+            if hit.doc_id == t.id:
+                found.add(t)
+        elif hit.chunk_id == t.id:
+            found.add(t)
+        elif t.text is not None:
+            # Equal text, as the published evaluation matches (`hit.text` is the hit's own chunk, never its window).
+            if text is None:
+                text = (getattr(hit, "text", "") or "").strip()
+            if text == t.text:
+                found.add(t)
+    return found
+
+
+def _covered(hit: Any, targets: Sequence[Target]) -> set[Target]:
+    """Targets satisfied by anything the hit returns: its own chunk plus its window neighbours."""
+    found = _own(hit, targets)
+    neighbours = set(getattr(hit, "neighbours", None) or ())
+    if neighbours:
+        found.update(t for t in targets if t.kind == "chunk" and t.id in neighbours)
+    return found
+
+
+def score_ranking(hits: Sequence[Any], targets: Sequence[Target], ks: Iterable[int] = DEFAULT_KS) -> dict[str, float]:
+    """Every metric at every k for one query: {"pass@5": 0.5, ..., "ndcg@20": 0.63}, fractions in [0, 1].
+
+    `hits` are ranked best first and need `chunk_id`, `doc_id`, and optionally `neighbours` and `text`.
+    """
+    targets = list(dict.fromkeys(targets))
+    if not targets:
+        raise ValueError("a query needs at least one target")
+    ks = sorted(set(ks))
+    n = len(targets)
+    own_found: set[Target] = set()
+    cov_found: set[Target] = set()
+    first_rank: int | None = None
+    new_ranks: list[int] = []  # ranks of hits covering a target no earlier hit covered
+    own_at: list[int] = []  # len(own_found) after each rank
+    cov_at: list[int] = []
+    for rank, hit in enumerate(hits[: ks[-1]], start=1):
+        own_found |= _own(hit, targets)
+        covered = _covered(hit, targets)
+        if covered and first_rank is None:
+            first_rank = rank
+        if covered - cov_found:
+            new_ranks.append(rank)
+        cov_found |= covered
+        own_at.append(len(own_found))
+        cov_at.append(len(cov_found))
+
+    out: dict[str, float] = {}
+    for k in ks:
+        upto = min(k, len(own_at))
+        n_own = own_at[upto - 1] if upto else 0
+        n_cov = cov_at[upto - 1] if upto else 0
+        new = [r for r in new_ranks if r <= k]
+        ideal = sum(1 / math.log2(i + 1) for i in range(1, min(k, n) + 1))
+        out[f"pass@{k}"] = n_own / n
+        out[f"recall@{k}"] = n_cov / n
+        out[f"precision@{k}"] = len(new) / k
+        out[f"hit@{k}"] = 1.0 if n_cov else 0.0
+        out[f"mrr@{k}"] = 1 / first_rank if first_rank is not None and first_rank <= k else 0.0
+        out[f"ndcg@{k}"] = sum(1 / math.log2(r + 1) for r in new) / ideal
+    return out
+
+
+def metric_keys(ks: Iterable[int]) -> list[str]:
+    return [f"{m}@{k}" for m in METRICS for k in sorted(set(ks))]
+
+
+def mean_metrics(rows: Sequence[dict[str, float]], ks: Iterable[int]) -> dict[str, float]:
+    keys = metric_keys(ks)
+    if not rows:
+        return {key: 0.0 for key in keys}
+    return {key: sum(row[key] for row in rows) / len(rows) for key in keys}
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Linear-interpolated percentile (p in [0, 100]) like numpy's default; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * p / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+# ---------------------------------------------------------------------------------------------- configurations
+
+
+@dataclass
+class SearchConfig:
+    """One way of searching, as `Index.search` takes it."""
+
+    name: str
+    mode: str = "hybrid"
+    fusion: str = "rrf"
+    alpha: float = 0.5
+    rerank: bool = False
+    window: int = 0
+    candidates: int = 150
+
+
+_CONFIG_HELP = (
+    "write MODE[,option...]: MODE is hybrid, dense or lexical; options are fusion=rrf|weighted, alpha=0..1, "
+    "rerank, window=N, candidates=N, name=LABEL (e.g. \"hybrid,fusion=weighted,alpha=0.3\" or \"dense,rerank\")"
+)
+
+
+def parse_config(text: str) -> SearchConfig:
+    """A configuration from its command-line spelling, e.g. "hybrid,fusion=weighted,alpha=0.3" or "lexical,window=1"."""
+    parts = [p.strip() for p in text.split(",")]
+    mode = parts[0].lower()
+    if mode not in MODES:
+        raise LocalcrError(f"--config {text!r}: unknown search mode {parts[0]!r}: {_CONFIG_HELP}")
+    cfg = SearchConfig(name="", mode=mode)
+    given: set[str] = set()
+    for part in parts[1:]:
+        if not part:
+            raise LocalcrError(f"--config {text!r}: empty option: {_CONFIG_HELP}")
+        key, sep, value = part.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if key in given:
+            raise LocalcrError(f"--config {text!r}: {key} given twice")
+        given.add(key)
+        if key == "rerank":
+            if not sep:
+                cfg.rerank = True
+            elif value.lower() in ("true", "yes", "1", "on"):
+                cfg.rerank = True
+            elif value.lower() in ("false", "no", "0", "off"):
+                cfg.rerank = False
+            else:
+                raise LocalcrError(f"--config {text!r}: rerank={value!r}: write rerank, rerank=true or rerank=false")
+        elif not sep or not value:
+            raise LocalcrError(f"--config {text!r}: option {part!r} needs a value: {_CONFIG_HELP}")
+        elif key == "fusion":
+            if value.lower() not in FUSIONS:
+                raise LocalcrError(f"--config {text!r}: fusion={value!r}: use {' or '.join(FUSIONS)}")
+            cfg.fusion = value.lower()
+        elif key == "alpha":
+            try:
+                cfg.alpha = float(value)
+            except ValueError:
+                cfg.alpha = math.nan
+            if not 0.0 <= cfg.alpha <= 1.0:
+                raise LocalcrError(f"--config {text!r}: alpha={value!r}: a number from 0 to 1 (weight of dense scores)")
+        elif key in ("window", "candidates"):
+            if not re.fullmatch(r"\d+", value) or (key == "candidates" and int(value) < 1):
+                low = 0 if key == "window" else 1
+                raise LocalcrError(f"--config {text!r}: {key}={value!r}: a whole number >= {low}")
+            setattr(cfg, key, int(value))
+        elif key == "name":
+            cfg.name = value
+        else:
+            raise LocalcrError(f"--config {text!r}: unknown option {key!r}: {_CONFIG_HELP}")
+    if mode != "hybrid" and given & {"fusion", "alpha"}:
+        raise LocalcrError(f"--config {text!r}: fusion and alpha apply only to hybrid search")
+    if "alpha" in given and cfg.fusion != "weighted":
+        raise LocalcrError(f"--config {text!r}: alpha applies only to fusion=weighted")
+    if not cfg.name:
+        cfg.name = describe(cfg)
+    return cfg
+
+
+def describe(cfg: SearchConfig) -> str:
+    """The canonical spelling of a configuration (defaults left out), used as its name."""
+    parts = [cfg.mode]
+    if cfg.mode == "hybrid" and cfg.fusion != "rrf":
+        parts.append(f"fusion={cfg.fusion}")
+    if cfg.mode == "hybrid" and cfg.fusion == "weighted":
+        parts.append(f"alpha={cfg.alpha:g}")
+    if cfg.rerank:
+        parts.append("rerank")
+    if cfg.candidates != SearchConfig.candidates:
+        parts.append(f"candidates={cfg.candidates}")
+    if cfg.window:
+        parts.append(f"window={cfg.window}")
+    return ",".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class ConfigResult:
+    config: SearchConfig
+    ks: tuple[int, ...]
+    metrics: dict[str, float]  # "pass@5" -> mean over queries, fraction in [0, 1]
+    latency_ms: dict[str, float]  # "p50", "p95", "mean" of one search call
+    n_queries: int
+    per_query: list[dict[str, Any]]
+
+
+def evaluate(
+    index: Any,
+    queries: QuerySet,
+    configs: Sequence[SearchConfig],
+    ks: Iterable[int] = DEFAULT_KS,
+    reranker: Any = None,
+    progress: bool = True,
+) -> list[ConfigResult]:
+    """Run every query under every configuration (top max(ks) hits each) and score them.
+
+    Each configuration first runs one untimed warm-up search, so lazily loaded models do not count
+    towards latency; latency is the wall time of one `index.search` call.
+    """
+    ks = tuple(sorted(set(ks)))
+    if not ks or ks[0] < 1:
+        raise LocalcrError("--k: cut-offs must be whole numbers >= 1")
+    if not configs:
+        raise LocalcrError("no search configuration to evaluate")
+    names = Counter(c.name for c in configs)
+    if any(n > 1 for n in names.values()):
+        raise LocalcrError(f"configurations need distinct names: {', '.join(sorted(k for k, n in names.items() if n > 1))}")
+    for cfg in configs:
+        if cfg.rerank and reranker is None:
+            raise LocalcrError(
+                f"configuration {cfg.name!r} reranks but no reranker is loaded: configure one in models.toml "
+                "and pass --rerank NAME (or set [defaults] reranker)"
+            )
+    k = ks[-1]
+    results = []
+    for cfg in configs:
+        kwargs = dict(
+            k=k,
+            mode=cfg.mode,
+            fusion=cfg.fusion,
+            alpha=cfg.alpha,
+            rerank=reranker if cfg.rerank else None,
+            candidates=max(cfg.candidates, k),
+            window=cfg.window,
+        )
+        index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
+        rows, scores, latencies = [], [], []
+        for q in _progress(queries.queries, f"{cfg.name}", progress):
+            start = time.perf_counter()
+            hits = index.search(q.text, **kwargs)
+            elapsed = (time.perf_counter() - start) * 1000
+            score = score_ranking(hits, q.targets, ks)
+            found = set()
+            for hit in hits[:k]:
+                found |= _covered(hit, q.targets)
+            latencies.append(elapsed)
+            scores.append(score)
+            rows.append(
+                {
+                    "config": cfg.name,
+                    "query_id": q.qid,
+                    "line": q.line,
+                    "query": q.text,
+                    "targets": [str(t) for t in q.targets],
+                    "missed": [str(t) for t in q.targets if t not in found],
+                    "retrieved": [hit.chunk_id for hit in hits[:k]],
+                    "first_relevant_rank": _first_rank(hits[:k], q.targets),
+                    "latency_ms": round(elapsed, 3),
+                    **{key: round(value, 6) for key, value in score.items()},
+                }
+            )
+        results.append(
+            ConfigResult(
+                config=cfg,
+                ks=ks,
+                metrics=mean_metrics(scores, ks),
+                latency_ms={
+                    "p50": percentile(latencies, 50),
+                    "p95": percentile(latencies, 95),
+                    "mean": sum(latencies) / len(latencies),
+                },
+                n_queries=len(rows),
+                per_query=rows,
+            )
+        )
+    return results
+
+
+def _first_rank(hits: Sequence[Any], targets: Sequence[Target]) -> int | None:
+    for rank, hit in enumerate(hits, start=1):
+        if _covered(hit, targets):
+            return rank
+    return None
+
+
+def _progress(items: list, label: str, enabled: bool):
+    if not enabled:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=label, unit="query", file=sys.stderr, leave=False)
+
+
+def write_per_query(results: Sequence[ConfigResult], path: str | Path) -> None:
+    """One JSON line per (configuration, query): the query, its targets, what came back, every metric."""
+    path = Path(path)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            for result in results:
+                for row in result.per_query:
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise LocalcrError(f"{path}: cannot write per-query results ({exc.strerror})") from None
+
+
+def to_json(results: Sequence[ConfigResult], queries: QuerySet | None = None) -> dict[str, Any]:
+    """A JSON-ready summary (no per-query rows): metrics as fractions, latency in milliseconds."""
+    out: dict[str, Any] = {
+        "ks": list(results[0].ks) if results else [],
+        "configs": [
+            {
+                "name": r.config.name,
+                "config": asdict(r.config),
+                "queries": r.n_queries,
+                "metrics": {key: round(value, 6) for key, value in r.metrics.items()},
+                "latency_ms": {key: round(value, 3) for key, value in r.latency_ms.items()},
+            }
+            for r in results
+        ],
+    }
+    if queries is not None:
+        out["query_file"] = str(queries.path)
+        out["skipped"] = dict(queries.skipped)
+    return out
+
+
+def format_table(results: Sequence[ConfigResult], ks: Iterable[int] = DEFAULT_KS, detail: bool = True) -> str:
+    """A Markdown table for the terminal: Pass@k per configuration with latency, then (detail) every metric.
+
+    Pass, Recall, Precision and Hit rate are percentages (like the published numbers); MRR and nDCG are 0-1.
+    """
+    ks = sorted(set(ks))
+    head = ["config", *(f"Pass@{k}" for k in ks), f"MRR@{ks[-1]}", f"nDCG@{ks[-1]}", "p50 ms", "p95 ms", "queries"]
+    rows = [
+        [
+            r.config.name,
+            *(_fmt("pass", r.metrics[f"pass@{k}"]) for k in ks),
+            _fmt("mrr", r.metrics[f"mrr@{ks[-1]}"]),
+            _fmt("ndcg", r.metrics[f"ndcg@{ks[-1]}"]),
+            f"{r.latency_ms['p50']:.1f}",
+            f"{r.latency_ms['p95']:.1f}",
+            str(r.n_queries),
+        ]
+        for r in results
+    ]
+    text = _markdown(head, rows)
+    if detail:
+        drows = []
+        for r in results:
+            for i, m in enumerate(METRICS):
+                drows.append([r.config.name if i == 0 else "", METRIC_TITLES[m], *(_fmt(m, r.metrics[f"{m}@{k}"]) for k in ks)])
+        text += "\n\n" + _markdown(["config", "metric", *(f"@{k}" for k in ks)], drows)
+    return text
+
+
+def _fmt(metric: str, value: float) -> str:
+    return f"{value:.3f}" if metric in ("mrr", "ndcg") else f"{value * 100:.2f}"
+
+
+def _markdown(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    numeric = [i > 0 and all(_is_number(row[i]) for row in rows) for i in range(len(head))]
+
+    def line(cells: list[str]) -> str:
+        out = [c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return "| " + " | ".join(out) + " |"
+
+    sep = "|" + "|".join(("-" * (w + 1) + ":") if numeric[i] else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"
+    return "\n".join([line(head), sep, *(line(r) for r in rows)])
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text == ""
+    return True
