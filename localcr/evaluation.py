@@ -323,6 +323,14 @@ def score_ranking(hits: Sequence[Any], targets: Sequence[Target], ks: Iterable[i
     return out
 
 
+def parse_ks(text: str) -> tuple[int, ...]:
+    """Cut-offs from their command-line spelling, e.g. "5,10,20" -> (5, 10, 20): sorted, without repeats."""
+    parts = [p.strip() for p in text.split(",")]
+    if not all(re.fullmatch(r"\d+", p) and int(p) >= 1 for p in parts):
+        raise LocalcrError(f"--k {text!r}: write whole numbers >= 1 separated by commas, e.g. 5,10,20")
+    return tuple(sorted({int(p) for p in parts}))
+
+
 def metric_keys(ks: Iterable[int]) -> list[str]:
     return [f"{m}@{k}" for m in METRICS for k in sorted(set(ks))]
 
@@ -470,6 +478,8 @@ def evaluate(
         raise LocalcrError("--k: cut-offs must be whole numbers >= 1")
     if not configs:
         raise LocalcrError("no search configuration to evaluate")
+    if not queries.queries:
+        raise LocalcrError(f"{queries.path}: no query to evaluate")
     names = Counter(c.name for c in configs)
     if any(n > 1 for n in names.values()):
         raise LocalcrError(f"configurations need distinct names: {', '.join(sorted(k for k, n in names.items() if n > 1))}")

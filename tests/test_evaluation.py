@@ -251,6 +251,14 @@ def test_parse_config():
     assert parse_config("dense,candidates=150").name == "dense"
 
 
+def test_parse_ks():
+    assert ev.parse_ks("5,10,20") == (5, 10, 20)
+    assert ev.parse_ks(" 20, 5,5 ") == (5, 20)
+    for bad in ("", "5,,10", "0", "-1", "five", "2.5"):
+        with pytest.raises(LocalcrError, match="whole numbers >= 1"):
+            ev.parse_ks(bad)
+
+
 @pytest.mark.parametrize("text, message", [
     ("", "unknown search mode"),
     ("bm25", "unknown search mode"),
