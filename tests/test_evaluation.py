@@ -337,6 +337,23 @@ def test_evaluate_runs_every_config_and_aggregates(tmp_path):
     assert "Recall" not in ev.format_table(results, (1, 2), detail=False)
 
 
+def test_evaluate_clears_the_query_cache_before_each_timed_run(tmp_path):
+    events = []
+
+    class CachingIndex(FakeIndex):
+        def search(self, query, k=20, **kw):
+            events.append("search")
+            return super().search(query, k, **kw)
+
+        def clear_query_cache(self):
+            events.append("clear")
+
+    index = CachingIndex()
+    qs = ev.load_queries(query_file(tmp_path), index)
+    ev.evaluate(index, qs, [parse_config("dense"), parse_config("lexical")], progress=False)
+    assert events == ["search", "clear", "search", "search"] * 2
+
+
 def test_evaluate_refuses_rerank_without_reranker_and_bad_arguments(tmp_path):
     index = FakeIndex()
     qs = ev.load_queries(query_file(tmp_path), index)
