@@ -50,7 +50,11 @@ CHUNK_PROMPT = (
 )
 # A base model has no template: the prompt ends where the answer should begin, and the answer ends at
 # the first line break once some text is written (a context is one short paragraph).
+# The answer is started for the model ("prefilled"): a base model then writes prose about the chunk
+# instead of copying code or echoing the instruction. The prefill is part of the returned context.
 COMPLETION_ANSWER = "\n\nSuccinct context:"
+# Measured with Gemma 3 270M base: " defines" makes it name the code's types and functions; prose gets " is about".
+COMPLETION_PREFILL = {"code": " This chunk defines", "text": " This chunk is about"}
 COMPLETION_STOPS = ("\n", "</", "<chunk", "<document")
 CHAT_STOPS = ("\n\n\n", "</context>")
 ELISION = "\n[...]\n"
@@ -68,6 +72,7 @@ class GuardLimits:
     max_chars: int = 800  # longer is "too long"
     max_copy_share: float = 0.5  # share of the context's word 4-grams found in the chunk
     max_copy_run: int = 120  # longest run of characters copied verbatim from the chunk
+    max_echo_share: float = 0.4  # share of the context's word 3-grams taken from the instruction itself
     min_distinct_trigrams: float = 0.5  # distinct / all word 3-grams; lower is a loop
     min_compression: float = 0.25  # zlib size / text size for longer texts; lower is a loop
 
@@ -110,12 +115,20 @@ def _longest_common_run(a: str, b: str) -> int:
     return match.size
 
 
-def guard_context(raw: str, chunk_text: str, limits: GuardLimits | None = None, finished: bool = True) -> tuple[str | None, str]:
+_INSTRUCTION_GRAMS = set(_ngrams(_words(CHUNK_PROMPT.format(chunk="") + " overall document whole document we want to place"), 3))
+
+
+def guard_context(
+    raw: str, chunk_text: str, limits: GuardLimits | None = None, finished: bool = True, prefill: str = ""
+) -> tuple[str | None, str]:
     """Check one generated context: (cleaned context, "") if acceptable, else (None, reason) with reason
-    one of "empty", "too_long", "copy", "repetitive". A pure function of its arguments."""
+    one of "empty", "too_long", "repetitive", "echo" (restates the instruction), "copy". `prefill` is the
+    start of the answer that the prompt wrote, not the model: it does not count as content.
+    A pure function of its arguments."""
     limits = limits or GuardLimits()
     text = clean_context(raw, finished)
-    if len(text) < limits.min_chars or not re.search(r"[^\W\d_]{2}", text):
+    written = text[len(prefill.strip()) :] if prefill.strip() and text.startswith(prefill.strip()) else text
+    if len(written.strip()) < limits.min_chars or not re.search(r"[^\W\d_]{2}", written):
         return None, "empty"
     if len(text) > limits.max_chars:
         return None, "too_long"
@@ -125,6 +138,8 @@ def guard_context(raw: str, chunk_text: str, limits: GuardLimits | None = None, 
         return None, "repetitive"
     if len(text) >= 120 and len(zlib.compress(text.encode())) / len(text.encode()) < limits.min_compression:
         return None, "repetitive"
+    if len(grams) >= 3 and sum(g in _INSTRUCTION_GRAMS for g in grams) / len(grams) > limits.max_echo_share:
+        return None, "echo"
     chunk_grams = set(_ngrams(_words(chunk_text), 4))
     grams4 = _ngrams(words, 4)
     if grams4 and sum(g in chunk_grams for g in grams4) / len(grams4) > limits.max_copy_share:
@@ -261,11 +276,12 @@ class LlamaRunner:
 
         return render
 
-    def render(self, prefix_message: str, suffix_message: str) -> tuple[list[int], list[int]]:
+    def render(self, prefix_message: str, suffix_message: str, prefill: str = "") -> tuple[list[int], list[int]]:
         """Tokens of the prompt for one user message = prefix_message + suffix_message, split where the prefix
-        ends, so that every prompt with the same prefix_message starts with the same tokens."""
+        ends, so that every prompt with the same prefix_message starts with the same tokens. In completion
+        style the suffix ends with COMPLETION_ANSWER and `prefill`, the start of the answer."""
         if self._chat is None:
-            return self.tokenize(prefix_message, bos=True), self.tokenize(suffix_message + COMPLETION_ANSWER)
+            return self.tokenize(prefix_message, bos=True), self.tokenize(suffix_message + COMPLETION_ANSWER + prefill)
         try:
             text, add_bos = self._chat(prefix_message + _SPLIT + suffix_message)
         except LocalcrError:
@@ -279,6 +295,10 @@ class LlamaRunner:
             raise LocalcrError(f"{self.spec.where}: the chat template rewrites the message text; set chat_format")
         head, tail = text.split(_SPLIT)
         return self.tokenize(head, bos=add_bos), self.tokenize(tail)
+
+    def prefill(self, code: bool) -> str:
+        """Text the prompt puts at the start of the answer (completion style only)."""
+        return "" if self._chat is not None else COMPLETION_PREFILL["code" if code else "text"]
 
     @property
     def stops(self) -> tuple[str, ...]:
@@ -392,6 +412,7 @@ class _Group:
     doc_text: str  # the document as the prompt shows it (whole, or head + window)
     chunks: list[Chunk]
     windowed: bool
+    code: bool = False
 
 
 def _spans(doc: Document, chunks: list[Chunk]) -> list[tuple[int, int]]:
@@ -520,7 +541,7 @@ def context_key(fingerprint: str, spec, doc: Document, chunk: Chunk) -> str:
 
 
 def _apply(chunk: Chunk, entry: dict, guard: GuardLimits | None, stats: ContextStats) -> None:
-    text, reason = guard_context(entry.get("raw", ""), chunk.text, guard, entry.get("finished", True))
+    text, reason = guard_context(entry.get("raw", ""), chunk.text, guard, entry.get("finished", True), entry.get("prefill", ""))
     if entry.get("skipped"):
         text, reason = None, entry["skipped"]
     if text is None:
@@ -593,6 +614,8 @@ def write_llm_contexts(
                 if budget_left is not None and budget_left <= 0:
                     break
                 groups = _groups_for(runner, spec, doc, missing)
+                for group in groups:
+                    group.code = doc.is_code
                 if any(g.windowed for g in groups):
                     stats.windowed_documents += 1
                 for group in groups:
@@ -637,7 +660,8 @@ def _check_room(runner: LlamaRunner, spec) -> None:
 def _groups_for(runner: LlamaRunner, spec, doc: Document, chunks: list[Chunk]) -> list[_Group]:
     """The whole document as one prefix if it fits beside the longest chunk's prompt, else windows."""
     empty_prefix, _ = runner.render(DOCUMENT_PROMPT.format(document=""), "")
-    suffix_max = max(len(runner.render("", CHUNK_PROMPT.format(chunk=c.text))[1]) for c in chunks)
+    prefill = runner.prefill(doc.is_code)
+    suffix_max = max(len(runner.render("", CHUNK_PROMPT.format(chunk=c.text), prefill)[1]) for c in chunks)
     room = runner.n_ctx - spec.max_tokens - len(empty_prefix) - suffix_max - 8
     doc_tokens = runner.count(doc.text)
     if doc_tokens <= room:
@@ -657,7 +681,8 @@ def _one(runner: LlamaRunner, spec, group: _Group, chunk: Chunk, prefix: list[in
     """Generate one context; returns the cache entry and the (possibly newly built) prefix tokens."""
     if prefix is None:
         prefix, _ = runner.render(DOCUMENT_PROMPT.format(document=group.doc_text), "")
-    _, suffix = runner.render("", CHUNK_PROMPT.format(chunk=chunk.text))
+    prefill = runner.prefill(group.code)
+    _, suffix = runner.render("", CHUNK_PROMPT.format(chunk=chunk.text), prefill)
     if len(prefix) + len(suffix) + spec.max_tokens > runner.n_ctx:
         return {"raw": "", "finished": False, "tokens": 0, "skipped": "too_long"}, prefix
     done = runner.complete(prefix, suffix, max_tokens=spec.max_tokens, reuse=reuse)
@@ -668,7 +693,7 @@ def _one(runner: LlamaRunner, spec, group: _Group, chunk: Chunk, prefix: list[in
     stats.generated_tokens += done.tokens
     stats.prompt_seconds += done.prompt_seconds
     stats.generate_seconds += done.generate_seconds
-    return {"raw": done.text, "finished": done.finished, "tokens": done.tokens, "windowed": group.windowed}, prefix
+    return {"raw": prefill.lstrip() + done.text, "prefill": prefill.lstrip(), "finished": done.finished, "tokens": done.tokens, "windowed": group.windowed}, prefix
 
 
 # --------------------------------------------------------------------------------------------- import
