@@ -5,6 +5,8 @@ import json
 import sys
 import textwrap
 
+from pathlib import Path
+
 import click
 
 import localcr
@@ -147,6 +149,10 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidate
         for hit in hits:
             click.echo(json.dumps(hit.to_dict()))
         return
+    _print_hits(hits)
+
+
+def _print_hits(hits):
     if not hits:
         click.echo("no results")
     for n, hit in enumerate(hits, start=1):
@@ -161,6 +167,38 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidate
         if hit.neighbours:
             click.echo(f"   (with neighbours {', '.join(hit.neighbours)})")
         click.echo()
+
+
+DEMO_CORPUS = Path(__file__).parent / "demo"
+DEMO_QUERIES = (
+    "what happens when a job runs longer than allowed?",
+    "how long does Tern wait before retrying a failed run",
+    "is it safe to copy the journal while the daemon is running?",
+)
+
+
+@cli.command()
+@click.option("--index", "index_dir", default="demo-index", show_default=True, type=click.Path(file_okay=False),
+              help="Where to build the demo index.")
+@click.option("--contexts", type=click.Choice(["llm", "structural", "none"]), default="llm", show_default=True,
+              help="llm: the bundled local LLM writes every chunk's context (cached after the first run).")
+@click.option("-k", type=click.IntRange(1), default=3, show_default=True)
+@click.pass_context
+def demo(ctx, index_dir, contexts, k):
+    """The whole pipeline on the bundled sample corpus: index with contexts, then three hybrid searches."""
+    from localcr.index import build_index
+    from localcr.search import Index
+
+    registry = _registry(ctx)
+    click.secho(f"$ localcr index {DEMO_CORPUS} --index {index_dir} --contexts {contexts}", bold=True)
+    summary = build_index([str(DEMO_CORPUS)], index_dir, registry, contexts=contexts)
+    click.echo(summary.text())
+    idx = Index(index_dir, registry)
+    for query in DEMO_QUERIES:
+        click.secho(f"\n$ localcr search {query!r} --index {index_dir} -k {k}", bold=True)
+        _print_hits(idx.search(query, k))
+    click.secho(f"\n$ localcr stats --index {index_dir}", bold=True)
+    ctx.invoke(stats, index_dir=index_dir, as_json=False)
 
 
 def _reranker(registry, name):

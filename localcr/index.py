@@ -159,8 +159,7 @@ def build_index(
             raise LocalcrError(f"--overlap {overlap_tokens} must be below --chunk-tokens {chunk_tokens}")
 
         docs = loaded.documents
-        chunks_by_doc = {d.doc_id: chunk_document(d, model.count_tokens, chunk_tokens, overlap_tokens)
-                         for d in tqdm(docs, desc="chunking", unit="doc", disable=not progress, file=sys.stderr)}
+        chunks_by_doc = {d.doc_id: chunk_document(d, model.count_tokens, chunk_tokens, overlap_tokens) for d in docs}
         chunks = [c for d in docs for c in chunks_by_doc[d.doc_id]]
         if not chunks:
             raise LocalcrError("the documents hold no text to index: nothing was changed")
