@@ -17,7 +17,8 @@ of the document and a window of text around a group of consecutive chunks (`[...
 left out), and the chunks of one group share that window as their prefix.
 
 Every finished context is written to the diskcache at once (key: model fingerprint, PROMPT_VERSION,
-generation settings, document sha, chunk sha); a killed run resumes where it stopped. The raw model
+generation settings, document sha, chunk sha); a killed run resumes where it stopped. n_ctx is not in
+the key: only contexts written from a window are redone, and only when n_ctx grows. The raw model
 output is what is cached, and the guard (`guard_context`) runs on it each time, so tightening the
 guard never needs the model again.
 """
@@ -596,7 +597,8 @@ def write_llm_contexts(
         missing = []
         for chunk in chunks_by_doc[doc.doc_id]:
             entry = cache.get(context_key(fingerprint, spec, doc, chunk)) if cache is not None else None
-            if isinstance(entry, dict):
+            # A context written from a window of the document is redone once n_ctx grows past the one it had.
+            if isinstance(entry, dict) and not (entry.get("windowed") and entry.get("n_ctx", 0) < spec.n_ctx):
                 stats.cached += 1
                 _apply(chunk, entry, guard, stats)
             else:
@@ -630,7 +632,7 @@ def write_llm_contexts(
                         if prefix is None:
                             stats.prefixes += 1
                         entry, prefix = _one(runner, spec, group, chunk, prefix, reuse, stats)
-                        if cache is not None:
+                        if cache is not None and not entry.get("skipped"):  # a skip depends on n_ctx: not cached
                             cache.set(context_key(fingerprint, spec, doc, chunk), entry)
                         stats.generated += 1
                         _apply(chunk, entry, guard, stats)
@@ -697,7 +699,7 @@ def _one(runner: LlamaRunner, spec, group: _Group, chunk: Chunk, prefix: list[in
     stats.generated_tokens += done.tokens
     stats.prompt_seconds += done.prompt_seconds
     stats.generate_seconds += done.generate_seconds
-    return {"raw": prefill.lstrip() + done.text, "prefill": prefill.lstrip(), "finished": done.finished, "tokens": done.tokens, "windowed": group.windowed}, prefix
+    return {"raw": prefill.lstrip() + done.text, "prefill": prefill.lstrip(), "finished": done.finished, "tokens": done.tokens, "windowed": group.windowed, "n_ctx": spec.n_ctx}, prefix
 
 
 # --------------------------------------------------------------------------------------------- import

@@ -216,6 +216,12 @@ def test_long_document_is_windowed_with_a_tiny_context(tmp_path, cache_dir):
     assert stats.generated == 4
     assert 1 < stats.prefixes < 4  # the two neighbouring chunks shared one window
     assert stats.prefix_tokens_reused > 0
+    doc, chunks = _corpus(text, "agent.txt", "text", pieces=pieces)
+    assert C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False).cached == 4
+    bigger = _registry(tmp_path, "bigger", n_ctx=4096, max_tokens=8)
+    assert C.context_key("f", bigger, doc, chunks[0]) == C.context_key("f", spec, doc, chunks[0])
+    resumed = C.write_llm_contexts([doc], {doc.doc_id: chunks[:1]}, bigger, progress=False)
+    assert (resumed.cached, resumed.generated, resumed.windowed_documents) == (0, 1, 0)  # a window grew: redone whole
 
 
 def test_chunk_too_long_for_the_window_falls_back_and_tiny_window_is_an_error(tmp_path, cache_dir):
@@ -224,6 +230,8 @@ def test_chunk_too_long_for_the_window_falls_back_and_tiny_window_is_an_error(tm
     doc, chunks = _corpus(huge, "log.txt", "text", pieces=[huge])
     stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
     assert stats.fallback_reasons == {"too_long": 1} and chunks[0].context == "structural 0"
+    again = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    assert again.cached == 0  # not cached: a larger n_ctx must get a real context next time
 
     tiny = _registry(tmp_path, "tiny-ctx", n_ctx=64, max_tokens=32)
     doc, chunks = _corpus()
