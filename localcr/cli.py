@@ -249,6 +249,30 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_qu
         click.echo(evaluation.format_table(results, ks))
 
 
+@cli.command("make-qa")
+@_index_option
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write: {query, relevant: [chunk id]}.")
+@click.option("-n", "--per-chunk", type=click.IntRange(1), default=1, show_default=True, help="Questions per chunk.")
+@click.option("--limit", type=click.IntRange(1), help="Ask about at most this many chunks, spread over the corpus.")
+@click.option("--llm", help="LLM name from models.toml (default: its [defaults]).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.pass_context
+def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
+    """Write synthetic questions with the local LLM, for evaluating an index that has no gold set."""
+    from localcr.questions import make_questions
+    from localcr.search import Index
+
+    idx = Index(index_dir, _registry(ctx))
+    spec = idx.registry.require("llm", llm)
+    spec.resolve()
+    docs, chunks = idx.stored_documents()
+    questions = make_questions(chunks, docs, spec, per_chunk, limit=limit, progress=not quiet)
+    with open(out, "w", encoding="utf-8") as f:
+        for q in questions:
+            f.write(json.dumps(q) + "\n")
+    click.echo(f"wrote {len(questions)} questions to {out}; evaluate with: localcr eval --index {index_dir} --queries {out}")
+
+
 @cli.command()
 @_index_option
 @click.option("--json", "as_json", is_flag=True)

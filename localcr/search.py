@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
 from localcr.index import disk_size, read_marker
 from localcr.models import Registry, load_registry
@@ -237,6 +238,16 @@ class Index:
                 hit.window_text = _join_passages([records[r] for r in span])
             hits.append(hit)
         return hits
+
+    def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
+        """The indexed documents (without their full text) and their chunks, in index order."""
+        docs = [Document(doc_id=d, path=p, kind=k, text="", size=n, external_id=e)
+                for d, p, k, n, e in self.db.execute("SELECT doc_id, path, kind, size, external_id FROM documents")]
+        chunks: dict[str, list[Chunk]] = {d.doc_id: [] for d in docs}
+        for row in self.db.execute("SELECT chunk_id, doc_id, position, start, end, text, context, context_source, "
+                                   "external_index FROM chunks ORDER BY row"):
+            chunks[row[1]].append(Chunk(*row))
+        return docs, chunks
 
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (evaluation clears them so every configuration pays for embedding)."""

@@ -1,0 +1,79 @@
+"""Indexing and search speed on the codebase corpus: embeddings/s, hybrid latency p50/p95, search-process memory.
+
+    .venv/bin/python benchmarks/search_speed.py --data ../shared/data/anthropic-codebase
+
+Indexing runs with an empty embedding cache (every window is embedded), then once more with the cache
+warm (what a re-index costs). Search latency is measured in a separate process that opens the index,
+warms up with one query, then runs all 248 queries; its peak resident memory is reported too.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import corpus_files, machine, parser, table  # noqa: E402
+
+
+def search_process(index: str, queries: str, mode: str) -> None:
+    """Run inside the child: open, warm up, time every query, report latency and peak RSS as JSON."""
+    from localcr.search import open_index
+
+    texts = [json.loads(line)["query"] for line in open(queries) if line.strip()]
+    started = time.perf_counter()
+    idx = open_index(index)
+    idx.search(texts[0], 20, mode=mode)
+    first = time.perf_counter() - started
+    idx.clear_query_cache()
+    latencies = []
+    for text in texts:
+        t = time.perf_counter()
+        idx.search(text, 20, mode=mode)
+        latencies.append((time.perf_counter() - t) * 1000)
+    latencies.sort()
+    print(json.dumps({"open_and_first_s": first, "p50": latencies[len(latencies) // 2],
+                      "p95": latencies[int(len(latencies) * 0.95)], "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def main() -> None:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--search-child", nargs=3, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.search_child:
+        return search_process(*args.search_child)
+    chunks, queries = corpus_files(args.data)
+    os.environ["LOCALCR_CACHE_DIR"] = str(args.work / "cache")
+    shutil.rmtree(args.work, ignore_errors=True)
+    from localcr.index import build_index
+    from localcr.models import load_registry
+
+    registry = load_registry()
+    index = args.work / "index"
+    rows = []
+    for label in ("cold cache", "warm cache (re-index)"):
+        started = time.perf_counter()
+        summary = build_index([str(chunks)], index, registry, progress=False, log=lambda m: None)
+        seconds = time.perf_counter() - started
+        rows.append([label, summary.chunks, summary.windows, summary.embedded, f"{seconds:.1f}",
+                     f"{summary.embedded / seconds:.1f}" if summary.embedded else "-"])
+    print(f"machine: {machine()}\n")
+    print(table(["indexing", "chunks", "windows", "embedded", "seconds", "embeddings/s"], rows))
+    print()
+    search_rows = []
+    for mode in ("hybrid", "dense", "lexical"):
+        child = subprocess.run([sys.executable, __file__, "--data", str(args.data), "--search-child", str(index), str(queries), mode],
+                               capture_output=True, text=True, check=True)
+        r = json.loads(child.stdout.strip().splitlines()[-1])
+        search_rows.append([mode, f"{r['p50']:.1f}", f"{r['p95']:.1f}", f"{r['open_and_first_s']:.1f}", f"{r['rss_mb']:.0f}"])
+    print(table(["search (k=20, 248 queries)", "p50 ms", "p95 ms", "open + first query s", "peak RSS MB"], search_rows))
+
+
+if __name__ == "__main__":
+    main()
