@@ -60,6 +60,9 @@ COMPLETION_STOPS = ("\n", "</", "<chunk", "<document")
 CHAT_STOPS = ("\n\n\n", "</context>")
 ELISION = "\n[...]\n"
 SEED = 1234
+# Chunks of one document generated side by side on the shared document prefix (llama.cpp sequences in one
+# unified KV cache): on a CPU one decode step for 8 sequences costs little more than for one.
+DEFAULT_PARALLEL = 8
 
 
 # --------------------------------------------------------------------------------------------- guard
@@ -207,7 +210,7 @@ _SPLIT = "\u27e6localcr-split\u27e7"
 class LlamaRunner:
     """One loaded GGUF model: prompt rendering, tokenisation, and completion with KV-cache prefix reuse."""
 
-    def __init__(self, spec, *, seed: int = SEED):
+    def __init__(self, spec, *, seed: int = SEED, parallel: int = 1):
         import llama_cpp
         from llama_cpp import Llama
 
@@ -232,6 +235,9 @@ class LlamaRunner:
         # llama-cpp-python maps llama.cpp's warnings to logging.ERROR and prints them unless the level is higher.
         logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
         self._llama_cpp = llama_cpp
+        self.parallel = max(1, parallel)
+        if self.parallel > 1:
+            self._enable_parallel()
         self._vocab = self.llm._model.vocab
         # llama.cpp may pad the context it allocates (n_ctx() > requested), but llama-cpp-python sizes its
         # token buffer with the requested n_ctx: the smaller of the two is the real limit.
@@ -380,7 +386,129 @@ class LlamaRunner:
             prompt_seconds=evaluated_at - started, generate_seconds=done - evaluated_at,
         )
 
+    def _enable_parallel(self) -> None:
+        """Swap the Llama's context for one holding `parallel` sequences in one unified KV cache, so that
+        sequences copied from the document prefix share its cells instead of copying them."""
+        from llama_cpp import _internals
+
+        llm, lc = self.llm, self._llama_cpp
+        params = lc.llama_context_params.from_buffer_copy(llm.context_params)
+        params.n_seq_max = self.parallel
+        params.kv_unified = True
+        with _quiet_stderr():
+            ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+        old, llm._ctx = llm._ctx, ctx
+        old.close()
+        llm.reset()
+        self._pbatch = _internals.LlamaBatch(n_tokens=max(llm.n_batch, self.parallel), embd=0, n_seq_max=1, verbose=False)
+
+    def fits_together(self, prefix: list[int], suffixes: list[list[int]], max_tokens: int) -> bool:
+        """Whether these prompts, generated side by side on one shared prefix, fit the unified KV cache."""
+        return len(prefix) + sum(len(s) + max_tokens for s in suffixes) + 8 <= self.n_ctx
+
+    def _decode(self, items: list[tuple[int, int, int, bool]]) -> None:
+        """Decode (seq_id, token, position, wants_logits) items as one llama.cpp batch."""
+        b = self._pbatch.batch
+        b.n_tokens = len(items)
+        for i, (seq, token, pos, logits) in enumerate(items):
+            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = token, pos, 1, logits
+            b.seq_id[i][0] = seq
+        code = self._llama_cpp.llama_decode(self.llm._ctx.ctx, b)
+        if code != 0:
+            raise RuntimeError(f"llama_decode returned {code}")
+
+    def complete_many(
+        self, prefix: list[int], suffixes: list[list[int]], *, max_tokens: int, stops: Iterable[str] | None = None,
+    ) -> list[Completion]:
+        """Generate after prefix + each suffix, all side by side: the prefix is evaluated (or reused from the
+        KV cache) once in sequence 0 and shared with the other sequences without copying; the suffixes are
+        evaluated in shared batches, then one token per sequence is generated per decode step."""
+        if self.parallel == 1 or len(suffixes) == 1:
+            return [self.complete(prefix, suffix, max_tokens=max_tokens, stops=stops) for suffix in suffixes]
+        assert len(suffixes) <= self.parallel and self.fits_together(prefix, suffixes, max_tokens)
+        lc, llm = self._llama_cpp, self.llm
+        mem = lc.llama_get_memory(llm._ctx.ctx)
+        stops = tuple(stops if stops is not None else self.stops)
+        spec = self.spec
+        n = len(suffixes)
+        started = time.perf_counter()
+        for seq in range(1, self.parallel):
+            lc.llama_memory_seq_rm(mem, seq, -1, -1)
+        keep = min(self.cached_prefix(prefix), len(prefix) - 1)
+        if keep > 0 and not llm._ctx.kv_cache_seq_rm(-1, keep, -1):
+            keep = 0
+        if keep == 0:
+            llm.reset()
+            llm._ctx.kv_cache_clear()
+        llm.n_tokens = keep
+        llm.eval(prefix[keep:])
+        length = len(prefix)
+        for seq in range(1, n):
+            lc.llama_memory_seq_cp(mem, 0, seq, -1, -1)
+
+        samplers = [llm._init_sampler(temp=spec.temperature, repeat_penalty=spec.repeat_penalty) for _ in range(n)]
+        last: list[int | None] = [None] * n
+        pending = [(seq, token, length + i, i == len(suffix) - 1) for seq, suffix in enumerate(suffixes) for i, token in enumerate(suffix)]
+        step = self._pbatch._n_tokens
+        for at in range(0, len(pending), step):
+            piece = pending[at : at + step]
+            self._decode(piece)
+            for index, (seq, _, _, logits) in enumerate(piece):
+                if logits:
+                    last[seq] = samplers[seq].sample(llm._ctx, index)
+        evaluated_at = time.perf_counter()
+
+        generated: list[list[int]] = [[] for _ in range(n)]
+        texts, finished = [""] * n, [False] * n
+        active = set(range(n))
+
+        def consume(seq: int, token: int) -> None:
+            if lc.llama_vocab_is_eog(self._vocab, token):
+                finished[seq] = True
+                active.discard(seq)
+                return
+            generated[seq].append(token)
+            text = llm.detokenize(generated[seq], prev_tokens=prefix + suffixes[seq]).decode("utf-8", "ignore")
+            cut = _find_stop(text, stops)
+            if cut is not None:
+                text, finished[seq] = text[:cut], True
+                active.discard(seq)
+            elif len(generated[seq]) >= max_tokens or _looping(generated[seq]):
+                active.discard(seq)
+            texts[seq] = text
+
+        for seq in range(n):
+            consume(seq, last[seq])
+        while active:
+            order = sorted(active)
+            self._decode([(seq, generated[seq][-1], length + len(suffixes[seq]) + len(generated[seq]) - 1, True) for seq in order])
+            for index, seq in enumerate(order):
+                consume(seq, samplers[seq].sample(llm._ctx, index))
+        done = time.perf_counter()
+
+        # Leave the cache holding the prefix alone, so the next group or document can reuse what it shares.
+        for seq in range(1, n):
+            lc.llama_memory_seq_rm(mem, seq, -1, -1)
+        llm._ctx.kv_cache_seq_rm(-1, length, -1)
+        llm.n_tokens = length
+        for sampler in samplers:
+            sampler.close()
+        prompt_share = (evaluated_at - started) / n
+        gen_share = (done - evaluated_at) / n
+        return [
+            Completion(
+                text=texts[seq], tokens=len(generated[seq]), finished=finished[seq],
+                reused=keep if seq == 0 else length, evaluated=(length - keep if seq == 0 else 0) + len(suffixes[seq]),
+                prompt_seconds=prompt_share, generate_seconds=gen_share,
+            )
+            for seq in range(n)
+        ]
+
     def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if getattr(self, "_pbatch", None) is not None:
+                self._pbatch.close()
+            self.llm._ctx.close()
         with contextlib.suppress(Exception):
             self.llm.close()
 
@@ -569,6 +697,7 @@ def write_llm_contexts(
     reuse: bool = True,
     runner: LlamaRunner | None = None,
     use_cache: bool = True,
+    parallel: int = DEFAULT_PARALLEL,
 ) -> ContextStats:
     """Set chunk.context to an LLM-written context (context_source "llm") for every chunk of `documents`;
     when the guard rejects the output, keep the chunk's current context and set context_source "fallback".
@@ -576,7 +705,9 @@ def write_llm_contexts(
     Each context is written to the diskcache as soon as it is generated, so a killed run resumes without
     regenerating anything. limit: generate at most this many contexts in this call (the rest keep their
     context); on_chunk: called after each generated context is stored; reuse=False evaluates every prompt
-    from scratch (for benchmarks); runner: an already loaded model to use (not closed here)."""
+    from scratch, one chunk at a time (the naive baseline of benchmarks); parallel: how many chunks of a
+    document are generated side by side on its shared prefix (1 = one after another); runner: an already
+    loaded model to use (not closed here; its own `parallel` applies)."""
     from tqdm import tqdm
 
     from localcr.cache import open_cache
@@ -613,7 +744,7 @@ def write_llm_contexts(
     )
     try:
         if todo:
-            runner = runner or LlamaRunner(spec)
+            runner = runner or LlamaRunner(spec, parallel=parallel)
             _check_room(runner, spec)
             budget_left = limit
             for doc, missing in todo:
@@ -625,24 +756,33 @@ def write_llm_contexts(
                 if any(g.windowed for g in groups):
                     stats.windowed_documents += 1
                 for group in groups:
-                    prefix: list[int] | None = None
-                    for chunk in group.chunks:
-                        if budget_left is not None and budget_left <= 0:
-                            break
-                        if prefix is None:
-                            stats.prefixes += 1
-                        entry, prefix = _one(runner, spec, group, chunk, prefix, reuse, stats)
-                        if cache is not None and not entry.get("skipped"):  # a skip depends on n_ctx: not cached
-                            cache.set(context_key(fingerprint, spec, doc, chunk), entry)
-                        stats.generated += 1
-                        _apply(chunk, entry, guard, stats)
+                    stats.prefixes += 1
+                    prefix = runner.render(DOCUMENT_PROMPT.format(document=group.doc_text), "")[0]
+                    queue = list(group.chunks)
+                    while queue and (budget_left is None or budget_left > 0):
+                        # As many chunks as may run side by side (and as the limit allows), sharing the prefix.
+                        take = runner.parallel if reuse else 1
                         if budget_left is not None:
-                            budget_left -= 1
-                        bar.update(1)
-                        if stats.generate_seconds:
-                            bar.set_postfix_str(f"{stats.generated_tokens / stats.generate_seconds:.1f} gen tok/s", refresh=False)
-                        if on_chunk is not None:
-                            on_chunk(chunk)
+                            take = min(take, budget_left)
+                        batch = queue[:take]
+                        suffixes = [_suffix(runner, group, c) for c in batch]
+                        while len(batch) > 1 and not runner.fits_together(prefix, suffixes, spec.max_tokens):
+                            batch, suffixes = batch[:-1], suffixes[:-1]
+                        queue = queue[len(batch):]
+                        entries = _generate(runner, spec, group, prefix, suffixes, reuse, stats)
+                        for chunk, entry in zip(batch, entries):
+                            if cache is not None and not entry.get("skipped"):  # a skip depends on n_ctx: not cached
+                                cache.set(context_key(fingerprint, spec, doc, chunk), entry)
+                        for chunk, entry in zip(batch, entries):
+                            stats.generated += 1
+                            _apply(chunk, entry, guard, stats)
+                            if budget_left is not None:
+                                budget_left -= 1
+                            bar.update(1)
+                            if stats.generate_seconds:
+                                bar.set_postfix_str(f"{stats.generated_tokens / stats.generate_seconds:.1f} gen tok/s", refresh=False)
+                            if on_chunk is not None:
+                                on_chunk(chunk)
     finally:
         bar.close()
         if own_runner and runner is not None:
@@ -683,23 +823,39 @@ def _groups_for(runner: LlamaRunner, spec, doc: Document, chunks: list[Chunk]) -
     return [_Group("", list(chunks), True)]
 
 
-def _one(runner: LlamaRunner, spec, group: _Group, chunk: Chunk, prefix: list[int] | None, reuse: bool, stats: ContextStats):
-    """Generate one context; returns the cache entry and the (possibly newly built) prefix tokens."""
-    if prefix is None:
-        prefix, _ = runner.render(DOCUMENT_PROMPT.format(document=group.doc_text), "")
-    prefill = runner.prefill(group.code)
-    _, suffix = runner.render("", CHUNK_PROMPT.format(chunk=chunk.text), prefill)
-    if len(prefix) + len(suffix) + spec.max_tokens > runner.n_ctx:
-        return {"raw": "", "finished": False, "tokens": 0, "skipped": "too_long"}, prefix
-    done = runner.complete(prefix, suffix, max_tokens=spec.max_tokens, reuse=reuse)
-    from_prefix = min(done.reused, len(prefix))
-    stats.prefix_tokens_reused += done.reused
-    stats.prefix_tokens_evaluated += len(prefix) - from_prefix
-    stats.chunk_tokens += len(suffix) - (done.reused - from_prefix)
-    stats.generated_tokens += done.tokens
-    stats.prompt_seconds += done.prompt_seconds
-    stats.generate_seconds += done.generate_seconds
-    return {"raw": prefill.lstrip() + done.text, "prefill": prefill.lstrip(), "finished": done.finished, "tokens": done.tokens, "windowed": group.windowed, "n_ctx": spec.n_ctx}, prefix
+def _suffix(runner: LlamaRunner, group: _Group, chunk: Chunk) -> list[int]:
+    return runner.render("", CHUNK_PROMPT.format(chunk=chunk.text), runner.prefill(group.code))[1]
+
+
+def _generate(runner: LlamaRunner, spec, group: _Group, prefix: list[int], suffixes: list[list[int]], reuse: bool,
+              stats: ContextStats) -> list[dict]:
+    """Generate the contexts of chunks that share one prefix (side by side when the runner allows);
+    returns their cache entries and counts the tokens."""
+    prefill = runner.prefill(group.code).lstrip()
+    fit = [len(prefix) + len(s) + spec.max_tokens <= runner.n_ctx for s in suffixes]
+    todo = [s for s, ok in zip(suffixes, fit) if ok]
+    if not todo:
+        done = []
+    elif reuse:
+        done = runner.complete_many(prefix, todo, max_tokens=spec.max_tokens)
+    else:
+        done = [runner.complete(prefix, s, max_tokens=spec.max_tokens, reuse=False) for s in todo]
+    results, it = [], iter(zip(todo, done))
+    for ok in fit:
+        if not ok:
+            results.append({"raw": "", "finished": False, "tokens": 0, "skipped": "too_long"})
+            continue
+        suffix, out = next(it)
+        from_prefix = min(out.reused, len(prefix))
+        stats.prefix_tokens_reused += out.reused
+        stats.prefix_tokens_evaluated += len(prefix) - from_prefix
+        stats.chunk_tokens += len(suffix) - (out.reused - from_prefix)
+        stats.generated_tokens += out.tokens
+        stats.prompt_seconds += out.prompt_seconds
+        stats.generate_seconds += out.generate_seconds
+        results.append({"raw": prefill + out.text, "prefill": prefill, "finished": out.finished, "tokens": out.tokens,
+                        "windowed": group.windowed, "n_ctx": spec.n_ctx})
+    return results
 
 
 # --------------------------------------------------------------------------------------------- import

@@ -141,10 +141,10 @@ def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, on_chunk=kill_after_two)
+        C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, on_chunk=kill_after_two, parallel=1)
 
     doc, chunks = _corpus()
-    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, parallel=1)
     assert (stats.chunks, stats.cached, stats.generated) == (4, 2, 2)  # resumed: only the remainder generated
     assert all(c.context_source in ("llm", "fallback") for c in chunks)
     assert any(c.context_source == "llm" and c.context and not c.context.startswith("structural") for c in chunks)
@@ -178,6 +178,8 @@ def test_forced_degenerate_generation_falls_back_end_to_end(tmp_path, cache_dir)
     doc, chunks = _corpus()
     stats = C.write_llm_contexts([doc], {doc.doc_id: chunks[:2]}, spec, progress=False, guard=C.GuardLimits(min_chars=10_000))
     assert stats.generated == 2 and stats.fallbacks == 2 and stats.fallback_reasons == {"empty": 2}
+    # The two chunks ran side by side on one prefix: evaluated once, shared with the second sequence.
+    assert stats.prefix_tokens_reused == stats.prefix_tokens_evaluated > 0
     assert [c.context for c in chunks[:2]] == ["structural 0", "structural 1"]
 
 
