@@ -241,6 +241,5 @@ def import_prechunked(path: Path) -> list[Document]:
 
 def _guess_kind(text: str) -> str:
     """Imported documents come without a path; code is recognised by its braces, semicolons and keywords."""
-    sample = text[:4000]
-    signals = sum(sample.count(s) for s in ("{", "}", ";", "def ", "fn ", "import ", "use ", "#include", "=>"))
-    return "code" if signals > len(sample) / 200 else "text"
+    signals = sum(text.count(s) for s in ("{", "}", ";", "def ", "fn ", "import ", "use ", "#include", "=>", "package ", "class "))
+    return "code" if signals > len(text) / 200 else "text"

@@ -1,5 +1,9 @@
 """Dense embeddings with sentence-transformers, cached on disk by (model fingerprint, text).
 
+Code identifiers are spelled out as words in everything embedded, queries included (`run_target` is
+embedded as "run target"): small embedders' vocabularies know words, and a question asked in words
+then meets the code it is about.
+
 How a context enters the dense side: small embedders read few word pieces (MiniLM: 256) and silently
 drop the rest, so "context + chunk" as one text would push the end of a long chunk out. Instead every
 chunk is embedded as one or more *windows*, each "context + a piece of the chunk" that fits the
@@ -17,6 +21,7 @@ from localcr.cache import key, open_cache
 from localcr.chunking import levels_for, pack, split_spans
 from localcr.documents import Chunk
 from localcr.errors import LocalcrError
+from localcr.lexical import spell_out_identifiers
 from localcr.models import ModelSpec
 
 CONTEXT_SHARE = 0.4  # a context may take at most this share of a window; the chunk keeps the rest
@@ -69,13 +74,13 @@ class Embedder:
             room = budget - n_context
             prefix = self.spec.document_prefix + (context + "\n" if context else "")
             if n_text <= room:
-                out.append(Window(row, prefix + chunk.text))
+                out.append(Window(row, spell_out_identifiers(prefix + chunk.text)))
                 continue
             levels = levels_for(kinds.get(chunk.doc_id, "text"))
             for group in pack(split_spans(chunk.text, self.count_tokens, room, levels), room):
                 piece = chunk.text[group[0][0]:group[-1][1]].strip()
                 if piece:
-                    out.append(Window(row, prefix + piece))
+                    out.append(Window(row, spell_out_identifiers(prefix + piece)))
         return out
 
     def _clip_tokens(self, text: str, n: int) -> str:
@@ -104,7 +109,7 @@ class Embedder:
         return np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)
 
     def embed_query(self, query: str) -> np.ndarray:
-        return self._encode([self.spec.query_prefix + query])[0]
+        return self._encode([self.spec.query_prefix + spell_out_identifiers(query)])[0]
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(

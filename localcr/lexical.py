@@ -17,7 +17,7 @@ import numpy as np
 from localcr.errors import LocalcrError
 
 _WORD = re.compile(r"[^\W_](?:[\w]*[^\W_])?|_+\w+", re.UNICODE)
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+_PART = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
@@ -46,6 +46,16 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     if len(parts) > 1:
         out.extend(stem(p) for p in parts if p not in STOPWORDS and len(p) > 1)
     return tuple(out)
+
+
+def spell_out_identifiers(text: str) -> str:
+    """`DiffExecutor.run_target()` -> `Diff Executor.run target()`: code identifiers as the words they are made of,
+    for embedders whose word-piece vocabularies know words, not identifiers."""
+    def spell(match: re.Match) -> str:
+        parts = _PART.findall(match.group(0))
+        return " ".join(parts) if len(parts) > 1 else match.group(0)
+
+    return _WORD.sub(spell, text)
 
 
 def tokenize(text: str) -> list[str]:

@@ -14,6 +14,7 @@ import re
 from localcr.documents import Chunk, Document
 
 MAX_WORDS = 48
+MAX_OUTLINE = 8
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -27,30 +28,37 @@ _C_FUNCTION = re.compile(r"^(?P<indent>)(?!(?:if|for|while|switch|return|else|do
 _COMMENT_LINE = re.compile(r"^\s*(//[!/]?|#(?![!\[]|include|define|if|pragma)|--|;;|\*|/\*\*?)\s?")
 _STRINGS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\\n])*\'')
 _LINE_COMMENT = re.compile(r"//.*$|#.*$")
+_LICENCE = re.compile(r"licen[cs]e|copyright|spdx|all rights reserved|\(c\)", re.IGNORECASE)
+_PACKAGE = re.compile(r"^\s*(?:package|namespace)\s+([\w.:]+)", re.MULTILINE)
+_NAME = re.compile(r"[A-Za-z_][\w]*")
+_CONTAINERS = ("namespace", "mod", "module")  # their members are the file's top level
 
 
 def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool = True) -> None:
     """Set chunk.context (and context_source) for every chunk of one document."""
-    summary = document_summary(doc)
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", doc.text)]
-    scopes = _code_scopes(doc) if doc.is_code else _heading_paths(doc)
+    if doc.is_code:
+        scopes, outline = _code_scopes(doc)
+        about = [document_summary(doc), _package(doc.text)]
+        if outline:
+            about.append("Defines " + ", ".join(outline[:MAX_OUTLINE]) + (" ..." if len(outline) > MAX_OUTLINE else "") + ".")
+    else:
+        scopes, about = _heading_paths(doc), [document_summary(doc)]
+    head = ([f"File {doc.doc_id}."] if with_path and not doc.path.endswith(f"#{doc.doc_id}") else []) + [a for a in about if a]
     for chunk in chunks:
-        parts = []
-        if with_path and not doc.path.endswith(f"#{doc.doc_id}"):
-            parts.append(f"File {doc.doc_id}.")
-        if summary:
-            parts.append(summary)
+        scope = []
         if chunk.start >= 0:
             line = bisect.bisect_right(line_starts, chunk.start) - 1
             scope = [s for s in scopes[line] if not chunk.text.lstrip().startswith(s)]
-            if scope:
-                parts.append(("In " if doc.is_code else "Section: ") + " > ".join(scope) + ".")
-        chunk.context = _clip(" ".join(parts), MAX_WORDS)
+        tail = (("In " if doc.is_code else "Section: ") + " > ".join(scope) + ".") if scope else ""
+        # the chunk-specific scope is never the part that gets clipped
+        room = MAX_WORDS - len(tail.split())
+        chunk.context = " ".join(p for p in (_clip(" ".join(head), max(room, 8)), tail) if p)
         chunk.context_source = "structural"
 
 
 def document_summary(doc: Document) -> str:
-    """The document's title (first heading) or, for code, its leading comment / docstring, in one short line."""
+    """The document's title (first heading) or, for code, its first comment or docstring that is not a licence."""
     lines = doc.text.split("\n")
     if not doc.is_code:
         for i, line in enumerate(lines[:200]):
@@ -60,33 +68,46 @@ def document_summary(doc: Document) -> str:
             if i + 1 < len(lines) and line.strip() and _RST_UNDERLINE.match(lines[i + 1]) and len(lines[i + 1].strip()) >= len(line.strip()):
                 return _clip(line.strip(), 16) + "."
         return ""
-    comment: list[str] = []
+    for block in _leading_comments(lines):
+        if not _LICENCE.search(block):
+            return _clip(block, 20)
+    return ""
+
+
+def _leading_comments(lines: list[str]):
+    """Comment blocks and docstrings before the first definition: licence headers, module docs, class docs."""
+    block: list[str] = []
     in_docstring = False
-    for line in lines[:60]:
+    for line in lines[:300]:
         stripped = line.strip()
         if in_docstring:
+            block.append(stripped.replace('"""', "").replace("'''", ""))
             if '"""' in stripped or "'''" in stripped:
-                comment.append(stripped.replace('"""', "").replace("'''", ""))
-                break
-            comment.append(stripped)
+                in_docstring = False
+                yield " ".join(b for b in block if b)
+                block = []
             continue
-        if stripped.startswith(('"""', "'''")) and not comment:
+        if stripped.startswith(('"""', "'''")):
             body = stripped[3:]
-            if body.endswith(('"""', "'''")):
-                comment.append(body[:-3])
-                break
-            comment.append(body)
-            in_docstring = True
+            if body.endswith(('"""', "'''")) and len(body) >= 3:
+                yield body[:-3]
+                continue
+            block, in_docstring = [body], True
             continue
         m = _COMMENT_LINE.match(line)
         if m and not stripped.startswith("#!"):
-            comment.append(line[m.end():].strip().rstrip("*/").strip())
-        elif stripped.startswith("#!") or (not stripped and not comment):
+            block.append(line[m.end():].strip().rstrip("*/").strip())
             continue
-        else:
-            break
-    text = " ".join(c for c in comment if c and not c.startswith(("-*-", "SPDX", "Copyright", "@")))
-    return _clip(text, 24)
+        if block:
+            yield " ".join(b for b in block if b and not b.startswith("@"))
+            block = []
+        if _DEFINITION.match(line):
+            return
+
+
+def _package(text: str) -> str:
+    m = _PACKAGE.search(text[:20000])
+    return f"Package {m.group(1)}." if m else ""
 
 
 def _heading_paths(doc: Document) -> list[list[str]]:
@@ -116,14 +137,16 @@ def _heading_paths(doc: Document) -> list[list[str]]:
     return result
 
 
-def _code_scopes(doc: Document) -> list[list[str]]:
-    """For each line of a source file, the signatures of the definitions open at that line, outermost first.
+def _code_scopes(doc: Document) -> tuple[list[list[str]], list[str]]:
+    """For each line of a source file, the signatures of the definitions open at that line, outermost first;
+    and the file's outline: the names of its top-level definitions (and of their direct members' owners).
 
     Brace languages are tracked by brace depth, the rest (Python, YAML ...) by indentation.
     """
+    outline: list[str] = []
     lines = doc.text.split("\n")
     braces = doc.text.count("{") > len(lines) // 20
-    stack: list[list] = []  # [depth or indent, signature, opened]
+    stack: list[list] = []  # [depth or indent, signature, opened, keyword]
     depth = 0
     result: list[list[str]] = []
     for line in lines:
@@ -138,7 +161,10 @@ def _code_scopes(doc: Document) -> list[list[str]]:
         if match:
             level = depth if braces else indent
             stack = [e for e in stack if e[2] or e[0] < level]  # an unopened declaration ends at the next one
-            stack.append([level, _signature(line), False])
+            name, kw = _definition_name(match), match.groupdict().get("kw")
+            if name and name not in outline and all(e[3] in _CONTAINERS for e in stack) and kw not in _CONTAINERS:
+                outline.append(name)
+            stack.append([level, _signature(line), False, kw])
         if braces:
             depth += code.count("{") - code.count("}")
             for entry in stack:
@@ -147,7 +173,20 @@ def _code_scopes(doc: Document) -> list[list[str]]:
             stack = [e for e in stack if not (e[2] and depth <= e[0])]
             if code.rstrip().endswith(";"):
                 stack = [e for e in stack if e[2]]
-    return result
+    return result, outline
+
+
+def _definition_name(match: re.Match) -> str:
+    """The defined name: the first identifier after the keyword (impl blocks name their type), or a C function's."""
+    kw = match.groupdict().get("kw")
+    if kw is None:
+        before_paren = match.group(0).split("(")[0].split()
+        return before_paren[-1].lstrip("*&") if before_paren else ""
+    rest = re.sub(r"<[^>]*>", "", match.group("rest"))
+    if kw == "impl":
+        rest = rest.split(" for ")[-1]
+    m = _NAME.search(rest)
+    return m.group(0) if m else ""
 
 
 def _signature(line: str) -> str:

@@ -35,7 +35,8 @@ def test_python_enclosing_definitions_and_docstring():
     assert "Job queue." in push
     assert "In class Queue > def push(self, x)." in push
     assert "In class Queue > def pop(self)." in pop
-    assert "In def helper()." in helper and "Queue" not in helper
+    assert helper.endswith("In def helper().") and "class Queue" not in helper
+    assert "Defines Queue, helper." in push  # the file's outline situates every chunk
 
 
 def test_rust_braces_and_module_doc():
@@ -45,8 +46,16 @@ def test_rust_braces_and_module_doc():
     assert "In fn other()." in other and "impl" not in other
 
 
+def test_licence_headers_are_skipped_and_package_and_outline_added():
+    text = ("/*\n * Copyright 2020 Someone.\n * Licensed under the Apache License.\n */\npackage com.example.hash;\n\n"
+            "/**\n * Builds hashes.\n */\npublic class HashBuilder {\n    public int build() {\n        return 1;\n    }\n}\n")
+    (ctx,) = contexts_at(text, "code:java", ["return 1;"])
+    assert "Licen" not in ctx and "Copyright" not in ctx
+    assert "Builds hashes." in ctx and "Package com.example.hash." in ctx and "Defines HashBuilder." in ctx
+
+
 def test_imported_documents_have_no_path_prefix():
     doc = Document(doc_id="doc_1", path="chunks.json#doc_1", kind="code", text="fn a() {\n  x();\n}\n", size=1)
     chunk = Chunk("c", "doc_1", 0, 11, 15, "x();")
     structural_contexts(doc, [chunk])
-    assert chunk.context == "In fn a()."
+    assert chunk.context == "Defines a. In fn a()."
