@@ -99,8 +99,8 @@ def spec_is_bundled(source: str) -> bool:
 @click.argument("paths", nargs=-1, type=click.Path())
 @_index_option
 @click.option("--embedder", help="Embedder name from models.toml (default: its [defaults]).")
-@click.option("--contexts", type=click.Choice(["structural", "llm", "none"]), default="structural", show_default=True,
-              help="How each chunk is situated: from document structure, written by the local LLM, or not at all.")
+@click.option("--contexts", type=click.Choice(["structural", "llm", "none"]),
+              help="How each chunk is situated: from document structure (default), written by the local LLM, or not at all.")
 @click.option("--llm", help="LLM name from models.toml for --contexts llm.")
 @click.option("--contexts-from", type=click.Path(dir_okay=False, exists=True),
               help="JSONL of {chunk_id, context} made elsewhere; replaces the contexts of those chunks.")
@@ -112,7 +112,8 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     """Index files and folders (text, Markdown, reST, HTML, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
-    dropped, and cached embeddings and contexts reused. With no PATHS, the index's last paths are used.
+    dropped, and cached embeddings and contexts reused. Options not given again (and PATHS, if none are
+    given) keep the values the index was built with.
     """
     from localcr.index import build_index
 

@@ -120,30 +120,35 @@ def writer_lock(directory: Path):
 
 def build_index(
     paths: list[str], directory: str | os.PathLike, registry: Registry, *,
-    embedder: str | None = None, contexts: str = "structural", llm: str | None = None,
+    embedder: str | None = None, contexts: str | None = None, llm: str | None = None,
     contexts_from: str | None = None, chunk_tokens: int | None = None, overlap_tokens: int | None = None,
     progress: bool = True, log=None,
 ) -> BuildSummary:
-    """Index documents under `paths` (or, if none, the paths the index was last built from) into `directory`."""
+    """Index documents under `paths` into `directory`. Re-indexing keeps every setting not given again
+    (paths, embedder, context mode, LLM, chunk sizes) as the index was last built with."""
     log = log or (lambda message: print(message, file=sys.stderr))
     started = time.monotonic()
     directory = Path(directory)
-    if contexts not in CONTEXT_MODES:
+    if contexts is not None and contexts not in CONTEXT_MODES:
         raise LocalcrError(f"--contexts {contexts!r}: choose one of {', '.join(CONTEXT_MODES)}")
     read_marker(directory)
-    embedder_spec = registry.require("embedder", embedder)
-    embedder_spec.resolve()  # a missing model fails before any work is done
-    if contexts == "llm":
-        registry.require("llm", llm).resolve()
     with writer_lock(directory):
         marker = read_marker(directory)
         _remove_stale_builds(directory)
+        last = _manifest(directory, marker)
+        embedder = embedder or last.get("embedder", {}).get("name")
+        contexts = contexts or last.get("contexts", {}).get("mode") or "structural"
+        llm = llm or last.get("contexts", {}).get("llm")
+        chunk_tokens = chunk_tokens or last.get("chunking", {}).get("chunk_tokens")
+        overlap_tokens = last.get("chunking", {}).get("overlap_tokens") if overlap_tokens is None else overlap_tokens
+        embedder_spec = registry.require("embedder", embedder)
+        embedder_spec.resolve()  # a missing model fails before any work is done
+        if contexts == "llm":
+            registry.require("llm", llm).resolve()
         previous = _previous_documents(directory, marker)
-        sources = [str(Path(p).expanduser().resolve()) for p in paths]
+        sources = [str(Path(p).expanduser().resolve()) for p in paths] or last.get("sources")
         if not sources:
-            if not marker:
-                raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)")
-            sources = json.loads((directory / marker["current"] / "manifest.json").read_text())["sources"]
+            raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)")
         loaded = load_paths(sources)
         for warning in loaded.warnings:
             log(f"warning: {warning}")
@@ -236,6 +241,16 @@ def _add_contexts(docs, chunks_by_doc, chunks, mode, llm, contexts_from, registr
         meta["imported"] = load_contexts_file(contexts_from, chunks)
         meta["imported_from"] = str(contexts_from)
     return meta
+
+
+def _manifest(directory: Path, marker: dict | None) -> dict:
+    """The current generation's manifest, or {} for a new index (or an unreadable one, which is rebuilt)."""
+    if not marker:
+        return {}
+    try:
+        return json.loads((directory / marker["current"] / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def _previous_documents(directory: Path, marker: dict | None) -> dict[str, str]:

@@ -211,3 +211,12 @@ def test_store_keeps_contexts_apart_from_text(built):
         rows = db.execute("SELECT text, context FROM chunks WHERE doc_id LIKE '%scheduler.py'").fetchall()
     assert rows and all(context and context not in text for text, context in rows)
     assert any("class FairScheduler" in context for _, context in rows)
+
+
+def test_reindex_keeps_the_settings_it_was_built_with(built):
+    corpus, index, _ = built
+    run("index", "--index", index, "-q")
+    info = json.loads(run("stats", "--index", index, "--json"))
+    assert info["chunking"]["chunk_tokens"] == 48 and info["contexts"]["mode"] == "structural"
+    run("index", "--index", index, "-q", "--contexts", "none")
+    assert json.loads(run("stats", "--index", index, "--json"))["context_sources"] == {"": info["chunks"]}
