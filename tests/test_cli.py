@@ -241,3 +241,16 @@ def test_search_rerank_with_a_real_cross_encoder(built, tiny_reranker_dir, tmp_p
     expected = reranker.score(query, [f"{h['context']}\n{h['text']}".strip() for h in hits])
     assert [h["score"] for h in hits] == pytest.approx(expected, abs=1e-5)
     assert expected == sorted(expected, reverse=True)
+
+
+def test_contexts_from_file_replace_those_chunks(corpus, tmp_path):
+    contexts = tmp_path / "contexts.jsonl"
+    contexts.write_text(json.dumps({"chunk_id": "orbit/src/journal.rs#0", "context": "Crash-safe job journal."}) + "\n"
+                        + json.dumps({"chunk_id": "not/here#9", "context": "x"}) + "\n")
+    run("index", corpus, "--index", tmp_path / "i", "-q", "--contexts-from", contexts)
+    hit = json.loads(run("search", "crash-safe", "--index", tmp_path / "i", "--mode", "lexical", "-k", 1, "--json"))
+    assert hit["chunk_id"] == "orbit/src/journal.rs#0" and hit["context"] == "Crash-safe job journal."
+    sources = json.loads(run("stats", "--index", tmp_path / "i", "--json"))["context_sources"]
+    assert sources["imported"] == 1 and sources["structural"] >= 3
+    contexts.write_text("{broken\n")
+    assert "contexts.jsonl:1" in error_line("index", corpus, "--index", tmp_path / "i", "--contexts-from", contexts)
