@@ -176,7 +176,8 @@ def build_index(
 
         windows = model.windows(chunks, {d.doc_id: d.kind for d in docs})
         summary.windows = len(windows)
-        with tqdm(total=len(windows), desc="embedding", unit="emb", disable=not progress, file=sys.stderr) as bar:
+        label = f"embedding {len(docs)} files, {len(chunks)} chunks"
+        with tqdm(total=len(windows), desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:
             before = _cache_misses(model, windows)
             vectors = model.embed([w.text for w in windows], progress=bar.update)
         summary.embedded = before
