@@ -87,8 +87,9 @@ class Embedder:
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][:n]
         return self.tokenizer.decode(ids)
 
-    def embed(self, texts: list[str], progress=None) -> np.ndarray:
-        """Vectors for texts, from the disk cache where possible; `progress` is called with each batch's size."""
+    def embed(self, texts: list[str], progress=None) -> tuple[np.ndarray, int]:
+        """Vectors for texts, from the disk cache where possible, and how many had to be computed;
+        `progress` is called with each batch's size."""
         if self._cache is None:
             self._cache = open_cache("embeddings")
         keys = [key(self.id, text) for text in texts]
@@ -106,7 +107,8 @@ class Embedder:
                     self._cache.set(keys[i], vector)
             if progress:
                 progress(len(todo))
-        return np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)
+        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)
+        return matrix, len(missing)
 
     def embed_query(self, query: str) -> np.ndarray:
         return self._encode([self.spec.query_prefix + spell_out_identifiers(query)])[0]

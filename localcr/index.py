@@ -178,9 +178,7 @@ def build_index(
         summary.windows = len(windows)
         label = f"embedding {len(docs)} files, {len(chunks)} chunks"
         with tqdm(total=len(windows), desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:
-            before = _cache_misses(model, windows)
-            vectors = model.embed([w.text for w in windows], progress=bar.update)
-        summary.embedded = before
+            vectors, summary.embedded = model.embed([w.text for w in windows], progress=bar.update)
 
         from localcr.lexical import LexicalIndex
 
@@ -213,13 +211,6 @@ def build_index(
 def default_chunk_tokens(max_length: int) -> int:
     """Chunks leave a quarter of the embedder's window for the context, so chunk + context embed as one window."""
     return max(32, int(max_length * 0.75) - 2)
-
-
-def _cache_misses(model, windows) -> int:
-    from localcr.cache import key, open_cache
-
-    cache = open_cache("embeddings")
-    return sum(1 for w in windows if key(model.id, w.text) not in cache)
 
 
 def _add_contexts(docs, chunks_by_doc, chunks, mode, llm, contexts_from, registry, progress, summary) -> dict:

@@ -101,7 +101,7 @@ class Index:
         try:
             self.manifest = json.loads((self.generation / "manifest.json").read_text())
             self.db = sqlite3.connect(f"file:{self.generation / 'store.sqlite'}?mode=ro", uri=True, check_same_thread=False)
-            rows = self.db.execute("SELECT doc_id, position FROM chunks ORDER BY row").fetchall()
+            rows = self.db.execute("SELECT doc_id FROM chunks ORDER BY row").fetchall()
             self._window_rows = np.load(self.generation / "windows.npy")
         except (OSError, ValueError, sqlite3.Error) as exc:
             raise LocalcrError(f"{self.generation}: index is corrupt ({type(exc).__name__}: {exc}); rebuild it with `localcr index`") from None
@@ -120,7 +120,7 @@ class Index:
         from localcr.embeddings import Embedder
 
         recorded = self.manifest["embedder"]
-        spec = self.registry.get("embedder", recorded["name"]) if recorded["name"] in self.registry.models["embedder"] else None
+        spec = self.registry.models["embedder"].get(recorded["name"])
         if spec is None:
             raise LocalcrError(f"{self.directory} was built with embedder {recorded['name']!r}, which {self.registry.path} no longer has: "
                                "add it back or rebuild the index")
