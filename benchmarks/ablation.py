@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/ablation.py --data ../shared/data/anthropic-codebase [--llm] [--rerank NAME]
 
-Builds one index per context mode (none, structural, and llm with --llm: the bundled model writes a
-context for each of the 737 chunks, cached, so only the first run is slow) over the published chunks,
+Builds one index per context mode (none, structural, and llm with --llm: the default LLM writes a
+context for each of the 737 chunks, appended to its structural one; cached, so only the first run is
+slow) over the published chunks,
 then evaluates dense, lexical and hybrid retrieval on each (plus hybrid + rerank with --rerank), and
 prints Pass@5/10/20, MRR@20, nDCG@20 and latency next to the published anchors. The table is also
 written to benchmarks/results/ablation.md.
@@ -24,6 +25,7 @@ PUBLISHED = [  # ../shared/README.md: cloud models, Pass@5 / @10 / @20
     ("published: contextual dense + contextual BM25", 86.43, 93.21, 94.99),
     ("published: contextual dense + Cohere rerank", 91.24, 94.79, 96.30),
 ]
+LABELS = {"none": "no contexts", "structural": "structural contexts", "llm": "structural + LLM contexts"}
 CONFIGS = ("dense", "lexical", "hybrid", "hybrid,fusion=weighted,alpha=0.3")
 
 
@@ -56,7 +58,7 @@ def main() -> None:
         queries = evaluation.load_queries(queries_file, index)
         for result in evaluation.evaluate(index, queries, configs, (5, 10, 20), reranker=reranker, progress=False):
             m = result.metrics
-            rows.append([f"{result.config.name}, {mode} contexts", 100 * m["pass@5"], 100 * m["pass@10"], 100 * m["pass@20"],
+            rows.append([f"{result.config.name}, {LABELS[mode]}", 100 * m["pass@5"], 100 * m["pass@10"], 100 * m["pass@20"],
                          f"{m['mrr@20']:.3f}", f"{m['ndcg@20']:.3f}", f"{result.latency_ms['p50']:.1f}"])
     rows += [[name, p5, p10, p20, "", "", ""] for name, p5, p10, p20 in PUBLISHED]
     text = (f"machine: {machine()}\n\n"

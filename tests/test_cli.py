@@ -254,3 +254,18 @@ def test_contexts_from_file_replace_those_chunks(corpus, tmp_path):
     assert sources["imported"] == 1 and sources["structural"] >= 3
     contexts.write_text("{broken\n")
     assert "contexts.jsonl:1" in error_line("index", corpus, "--index", tmp_path / "i", "--contexts-from", contexts)
+
+
+def test_llm_contexts_end_to_end_with_the_bundled_model(corpus, tmp_path):
+    index = tmp_path / "i"
+    first = run("index", corpus, "--index", index, "-q", "--contexts", "llm")
+    assert "contexts:" in first and "generated" in first
+    info = json.loads(run("stats", "--index", index, "--json"))
+    assert info["contexts"]["mode"] == "llm" and info["contexts"]["llm"] == "gemma3-270m"
+    assert set(info["context_sources"]) <= {"llm", "fallback"} and sum(info["context_sources"].values()) == info["chunks"]
+    hits = [json.loads(line) for line in run("search", "FairScheduler", "--index", index, "-k", 3, "--json").splitlines()]
+    top = next(h for h in hits if h["path"].endswith("scheduler.py"))
+    assert top["context"].startswith("File orbit/src/scheduler.py.")  # the structural facts stay in front
+    again = run("index", "--index", index, "-q")  # settings kept: llm contexts, all from the cache
+    assert "from cache %d, generated 0" % info["chunks"] in again
+    assert "guard fallback rate" in run("stats", "--index", index)
