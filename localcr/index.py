@@ -131,7 +131,7 @@ def build_index(
     directory = Path(directory)
     if contexts is not None and contexts not in CONTEXT_MODES:
         raise LocalcrError(f"--contexts {contexts!r}: choose one of {', '.join(CONTEXT_MODES)}")
-    read_marker(directory)
+    read_marker(directory)  # refuse a foreign directory before the lock file is written into it
     with writer_lock(directory):
         marker = read_marker(directory)
         _remove_stale_builds(directory)

@@ -190,22 +190,23 @@ class Index:
             lists["dense"] = self.dense_scores(query, depth)
         if mode in ("hybrid", "lexical"):
             lists["lexical"] = self.lexical_scores(query, depth)
-        ranks = {name: {row: r for r, row in enumerate(sorted(s, key=s.get, reverse=True), start=1)} for name, s in lists.items()}
+        ordered = {name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()}
+        ranks = {name: _ranks(rows) for name, rows in ordered.items()}
         if mode != "hybrid":
             fused = lists[mode]
         elif fusion == "rrf":
-            fused = rrf({name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()})
+            fused = rrf(ordered)
         else:
             fused = weighted(lists["dense"], lists["lexical"], alpha)
         order = sorted(fused, key=lambda row: (-fused[row], row))[:depth]
-        ranks["fused"] = {row: r for r, row in enumerate(order, start=1)}
+        ranks["fused"] = _ranks(order)
         scores = fused
         if rerank is not None:
             passages = self._rows(order)
             reranked = rerank.rerank(query, order, [f"{p['context']}\n{p['text']}".strip() for p in passages])
             order = [row for row, _ in reranked]
             scores = dict(reranked)
-            ranks["rerank"] = {row: r for r, row in enumerate(order, start=1)}
+            ranks["rerank"] = _ranks(order)
         order = order[:k]
         groups = widen(order, self._doc_ids.__getitem__, window, self.n_chunks) if window else [(row, [row]) for row in order]
         return self._hits(groups, scores, ranks)
@@ -280,6 +281,11 @@ class Index:
             "context_sources": sources, "sources": self.manifest["sources"],
             "bytes": sizes, "total_bytes": sum(sizes.values()),
         }
+
+
+def _ranks(rows: list[int]) -> dict[int, int]:
+    """1-based rank of each row in an ordered list."""
+    return {row: rank for rank, row in enumerate(rows, start=1)}
 
 
 def _join_passages(records: list[dict]) -> str:

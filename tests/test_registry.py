@@ -42,7 +42,7 @@ def test_models_command_lists_present_and_missing():
 def test_override_by_option_and_environment(tmp_path, monkeypatch):
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF" + b"\0" * 64)
-    path = write(tmp_path, f'[defaults]\nllm = "mine"\n[llm.mine]\npath = "m.gguf"\nn_ctx = 2048\n')
+    path = write(tmp_path, '[defaults]\nllm = "mine"\n[llm.mine]\npath = "m.gguf"\nn_ctx = 2048\n')
     assert load_registry(path).require("llm").resolve() == gguf  # relative to the registry file
     monkeypatch.setenv("LOCALCR_MODELS", str(path))
     assert load_registry().require("llm").n_ctx == 2048
