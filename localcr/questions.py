@@ -12,9 +12,11 @@ import re
 import sys
 from typing import Callable
 
-from localcr.contexts import LlamaRunner, _ngrams, _words, settings_signature
+from localcr.contexts import settings_signature
 from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
+from localcr.guard import ngrams, words
+from localcr.llm import LlamaRunner
 
 QUESTIONS_VERSION = "qa-2025.1"
 QUESTION_PROMPT = (
@@ -34,7 +36,7 @@ def parse_questions(raw: str, chunk_text: str, limit: int) -> list[str]:
     does not point at "this passage" (a search query cannot), is not mostly copied from the chunk,
     and is not a repeat."""
     found: list[str] = []
-    chunk_grams = set(_ngrams(_words(chunk_text), 5))
+    chunk_grams = set(ngrams(words(chunk_text), 5))
     for line in raw.splitlines():
         text = " ".join(_NUMBERED.sub("", line).split()).strip("\"'` ")
         if "?" in text:
@@ -48,10 +50,10 @@ def parse_questions(raw: str, chunk_text: str, limit: int) -> list[str]:
             continue
         if _DEICTIC.search(text):  # "What is the purpose of this passage?" retrieves nothing in particular
             continue
-        grams = _ngrams(_words(text), 5)
+        grams = ngrams(words(text), 5)
         if grams and sum(g in chunk_grams for g in grams) / len(grams) > 0.6:
             continue
-        three = _ngrams(_words(text), 3)
+        three = ngrams(words(text), 3)
         if len(three) >= 6 and len(set(three)) / len(three) < 0.6:
             continue
         if any(text.lower() == other.lower() for other in found):
@@ -134,7 +136,7 @@ def _generate(runner: LlamaRunner, spec, name: str, chunk: Chunk, n: int) -> str
     text = chunk.text.strip()
     for _ in range(3):
         message = QUESTION_PROMPT.format(name=name, chunk=text, n=n, s="" if n == 1 else "s")
-        if runner._chat is None:
+        if not runner.is_chat:
             prompt = runner.tokenize(message + COMPLETION_START, bos=True)
         else:
             prefix, suffix = runner.render(message, "")
@@ -144,7 +146,7 @@ def _generate(runner: LlamaRunner, spec, name: str, chunk: Chunk, n: int) -> str
         text = text[: int(len(text) * room / len(prompt) * 0.85)]  # keep the chunk's start: the questions are about it
     else:
         return ""
-    if runner._chat is None:
+    if not runner.is_chat:
         # The list is numbered: it ends at question n + 1, a blank line, or markup.
         stops, start = STOPS + (f"\n{n + 1}.",) + (("\n",) if n == 1 else ()), "1."
     else:

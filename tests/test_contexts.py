@@ -1,5 +1,5 @@
-"""LLM contexts with the real bundled Gemma 3 270M GGUF: no model is mocked. Corpora are tiny and
-max_tokens small, so the whole file runs in well under two minutes on two cores."""
+"""LLM contexts with the real bundled GGUFs (Gemma 3 270M for speed, Qwen2.5-Coder for the chat path): no
+model is mocked. Corpora are tiny and max_tokens small, so the whole file runs in about two minutes on two cores."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,8 @@ import json
 import pytest
 
 from localcr import contexts as C
+from localcr import guard as G
+from localcr import llm as L
 from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
 from localcr.models import load_registry
@@ -63,16 +65,16 @@ def cache_dir(tmp_path, monkeypatch):
 
 def test_guard_accepts_a_real_context_and_cleans_boilerplate():
     chunk = "def retry(job):\n    for attempt in range(3):\n        run(job)\n"
-    text, reason = C.guard_context("Context: This chunk defines the retry loop of the Orbit scheduler.\n", chunk)
+    text, reason = G.guard_context("Context: This chunk defines the retry loop of the Orbit scheduler.\n", chunk)
     assert reason == "" and text == "This chunk defines the retry loop of the Orbit scheduler."
-    text, _ = C.guard_context("<context>\"Describes job quotas per team.\"</context>", chunk)
+    text, _ = G.guard_context("<context>\"Describes job quotas per team.\"</context>", chunk)
     assert text == "Describes job quotas per team."
 
 
 def test_guard_cuts_an_unfinished_sentence_only_when_cut_by_max_tokens():
     raw = "This chunk sets the queue for urgent jobs. It also explains how the"
-    assert C.guard_context(raw, "x", finished=False)[0] == "This chunk sets the queue for urgent jobs."
-    assert C.guard_context(raw, "x", finished=True)[0] == raw
+    assert G.guard_context(raw, "x", finished=False)[0] == "This chunk sets the queue for urgent jobs."
+    assert G.guard_context(raw, "x", finished=True)[0] == raw
 
 
 @pytest.mark.parametrize("raw, reason", [
@@ -89,22 +91,22 @@ def test_guard_cuts_an_unfinished_sentence_only_when_cut_by_max_tokens():
 def test_guard_rejects_degenerate_outputs(raw, reason):
     chunk = ("Every job goes to a queue. The default queue is `batch`; urgent jobs use `express`,\n"
              "which preempts batch jobs after a grace period of thirty seconds.")
-    assert C.guard_context(raw, chunk, prefill="This chunk defines") == (None, reason)
+    assert G.guard_context(raw, chunk, prefill="This chunk defines") == (None, reason)
 
 
 def test_guard_limits_are_parameters():
     ok = "This chunk explains the retry policy of failed jobs."
-    assert C.guard_context(ok, "unrelated")[1] == ""
-    assert C.guard_context(ok, "unrelated", C.GuardLimits(max_chars=10)) == (None, "too_long")
-    assert C.guard_context(ok, "unrelated", C.GuardLimits(min_chars=100)) == (None, "empty")
+    assert G.guard_context(ok, "unrelated")[1] == ""
+    assert G.guard_context(ok, "unrelated", G.GuardLimits(max_chars=10)) == (None, "too_long")
+    assert G.guard_context(ok, "unrelated", G.GuardLimits(min_chars=100)) == (None, "empty")
 
 
 def test_loop_detection_and_stops():
-    assert C._looping([5, 6, 7] * 3)
-    assert C._looping([9] * 8)
-    assert not C._looping(list(range(30)))
-    assert C._find_stop("\n  first line\nsecond", ("\n",)) == len("\n  first line")
-    assert C._find_stop("\n\n", ("\n",)) is None  # leading blank lines are not an answer yet
+    assert L.looping([5, 6, 7] * 3)
+    assert L.looping([9] * 8)
+    assert not L.looping(list(range(30)))
+    assert L.find_stop("\n  first line\nsecond", ("\n",)) == len("\n  first line")
+    assert L.find_stop("\n\n", ("\n",)) is None  # leading blank lines are not an answer yet
 
 
 # ------------------------------------------------------------------------------------------ windows
@@ -129,6 +131,7 @@ def test_plan_windows_groups_consecutive_chunks_and_keeps_the_head():
 # ------------------------------------------------------------------------------------------ end to end
 
 
+@pytest.mark.model
 def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()
@@ -147,7 +150,8 @@ def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
     stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, parallel=1)
     assert (stats.chunks, stats.cached, stats.generated) == (4, 2, 2)  # resumed: only the remainder generated
     assert all(c.context_source in ("llm", "fallback") for c in chunks)
-    assert any(c.context_source == "llm" and c.context and not c.context.startswith("structural") for c in chunks)
+    # An LLM context follows the structural one (the default composition); a fallback keeps the structural one alone.
+    assert any(c.context_source == "llm" and c.context.startswith(f"structural {c.position} ") for c in chunks)
     for c in chunks:
         if c.context_source == "fallback":
             assert c.context.startswith("structural")  # the structural context is kept
@@ -167,22 +171,24 @@ def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
 
     # A stricter guard applies to cached outputs too, without the model: all fall back, structural kept.
     doc, chunks = _corpus()
-    strict = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, guard=C.GuardLimits(max_chars=5))
+    strict = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, guard=G.GuardLimits(max_chars=5))
     assert strict.fallbacks == 4 and strict.fallback_reasons == {"too_long": 4}
     assert [c.context for c in chunks] == [f"structural {i}" for i in range(4)]
     assert {c.context_source for c in chunks} == {"fallback"}
 
 
+@pytest.mark.model
 def test_forced_degenerate_generation_falls_back_end_to_end(tmp_path, cache_dir):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()
-    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks[:2]}, spec, progress=False, guard=C.GuardLimits(min_chars=10_000))
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks[:2]}, spec, progress=False, guard=G.GuardLimits(min_chars=10_000))
     assert stats.generated == 2 and stats.fallbacks == 2 and stats.fallback_reasons == {"empty": 2}
     # The two chunks ran side by side on one prefix: evaluated once, shared with the second sequence.
     assert stats.prefix_tokens_reused == stats.prefix_tokens_evaluated > 0
     assert [c.context for c in chunks[:2]] == ["structural 0", "structural 1"]
 
 
+@pytest.mark.model
 def test_cache_keys_change_with_prompt_version_model_and_settings(tmp_path, cache_dir, monkeypatch):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()
@@ -193,12 +199,14 @@ def test_cache_keys_change_with_prompt_version_model_and_settings(tmp_path, cach
 
     first = C.write_llm_contexts([doc], {doc.doc_id: chunks[:1]}, spec, progress=False, limit=1)
     assert first.generated == 1
-    monkeypatch.setattr(C, "PROMPT_VERSION", C.PROMPT_VERSION + "-changed")
+    marked = C.PROMPTS["marked"]
+    monkeypatch.setitem(C.PROMPTS, "marked", C.PromptLayout(**{**marked.__dict__, "version": marked.version + "-changed"}))
     doc, chunks = _corpus()
     bumped = C.write_llm_contexts([doc], {doc.doc_id: chunks[:1]}, spec, progress=False)
     assert (bumped.cached, bumped.generated) == (0, 1)
 
 
+@pytest.mark.model
 def test_limit_generates_only_that_many(tmp_path, cache_dir):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()
@@ -207,6 +215,7 @@ def test_limit_generates_only_that_many(tmp_path, cache_dir):
     assert [c.context_source for c in chunks[1:]] == ["structural"] * 3
 
 
+@pytest.mark.model
 def test_long_document_is_windowed_with_a_tiny_context(tmp_path, cache_dir):
     spec = _registry(tmp_path, "small", n_ctx=576, max_tokens=8)
     lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(120)]
@@ -226,14 +235,20 @@ def test_long_document_is_windowed_with_a_tiny_context(tmp_path, cache_dir):
     assert (resumed.cached, resumed.generated, resumed.windowed_documents) == (0, 1, 0)  # a window grew: redone whole
 
 
+@pytest.mark.model
 def test_chunk_too_long_for_the_window_falls_back_and_tiny_window_is_an_error(tmp_path, cache_dir):
-    spec = _registry(tmp_path, "small", n_ctx=256, max_tokens=8)
+    spec = _registry(tmp_path, "small", n_ctx=256, max_tokens=8, prompt="published")
     huge = "\n".join(f"Entry {i} records the value {i * 13} for sensor {i % 7}." for i in range(80))
     doc, chunks = _corpus(huge, "log.txt", "text", pieces=[huge])
     stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
     assert stats.fallback_reasons == {"too_long": 1} and chunks[0].context == "structural 0"
     again = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
     assert again.cached == 0  # not cached: a larger n_ctx must get a real context next time
+    # The marked layout never repeats the chunk: a window showing where the chunk begins is enough.
+    marked = _registry(tmp_path, "small-marked", n_ctx=256, max_tokens=8, prompt="marked")
+    doc, chunks = _corpus(huge, "log.txt", "text", pieces=[huge])
+    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, marked, progress=False)
+    assert stats.generated == 1 and stats.windowed_documents == 1 and "too_long" not in stats.fallback_reasons
 
     tiny = _registry(tmp_path, "tiny-ctx", n_ctx=64, max_tokens=32)
     doc, chunks = _corpus()
@@ -241,6 +256,7 @@ def test_chunk_too_long_for_the_window_falls_back_and_tiny_window_is_an_error(tm
         C.write_llm_contexts([doc], {doc.doc_id: chunks}, tiny, progress=False)
 
 
+@pytest.mark.model
 def test_broken_gguf_is_one_clear_error_and_quiet(tmp_path, cache_dir, capfd):
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"GGUF" + b"\0" * 64)
@@ -253,6 +269,7 @@ def test_broken_gguf_is_one_clear_error_and_quiet(tmp_path, cache_dir, capfd):
     assert capfd.readouterr().err == ""  # llama.cpp's log went nowhere
 
 
+@pytest.mark.model
 def test_chat_style_errors_and_named_format(tmp_path, cache_dir, capfd):
     doc, chunks = _corpus()
     no_template = _registry(tmp_path, "chat", prompt_style="chat")
@@ -263,10 +280,11 @@ def test_chat_style_errors_and_named_format(tmp_path, cache_dir, capfd):
         C.write_llm_contexts([doc], {doc.doc_id: chunks}, unknown, progress=False)
 
     gemma = _registry(tmp_path, "chatg", prompt_style="chat", chat_format="gemma")
-    runner = C.LlamaRunner(gemma)
+    runner = L.LlamaRunner(gemma)
     try:
-        p1, s1 = runner.render(C.DOCUMENT_PROMPT.format(document=doc.text), C.CHUNK_PROMPT.format(chunk=chunks[0].text))
-        p2, s2 = runner.render(C.DOCUMENT_PROMPT.format(document=doc.text), C.CHUNK_PROMPT.format(chunk=chunks[1].text))
+        layout = C.PROMPTS["published"]
+        p1, s1 = runner.render(layout.document.format(document=doc.text), layout.request.format(chunk=chunks[0].text))
+        p2, s2 = runner.render(layout.document.format(document=doc.text), layout.request.format(chunk=chunks[1].text))
         assert p1 == p2 and s1 != s2
         text = runner.llm.detokenize(p1 + s1, special=True).decode()
         assert "<start_of_turn>user\n<document>" in text and text.endswith("<start_of_turn>model\n")
@@ -305,3 +323,69 @@ def test_load_contexts_file(tmp_path):
         C.load_contexts_file(bad, chunks)
     with pytest.raises(LocalcrError, match="no such contexts file"):
         C.load_contexts_file(tmp_path / "missing.jsonl", chunks)
+
+
+# ------------------------------------------------------------------------------------------ marked layout
+
+
+def test_mark_document_puts_markers_where_chunks_begin_and_maps_offsets():
+    doc, chunks = _corpus()
+    marked, shift = C.mark_document(doc.text, chunks)
+    for chunk in chunks:
+        at = shift(chunk.start)
+        assert marked[at:].startswith(f"<chunk {chunk.position + 1}>")
+        assert chunk.text in marked[at:]
+    assert marked.replace("<chunk 1>\n", "").replace("<chunk 2> ", "").replace("<chunk 3> ", "").replace("<chunk 4> ", "") == doc.text
+    view, moved = C.marked_view(doc, chunks, chunks[2:])
+    assert [c.chunk_id for c in moved] == [c.chunk_id for c in chunks[2:]]
+    assert view.text[moved[0].start:].startswith("<chunk 3>") and chunks[2].start < moved[0].start  # originals untouched
+
+
+def test_marked_requests_name_the_marker_and_quote_the_chunk_start():
+    doc, chunks = _corpus()
+    request = C.PROMPTS["marked"].request.format(marker=3, begins=C.begins(chunks[2]))
+    assert "<chunk 3>" in request and "Retries A failed job is retried" in request
+    assert len(request) < 400  # the chunk's text is not repeated
+
+
+@pytest.mark.parametrize("raw", [
+    "<chunk 3> Chunk 3 explains the retry policy of Orbit jobs.",
+    "In chunk 3, the guide explains the retry policy of Orbit jobs.</chunk>",
+])
+def test_markers_never_leak_into_contexts(raw):
+    text, reason = G.guard_context(raw, "A failed job is retried three times.")
+    assert reason == "" and "<" not in text and "chunk 3" not in text.lower()
+    assert "retry policy of Orbit jobs" in text
+
+
+@pytest.mark.parametrize("echo", [
+    "The chunk sitsuate within the document to provide a concise context for the purposes of search retrieval.",
+    "This chunk situates the overall document for improving search retrieval of the chunk.",
+    "The chunk is part of the document and provides context about the document.",
+    "Succinct context: situate this chunk within the whole document to improve retrieval.",
+])
+def test_guard_catches_echoes_of_the_instruction_in_any_wording(echo):
+    assert G.guard_context(echo, "A failed job is retried three times.") == (None, "echo")
+
+
+def test_guard_keeps_contexts_that_use_some_instruction_words():
+    ok = "This section of the Orbit guide describes the retry configuration of failed jobs."
+    assert G.guard_context(ok, "A failed job is retried three times.")[1] == ""
+    # Words of the document itself are not borrowed from the instruction.
+    doc_words = "This document describes search retrieval contexts for chunks."
+    assert G.guard_context(doc_words, "Contextual retrieval: search chunks with their document contexts.")[1] == ""
+
+
+def test_cache_keys_differ_by_layout(tmp_path):
+    doc, chunks = _corpus()
+    marked = _registry(tmp_path, "marked", prompt="marked")
+    published = _registry(tmp_path, "published", prompt="published")
+    assert C.context_key("f", marked, doc, chunks[0]) != C.context_key("f", published, doc, chunks[0])
+
+
+def test_composition_is_one_function():
+    assert C.compose("File a.py.", "Defines retries.", "llm") == "Defines retries."
+    assert C.compose("File a.py.", "Defines retries.", "structural+llm") == "File a.py. Defines retries."
+    assert C.compose("", "Defines retries.", "structural+llm") == "Defines retries."
+    with pytest.raises(LocalcrError, match="composition"):
+        C.compose("a", "b", "mixed")

@@ -65,6 +65,7 @@ def test_spread_covers_the_whole_list():
     assert Q._spread(list(range(4)), 10) == [0, 1, 2, 3]
 
 
+@pytest.mark.model
 def test_make_questions_with_the_bundled_model_and_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
     spec = _spec(tmp_path)
@@ -83,6 +84,7 @@ def test_make_questions_with_the_bundled_model_and_cache(tmp_path, monkeypatch):
     assert Q.make_questions({doc.doc_id: chunks}, [doc], spec, per_chunk=2, progress=False) == items
 
 
+@pytest.mark.model
 def test_make_questions_limit_and_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
     spec = _spec(tmp_path)

@@ -1,0 +1,139 @@
+"""The context guard: decide whether what a small LLM wrote is a usable chunk context.
+
+Small models fail in recognisable ways: they write nothing, loop, copy the chunk back, or restate the
+instruction they were given ("This chunk situates the document to provide a succinct context ...").
+Each failure falls back to the structural context, and the reason is counted. The guard is a pure
+function of the raw output, so it runs again on cached outputs and can be tightened without the model.
+"""
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+REASONS = ("empty", "too_long", "repetitive", "echo", "copy")
+
+
+@dataclass(frozen=True)
+class GuardLimits:
+    """What an acceptable context looks like; anything else falls back to the structural context."""
+
+    min_chars: int = 12  # shorter (after cleaning) is "empty"
+    max_chars: int = 800  # longer is "too long"
+    max_copy_share: float = 0.5  # share of the context's word 4-grams found in the chunk
+    max_copy_run: int = 120  # longest run of characters copied verbatim from the chunk
+    max_echo_share: float = 0.4  # share of the context's word 3-grams taken from the instruction itself
+    max_instruction_words: float = 0.7  # more than this share of the context's content words that only the instruction supplies
+    min_distinct_trigrams: float = 0.5  # distinct / all word 3-grams; lower is a loop
+    min_compression: float = 0.25  # zlib size / text size for longer texts; lower is a loop
+
+
+# Every wording of the task the prompts use, plus the words a model reaches for when it restates it.
+INSTRUCTION_TEXT = (
+    "Here is the chunk we want to situate within the whole document. Please give a short succinct context to situate "
+    "this chunk within the overall document for the purposes of improving search retrieval of the chunk. Answer only "
+    "with the succinct context and nothing else. The document is divided into chunks marked; situate chunk which "
+    "begins. You write short contexts that situate a chunk of a document for search retrieval. We want to place the "
+    "chunk in the document to provide a concise brief context about the content of the text, sitsuate, situated, "
+    "situating, situation, purpose, retrieve, retrieving, searching, improve, provides, provided, given, following, "
+    "section, part, piece, passage, excerpt, snippet, information, relevant, overall, entire, whole, describe, "
+    "describes, context, contexts, contextual"
+)
+_PREFIX_RE = re.compile(
+    r"^\s*(?:\*\*)?(?:succinct\s+context|short\s+context|context|answer|response)\s*(?:\*\*)?\s*[:\-]\s*(?:\*\*)?\s*",
+    re.IGNORECASE,
+)
+_TAG_RE = re.compile(r"</?(?:context|answer|response|chunk(?:\s+\d+)?)>", re.IGNORECASE)
+# A chunk named by its prompt marker ("chunk 7"): the number means nothing outside the prompt.
+_MARKER_NAME_RE = re.compile(r"\b(?:the\s+|this\s+)?chunk\s+\d+\b", re.IGNORECASE)
+_FILLER = frozenset(
+    "a an the this that these those it its is are was were be been of in on at to for from with within by and or as "
+    "into about which what who how why when where here there we you i our your they them their will would can could "
+    "should only just also nothing else".split()
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words and punctuation marks, the unit of every n-gram comparison here."""
+    return re.findall(r"\w+|[^\w\s]", text.lower())
+
+
+def ngrams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def _stem(word: str) -> str:
+    """A crude stem (first five letters) so that "situating" and "situate" count as one instruction word."""
+    return word[:5]
+
+
+_INSTRUCTION_GRAMS = set(ngrams(words(INSTRUCTION_TEXT), 3))
+_INSTRUCTION_STEMS = {_stem(w) for w in words(INSTRUCTION_TEXT) if w.isalpha() and w not in _FILLER}
+
+
+def clean_context(raw: str, finished: bool = True) -> str:
+    """The context without boilerplate: "Context:" prefixes, tags, quotes, line breaks, and, when the
+    generation was cut by max_tokens, the trailing unfinished sentence (if a finished one comes before).
+    Prompt markers never survive: `<chunk 7>` goes, and "chunk 7" becomes "this chunk"."""
+    text = _TAG_RE.sub(" ", raw)
+    text = _MARKER_NAME_RE.sub(lambda m: "This chunk" if m.group(0)[0].isupper() else "this chunk", text)
+    for _ in range(2):
+        text = _PREFIX_RE.sub("", text.strip())
+    text = " ".join(text.split())
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
+        text = text[1:-1].strip()
+    if not finished and text and text[-1] not in ".!?)\"'":
+        cut = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+        if cut > 0:
+            text = text[: cut + 1]
+    return text
+
+
+def longest_common_run(a: str, b: str) -> int:
+    match = SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b))
+    return match.size
+
+
+def is_echo(text: str, limits: GuardLimits, document_words: set[str] = frozenset()) -> bool:
+    """Whether the text restates the instruction rather than the chunk: its word 3-grams come from the
+    instruction, or almost all of its content words are the instruction's own (situate, chunk, document,
+    context, retrieval ...) and not words of the document."""
+    tokens = words(text)
+    grams = ngrams(tokens, 3)
+    if len(grams) >= 3 and sum(g in _INSTRUCTION_GRAMS for g in grams) / len(grams) > limits.max_echo_share:
+        return True
+    content = [w for w in tokens if w.isalpha() and w not in _FILLER and len(w) > 2]
+    if len(content) < 3:
+        return False
+    borrowed = [w for w in content if _stem(w) in _INSTRUCTION_STEMS and w not in document_words]
+    return len(borrowed) / len(content) > limits.max_instruction_words
+
+
+def guard_context(
+    raw: str, chunk_text: str, limits: GuardLimits | None = None, finished: bool = True, prefill: str = "",
+) -> tuple[str | None, str]:
+    """Check one generated context: (cleaned context, "") if acceptable, else (None, reason) with reason one of
+    REASONS. `prefill` is the start of the answer that the prompt wrote, not the model: it does not count as content."""
+    limits = limits or GuardLimits()
+    text = clean_context(raw, finished)
+    written = text[len(prefill.strip()) :] if prefill.strip() and text.startswith(prefill.strip()) else text
+    if len(written.strip()) < limits.min_chars or not re.search(r"[^\W\d_]{2}", written):
+        return None, "empty"
+    if len(text) > limits.max_chars:
+        return None, "too_long"
+    tokens = words(text)
+    grams = ngrams(tokens, 3)
+    if len(grams) >= 8 and len(set(grams)) / len(grams) < limits.min_distinct_trigrams:
+        return None, "repetitive"
+    if len(text) >= 120 and len(zlib.compress(text.encode())) / len(text.encode()) < limits.min_compression:
+        return None, "repetitive"
+    if is_echo(written, limits, set(words(chunk_text))):
+        return None, "echo"
+    chunk_grams = set(ngrams(words(chunk_text), 4))
+    grams4 = ngrams(tokens, 4)
+    if grams4 and sum(g in chunk_grams for g in grams4) / len(grams4) > limits.max_copy_share:
+        return None, "copy"
+    if longest_common_run(text, " ".join(chunk_text.split())) > min(limits.max_copy_run, max(40, len(text) // 2)):
+        return None, "copy"
+    return text, ""

@@ -1,0 +1,429 @@
+"""The llama.cpp runtime: the one module that touches llama-cpp-python (and its private internals).
+
+`LlamaRunner` loads a GGUF model quietly, renders prompts with the model's chat template (or as plain
+completion text for base models), and generates with KV-cache reuse:
+
+* `complete` compares the new prompt with the tokens already in the KV cache, removes only the cells
+  after the longest common prefix (`kv_cache_seq_rm`) and evaluates the rest: consecutive prompts that
+  share a document prefix pay for it once.
+* `complete_many` generates several continuations of one shared prefix side by side: the prefix is
+  evaluated once into sequence 0 of a unified KV cache and shared with the other sequences
+  (`llama_memory_seq_cp` copies no cells in a unified cache), their suffixes are evaluated in shared
+  batches, then each decode step advances every sequence by one token. On a CPU one step for eight
+  sequences costs little more than for one.
+
+The cache is created with `swa_full=True`: Gemma 3 (and other sliding-window models) otherwise keep only
+the last `n_swa` positions of their local-attention layers, and cutting such a cache back to an earlier
+position would silently attend to missing cells.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from localcr.errors import LocalcrError
+
+SEED = 1234
+CHAT_STOPS = ("\n\n\n",)
+_SPLIT = "\u27e6localcr-split\u27e7"
+
+
+def default_threads() -> int:
+    """CPU threads for llama.cpp: the cores this process may run on (llama.cpp gains nothing from SMT siblings,
+    and more threads than cores makes every thread wait)."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        available = os.cpu_count() or 1
+    try:
+        import psutil
+
+        physical = psutil.cpu_count(logical=False) or available
+    except ImportError:
+        physical = available
+    return max(1, min(available, physical))
+
+
+def build_info() -> str:
+    """Which llama.cpp build runs: the flags setup.sh chose (recorded in the venv) and the CPU features it uses."""
+    import llama_cpp
+
+    try:
+        stamp = (Path(sys.prefix) / ".llama-cpp-build").read_text().split(maxsplit=1)
+        flags = stamp[1].strip() if len(stamp) > 1 else "default flags"
+    except OSError:
+        flags = "not built by setup.sh"
+    info = llama_cpp.llama_print_system_info().decode()
+    features = [f.split("=")[0].split(":")[-1].strip() for f in info.split("|") if "= 1" in f]
+    return f"llama-cpp-python {llama_cpp.__version__} ({flags}); CPU features in use: {' '.join(features)}"
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    """Silence llama.cpp while it loads: file descriptor 2 goes to a temporary file and sys.stderr (where
+    llama-cpp-python's log callback prints) to a buffer. Yields a function returning what was written."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    buffer = io.StringIO()
+    captured: list[str] = []
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            with contextlib.redirect_stderr(buffer):
+                yield lambda: "".join(captured)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            captured.append(sink.read().decode("utf-8", "replace") + buffer.getvalue())
+
+
+@dataclass
+class Completion:
+    text: str
+    tokens: int  # generated
+    finished: bool  # stopped by a stop rule, not by max_tokens or a detected loop
+    reused: int  # prompt tokens served from the KV cache
+    evaluated: int  # prompt tokens evaluated
+    prompt_seconds: float
+    generate_seconds: float
+
+
+class _Captured(Exception):
+    def __init__(self, prompt: bytes, add_bos: bool):
+        self.prompt, self.add_bos = prompt, add_bos
+
+
+class _CapturePrompt:
+    """Stands in for a Llama when a llama-cpp-python chat handler is called, to catch the rendered prompt."""
+
+    verbose = False
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False):
+        raise _Captured(text, add_bos)
+
+
+Renderer = Callable[[list[dict]], tuple[str, bool]]
+
+
+class LlamaRunner:
+    """One loaded GGUF model: prompt rendering, tokenisation, and completion with KV-cache prefix reuse."""
+
+    def __init__(self, spec, *, seed: int = SEED, parallel: int = 1):
+        import llama_cpp
+        from llama_cpp import Llama
+
+        self.spec = spec
+        path = spec.resolve()
+        self.threads = spec.n_threads or default_threads()
+        try:
+            with quiet_stderr() as log:
+                self.llm = Llama(
+                    model_path=str(path), n_ctx=spec.n_ctx, n_batch=spec.n_batch, n_ubatch=min(spec.n_ubatch, spec.n_batch),
+                    n_threads=self.threads, n_threads_batch=self.threads, seed=seed, logits_all=False, verbose=False,
+                    swa_full=True, flash_attn=spec.flash_attn,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            detail = [line.strip() for line in log().splitlines() if line.strip()]
+            why = detail[-1] if detail else str(exc)
+            raise LocalcrError(
+                f"{spec.where}: llama.cpp could not load {str(path)!r} ({why}): check that the file is a complete "
+                "GGUF model supported by llama-cpp-python 0.3.36, and that n_ctx fits in memory"
+            ) from None
+        # llama-cpp-python maps llama.cpp's warnings to logging.ERROR and prints them unless the level is higher.
+        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
+        self._llama_cpp = llama_cpp
+        self.parallel = max(1, parallel)
+        if self.parallel > 1:
+            self._enable_parallel()
+        self._vocab = self.llm._model.vocab
+        # llama.cpp may pad the context it allocates (n_ctx() > requested), but llama-cpp-python sizes its
+        # token buffer with the requested n_ctx: the smaller of the two is the real limit.
+        self.n_ctx = min(self.llm.n_ctx(), len(self.llm.input_ids))
+        self._render_chat = self._chat_renderer() if spec.prompt_style == "chat" else None
+
+    @property
+    def is_chat(self) -> bool:
+        """Whether prompts go through a chat template (instruct models) or are plain text (base models)."""
+        return self._render_chat is not None
+
+    # --- prompts
+
+    def _chat_renderer(self) -> Renderer:
+        """A function from chat messages to (prompt text, add_bos) using the model's chat template."""
+        from llama_cpp import llama_chat_format
+
+        spec = self.spec
+        if spec.chat_format:
+            try:
+                handler = llama_chat_format.get_chat_completion_handler(spec.chat_format)
+            except Exception:
+                raise LocalcrError(
+                    f"{spec.where} chat_format = {spec.chat_format!r} is not a llama-cpp-python chat format "
+                    "(e.g. \"chatml\", \"gemma\", \"llama-3\", \"mistral-instruct\"); or leave it empty to use the GGUF's template"
+                ) from None
+
+            def render_named(messages: list[dict]) -> tuple[str, bool]:
+                try:
+                    handler(llama=_CapturePrompt(), messages=messages)
+                except _Captured as captured:
+                    return captured.prompt.decode("utf-8"), captured.add_bos
+                raise RuntimeError("the chat handler produced no prompt")
+
+            return render_named
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LocalcrError(
+                f"{spec.where}: prompt_style = \"chat\" but the GGUF has no chat template: set chat_format "
+                "(e.g. \"chatml\") or prompt_style = \"completion\" for a base model"
+            )
+        eos = self.llm.detokenize([self.llm.token_eos()], special=True).decode("utf-8", "replace")
+        bos = self.llm.detokenize([self.llm.token_bos()], special=True).decode("utf-8", "replace")
+        try:
+            formatter = llama_chat_format.Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        except Exception as exc:
+            raise LocalcrError(f"{spec.where}: the GGUF's chat template does not parse ({exc}): set chat_format") from None
+
+        def render_template(messages: list[dict]) -> tuple[str, bool]:
+            result = formatter(messages=messages)
+            return result.prompt, not result.added_special
+
+        return render_template
+
+    def render(self, prefix_message: str, suffix_message: str, system: str = "") -> tuple[list[int], list[int]]:
+        """Tokens of the prompt for one user message = prefix_message + suffix_message, split where the prefix
+        ends, so that every prompt with the same prefix_message (and system message) starts with the same
+        tokens. A base model (completion style) gets the plain text, system message first."""
+        if self._render_chat is None:
+            head = f"{system}\n\n" if system else ""
+            return self.tokenize(head + prefix_message, bos=True), self.tokenize(suffix_message)
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": prefix_message + _SPLIT + suffix_message}]
+        try:
+            text, add_bos = self._render_chat(messages)
+        except LocalcrError:
+            raise
+        except Exception as exc:
+            raise LocalcrError(
+                f"{self.spec.where}: the chat template failed to render ({type(exc).__name__}: {exc}): "
+                "set chat_format to a llama-cpp-python format or use prompt_style = \"completion\""
+            ) from None
+        if text.count(_SPLIT) != 1:
+            raise LocalcrError(f"{self.spec.where}: the chat template rewrites the message text; set chat_format")
+        head, tail = text.split(_SPLIT)
+        return self.tokenize(head, bos=add_bos), self.tokenize(tail)
+
+    def tokenize(self, text: str, bos: bool = False) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=bos, special=self.is_chat)
+
+    def count(self, text: str) -> int:
+        return len(self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=False))
+
+    def detokenize(self, tokens: list[int]) -> str:
+        return self.llm.detokenize(tokens, special=True).decode("utf-8", "replace")
+
+    # --- generation
+
+    def cached_prefix(self, tokens: list[int]) -> int:
+        """How many leading tokens of `tokens` are already in the KV cache."""
+        import numpy as np
+
+        llm = self.llm
+        n = min(llm.n_tokens, len(tokens))
+        if n == 0:
+            return 0
+        have = llm.input_ids[:n]
+        want = np.asarray(tokens[:n], dtype=have.dtype)
+        diff = np.nonzero(have != want)[0]
+        return int(diff[0]) if len(diff) else n
+
+    def _load_prefix(self, tokens: list[int], reuse: bool = True) -> int:
+        """Make sequence 0 of the KV cache hold exactly `tokens`, evaluating only what is not cached yet;
+        returns how many tokens were reused."""
+        llm = self.llm
+        keep = min(self.cached_prefix(tokens), len(tokens) - 1) if reuse else 0
+        if keep > 0 and not llm._ctx.kv_cache_seq_rm(-1, keep, -1):
+            keep = 0  # a memory that cannot be cut back (recurrent models): evaluate everything
+        if keep == 0:
+            llm.reset()
+            llm._ctx.kv_cache_clear()
+        llm.n_tokens = keep
+        llm.eval(tokens[keep:])
+        return keep
+
+    def complete(
+        self, prefix: list[int], suffix: list[int], *, max_tokens: int, stops: Iterable[str] | None = None,
+        reuse: bool = True,
+    ) -> Completion:
+        """Generate after prefix + suffix, reusing the KV cache for the longest common prefix with the
+        previous call unless reuse=False (then the cache is cleared and the whole prompt evaluated)."""
+        llm, spec = self.llm, self.spec
+        tokens = prefix + suffix
+        if len(tokens) + max_tokens > self.n_ctx:
+            raise ValueError(f"prompt of {len(tokens)} tokens + {max_tokens} does not fit n_ctx {self.n_ctx}")
+        started = time.perf_counter()
+        keep = self._load_prefix(tokens, reuse)
+        evaluated_at = time.perf_counter()
+        decoder = _Decoder(self, tokens, max_tokens, stops)
+        stream = llm.generate(
+            [], reset=False, temp=spec.temperature, repeat_penalty=spec.repeat_penalty, top_k=40, top_p=0.95, min_p=0.05,
+        )
+        try:
+            for token in stream:
+                if not decoder.add(token):
+                    break
+        finally:
+            stream.close()
+        done = time.perf_counter()
+        return Completion(
+            text=decoder.text, tokens=len(decoder.tokens), finished=decoder.finished, reused=keep,
+            evaluated=len(tokens) - keep, prompt_seconds=evaluated_at - started, generate_seconds=done - evaluated_at,
+        )
+
+    def _enable_parallel(self) -> None:
+        """Swap the Llama's context for one holding `parallel` sequences in one unified KV cache, so that
+        sequences copied from the document prefix share its cells instead of copying them."""
+        from llama_cpp import _internals
+
+        llm, lc = self.llm, self._llama_cpp
+        params = lc.llama_context_params.from_buffer_copy(llm.context_params)
+        params.n_seq_max = self.parallel
+        params.kv_unified = True
+        with quiet_stderr():
+            ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+        old, llm._ctx = llm._ctx, ctx
+        old.close()
+        llm.reset()
+        self._pbatch = _internals.LlamaBatch(n_tokens=max(llm.n_batch, self.parallel), embd=0, n_seq_max=1, verbose=False)
+
+    def fits_together(self, prefix: list[int], suffixes: list[list[int]], max_tokens: int) -> bool:
+        """Whether these prompts, generated side by side on one shared prefix, fit the unified KV cache."""
+        return len(prefix) + sum(len(s) + max_tokens for s in suffixes) + 8 <= self.n_ctx
+
+    def _decode(self, items: list[tuple[int, int, int, bool]]) -> None:
+        """Decode (seq_id, token, position, wants_logits) items as one llama.cpp batch."""
+        b = self._pbatch.batch
+        b.n_tokens = len(items)
+        for i, (seq, token, pos, logits) in enumerate(items):
+            b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = token, pos, 1, logits
+            b.seq_id[i][0] = seq
+        code = self._llama_cpp.llama_decode(self.llm._ctx.ctx, b)
+        if code != 0:
+            raise RuntimeError(f"llama_decode returned {code}")
+
+    def complete_many(
+        self, prefix: list[int], suffixes: list[list[int]], *, max_tokens: int, stops: Iterable[str] | None = None,
+    ) -> list[Completion]:
+        """Generate after prefix + each suffix, all side by side (see the module docstring)."""
+        if self.parallel == 1 or len(suffixes) == 1:
+            return [self.complete(prefix, suffix, max_tokens=max_tokens, stops=stops) for suffix in suffixes]
+        assert len(suffixes) <= self.parallel and self.fits_together(prefix, suffixes, max_tokens)
+        lc, llm, spec = self._llama_cpp, self.llm, self.spec
+        mem = lc.llama_get_memory(llm._ctx.ctx)
+        n, length = len(suffixes), len(prefix)
+        started = time.perf_counter()
+        for seq in range(1, self.parallel):
+            lc.llama_memory_seq_rm(mem, seq, -1, -1)
+        keep = self._load_prefix(prefix)
+        for seq in range(1, n):
+            lc.llama_memory_seq_cp(mem, 0, seq, -1, -1)
+
+        samplers = [llm._init_sampler(temp=spec.temperature, repeat_penalty=spec.repeat_penalty) for _ in range(n)]
+        decoders = [_Decoder(self, prefix + suffix, max_tokens, stops) for suffix in suffixes]
+        first: list[int] = [0] * n
+        pending = [(seq, token, length + i, i == len(suffix) - 1) for seq, suffix in enumerate(suffixes) for i, token in enumerate(suffix)]
+        step = self._pbatch._n_tokens
+        for at in range(0, len(pending), step):
+            piece = pending[at : at + step]
+            self._decode(piece)
+            for index, (seq, _, _, logits) in enumerate(piece):
+                if logits:
+                    first[seq] = samplers[seq].sample(llm._ctx, index)
+        evaluated_at = time.perf_counter()
+
+        active = [seq for seq in range(n) if decoders[seq].add(first[seq])]
+        while active:
+            self._decode([(seq, decoders[seq].tokens[-1], length + len(suffixes[seq]) + len(decoders[seq].tokens) - 1, True)
+                          for seq in active])
+            active = [seq for index, seq in enumerate(active) if decoders[seq].add(samplers[seq].sample(llm._ctx, index))]
+        done = time.perf_counter()
+
+        # Leave the cache holding the prefix alone, so the next group or document can reuse what it shares.
+        for seq in range(1, n):
+            lc.llama_memory_seq_rm(mem, seq, -1, -1)
+        llm._ctx.kv_cache_seq_rm(-1, length, -1)
+        llm.n_tokens = length
+        for sampler in samplers:
+            sampler.close()
+        prompt_share, gen_share = (evaluated_at - started) / n, (done - evaluated_at) / n
+        return [
+            Completion(
+                text=d.text, tokens=len(d.tokens), finished=d.finished,
+                reused=keep if seq == 0 else length, evaluated=(length - keep if seq == 0 else 0) + len(suffixes[seq]),
+                prompt_seconds=prompt_share, generate_seconds=gen_share,
+            )
+            for seq, d in enumerate(decoders)
+        ]
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if getattr(self, "_pbatch", None) is not None:
+                self._pbatch.close()
+            self.llm._ctx.close()
+        with contextlib.suppress(Exception):
+            self.llm.close()
+
+
+class _Decoder:
+    """The text of one generation as tokens arrive, and whether it has ended (end-of-generation token,
+    a stop string, max_tokens, or a loop)."""
+
+    def __init__(self, runner: LlamaRunner, prompt: list[int], max_tokens: int, stops: Iterable[str] | None):
+        self.runner, self.prompt, self.max_tokens = runner, prompt, max_tokens
+        self.stops = tuple(stops if stops is not None else CHAT_STOPS)
+        self.tokens: list[int] = []
+        self.text, self.finished = "", False
+
+    def add(self, token: int) -> bool:
+        """Take one generated token; False once the generation is over."""
+        runner = self.runner
+        if runner._llama_cpp.llama_vocab_is_eog(runner._vocab, token):
+            self.finished = True
+            return False
+        self.tokens.append(token)
+        self.text = runner.llm.detokenize(self.tokens, prev_tokens=self.prompt).decode("utf-8", "ignore")
+        cut = find_stop(self.text, self.stops)
+        if cut is not None:
+            self.text, self.finished = self.text[:cut], True
+            return False
+        return len(self.tokens) < self.max_tokens and not looping(self.tokens)
+
+
+def find_stop(text: str, stops: tuple[str, ...]) -> int | None:
+    """Where the answer ends: the first stop string after the first non-blank character."""
+    lead = len(text) - len(text.lstrip())
+    if lead == len(text):
+        return None
+    found = [i for i in (text.find(s, lead) for s in stops) if i >= 0]
+    return min(found) if found else None
+
+
+def looping(tokens: list[int], min_repeats: int = 3, max_period: int = 16) -> bool:
+    """True when the tail of the generation is one short token sequence repeated: a loop that only max_tokens would end."""
+    n = len(tokens)
+    for period in range(1, max_period + 1):
+        span = period * min_repeats
+        if span > n or (period == 1 and n < 8):
+            continue
+        tail = tokens[n - span :]
+        if tail == tail[:period] * min_repeats:
+            return True
+    return False
