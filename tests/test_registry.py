@@ -30,12 +30,13 @@ def test_bundled_registry_resolves_both_default_models():
     assert llm.resolve().read_bytes()[:4] == b"GGUF"
     assert (embedder.resolve() / "config.json").is_file()
     assert registry.get("reranker") is None
-    assert llm.n_ctx == 8192 and embedder.max_length == 256 and llm.temperature == 0.0
+    assert llm.n_ctx == 16384 and llm.prompt_style == "chat" and llm.prompt == "marked"
+    assert embedder.max_length == 256 and llm.temperature == 0.0
 
 
 def test_models_command_lists_present_and_missing():
     out = CliRunner().invoke(cli, ["models"]).output
-    assert "gemma3-270m" in out and "minilm" in out and out.count("present") == 2
+    assert "qwen2.5-coder-1.5b" in out and "gemma3-270m" in out and "minilm" in out and out.count("present") == 4
     assert "MISSING" in out and "huggingface-cli download" in out and "no default reranker" in out
 
 
@@ -61,6 +62,7 @@ def test_override_by_option_and_environment(tmp_path, monkeypatch):
     ('[llm.x]\nn_ctx = 10', "needs exactly one of path"),
     ('[llm.x]\nbundled = "gpt-5"', "known bundled models"),
     ('[llm.x]\npath = "a.gguf"\nprompt_style = "poem"', "prompt_style"),
+    ('[llm.x]\npath = "a.gguf"\nprompt = "sonnet"', "prompt = 'sonnet': use \"marked\" or \"published\""),
     ('[defaults]\nllm = "ghost"', "no [llm.ghost] entry"),
     ('[defaults]\nvision = "x"', "unknown role"),
 ])
@@ -98,6 +100,7 @@ def test_commands_using_a_missing_model_exit_2(tmp_path, corpus):
     assert not (tmp_path / "i" / "localcr-index.json").exists()
 
 
+@pytest.mark.model
 def test_rerank_without_reranker_says_how_to_provide_one(tmp_path, corpus):
     CliRunner().invoke(cli, ["index", str(corpus), "--index", str(tmp_path / "i"), "-q"])
     line = cli_error("search", "retries", "--index", tmp_path / "i", "--rerank")
