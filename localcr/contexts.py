@@ -60,13 +60,16 @@ PROMPTS = {
         request="Here is the chunk we want to situate within the whole document\n<chunk>\n{chunk}\n</chunk>\n"
         + _PUBLISHED_INSTRUCTION,
     ),
+    # The published instruction after one sentence naming the chunk's marker and quoting its first words (so the
+    # model finds the right place); the system message keeps small models from restating the task instead of
+    # doing it (measured on Qwen2.5-Coder 0.5B and 1.5B: without it they echo the request or copy the chunk).
     "marked": PromptLayout(
         name="marked", version="marked-2026.1", marked=True,
+        system="You write search-index contexts. Given a document and one of its chunks, you answer with one or two "
+        "sentences that situate the chunk: what the whole document is about and what this chunk covers within it.",
         document="<document>\n{document}\n</document>\n",
-        request="The document is divided into chunks; <chunk {marker}> marks where chunk {marker} begins "
-        "(\"{begins}\"). Please give a short succinct context to situate chunk {marker} within the overall document "
-        "for the purposes of improving search retrieval of the chunk. Answer only with the succinct context and "
-        "nothing else.",
+        request="This chunk is the part of the document that begins at <chunk {marker}> (\"{begins}\"). "
+        + _PUBLISHED_INSTRUCTION,
     ),
 }
 DEFAULT_PROMPT = "marked"

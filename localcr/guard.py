@@ -34,7 +34,7 @@ INSTRUCTION_TEXT = (
     "Here is the chunk we want to situate within the whole document. Please give a short succinct context to situate "
     "this chunk within the overall document for the purposes of improving search retrieval of the chunk. Answer only "
     "with the succinct context and nothing else. The document is divided into chunks marked; situate chunk which "
-    "begins. You write short contexts that situate a chunk of a document for search retrieval. We want to place the "
+    "begins. This chunk is the part of the document that begins at. You write short contexts that situate a chunk of a document for search retrieval. We want to place the "
     "chunk in the document to provide a concise brief context about the content of the text, sitsuate, situated, "
     "situating, situation, purpose, retrieve, retrieving, searching, improve, provides, provided, given, following, "
     "section, part, piece, passage, excerpt, snippet, information, relevant, overall, entire, whole, describe, "
@@ -110,13 +110,27 @@ def is_echo(text: str, limits: GuardLimits, document_words: set[str] = frozenset
     return len(borrowed) / len(content) > limits.max_instruction_words
 
 
+# The quoted start of a chunk that a marked request gives ("first words ..."), repeated back by the model.
+_BEGINS_QUOTE = re.compile(r'\s*\(?"[^"]{0,240}\.\.\."\)?')
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])")
+
+
+def drop_echoed_sentences(text: str, limits: GuardLimits, document_words: set[str] = frozenset()) -> str:
+    """The text without the sentences that only restate the instruction ("This chunk is the part of the document
+    that begins at ..."), when other sentences carry content; unchanged when every sentence is an echo."""
+    sentences = _SENTENCE_END.split(text)
+    kept = [s for s in sentences if not is_echo(s, limits, document_words)]
+    return " ".join(kept) if kept and len(kept) < len(sentences) else text
+
+
 def guard_context(
     raw: str, chunk_text: str, limits: GuardLimits | None = None, finished: bool = True, prefill: str = "",
 ) -> tuple[str | None, str]:
     """Check one generated context: (cleaned context, "") if acceptable, else (None, reason) with reason one of
     REASONS. `prefill` is the start of the answer that the prompt wrote, not the model: it does not count as content."""
     limits = limits or GuardLimits()
-    text = clean_context(raw, finished)
+    text = _BEGINS_QUOTE.sub("", clean_context(raw, finished))
+    text = drop_echoed_sentences(text, limits, set(words(chunk_text)))
     written = text[len(prefill.strip()) :] if prefill.strip() and text.startswith(prefill.strip()) else text
     if len(written.strip()) < limits.min_chars or not re.search(r"[^\W\d_]{2}", written):
         return None, "empty"
