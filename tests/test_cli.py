@@ -260,7 +260,7 @@ def test_llm_contexts_end_to_end_with_the_bundled_model(corpus, tmp_path):
     first = run("index", corpus, "--index", index, "-q", "--contexts", "llm")
     assert "contexts:" in first and "generated" in first
     info = json.loads(run("stats", "--index", index, "--json"))
-    assert info["contexts"]["mode"] == "llm" and info["contexts"]["llm"] == "gemma3-270m"
+    assert info["contexts"]["mode"] == "llm" and info["contexts"]["llm"] == "qwen2.5-coder-1.5b"
     assert set(info["context_sources"]) <= {"llm", "fallback"} and sum(info["context_sources"].values()) == info["chunks"]
     hits = [json.loads(line) for line in run("search", "FairScheduler", "--index", index, "-k", 3, "--json").splitlines()]
     top = next(h for h in hits if h["path"].endswith("scheduler.py"))
