@@ -5,6 +5,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import localcr  # noqa: F401  (switches the model hub off before any test imports transformers)
 
@@ -135,3 +136,21 @@ def corpus(tmp_path) -> Path:
     (root / "docs" / "notes.txt").write_bytes("Caf\xe9 menu: the daemon restarts nightly.\n".encode("latin-1"))
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return root
+
+
+def run(*args, code=0) -> str:
+    """The `localcr` command in this process: its output, after checking its exit code."""
+    from localcr.cli import cli
+
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def error_line(*args) -> str:
+    """The one-line error of a `localcr` command that must fail with exit code 2."""
+    out = run(*args, code=2).strip()
+    assert "Traceback" not in out
+    line = out.splitlines()[-1]
+    assert line.startswith("localcr: error: ")
+    return line

@@ -6,23 +6,10 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from conftest import error_line, run
 
 from localcr.cli import cli
 from localcr.search import open_index
-
-
-def run(*args, code=0):
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code == code, result.output
-    return result.output
-
-
-def error_line(*args) -> str:
-    out = run(*args, code=2).strip()
-    assert "Traceback" not in out
-    line = out.splitlines()[-1]
-    assert line.startswith("localcr: error: ")
-    return line
 
 
 @pytest.fixture

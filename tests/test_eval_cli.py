@@ -4,15 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
-
-from localcr.cli import cli
-
-
-def run(*args, code=0):
-    result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code == code, result.output
-    return result.output
+from conftest import error_line, run
 
 
 @pytest.fixture
@@ -49,8 +41,7 @@ def test_eval_reproduces_hand_computed_metrics(fruit_index, tmp_path):
 def test_eval_fails_when_nothing_is_left(fruit_index, tmp_path):
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({"query": "x", "golden_chunk_uuids": [["nope", 0]]}) + "\n")
-    result = CliRunner().invoke(cli, ["eval", "--index", str(fruit_index), "--queries", str(queries)])
-    assert result.exit_code == 2 and "localcr: error:" in result.output
+    assert "no usable query" in error_line("eval", "--index", fruit_index, "--queries", queries)
 
 
 def test_make_qa_writes_questions_eval_can_read(fruit_index, tmp_path):
