@@ -21,8 +21,8 @@ from localcr.cache import key, open_cache
 from localcr.chunking import levels_for, pack, split_spans
 from localcr.documents import Chunk
 from localcr.errors import LocalcrError
-from localcr.lexical import spell_out_identifiers
 from localcr.models import ModelSpec
+from localcr.text import spell_out_identifiers
 
 CONTEXT_SHARE = 0.4  # a context may take at most this share of a window; the chunk keeps the rest
 

@@ -8,16 +8,13 @@ Snowball-stemmed.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from localcr.errors import LocalcrError
-
-_WORD = re.compile(r"[^\W_](?:[\w]*[^\W_])?|_+\w+", re.UNICODE)
-_PART = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+from localcr.text import identifier_parts, words
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
@@ -37,7 +34,7 @@ def _stemmer():
 
 @lru_cache(maxsize=200_000)
 def _word_tokens(word: str) -> tuple[str, ...]:
-    parts = [p.lower() for p in _PART.findall(word)]
+    parts = [p.lower() for p in identifier_parts(word)]
     whole = word.strip("_").lower()
     stem = _stemmer().stemWord
     out = []
@@ -48,20 +45,10 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def spell_out_identifiers(text: str) -> str:
-    """`DiffExecutor.run_target()` -> `Diff Executor.run target()`: code identifiers as the words they are made of,
-    for embedders whose word-piece vocabularies know words, not identifiers."""
-    def spell(match: re.Match) -> str:
-        parts = _PART.findall(match.group(0))
-        return " ".join(parts) if len(parts) > 1 else match.group(0)
-
-    return _WORD.sub(spell, text)
-
-
 def tokenize(text: str) -> list[str]:
     """Index terms of a text: each word or identifier whole, plus its parts if it has several; stemmed."""
     tokens: list[str] = []
-    for word in _WORD.findall(text):
+    for word in words(text):
         tokens.extend(_word_tokens(word))
     return tokens
 

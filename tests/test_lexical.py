@@ -37,9 +37,3 @@ def test_save_and_load(tmp_path):
     index.save(tmp_path / "lex")
     assert LexicalIndex.load(tmp_path / "lex").scores("gamma").argmax() == 1
 
-
-def test_identifiers_spelled_out_for_the_embedder():
-    from localcr.lexical import spell_out_identifiers
-
-    assert spell_out_identifiers("impl DiffExecutor { fn run_target() }") == "impl Diff Executor { fn run target() }"
-    assert spell_out_identifiers("Plain words stay, HTTPServer splits.") == "Plain words stay, HTTP Server splits."
