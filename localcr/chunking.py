@@ -121,6 +121,6 @@ def _to_chunks(doc: Document, groups: list[list[tuple[int, int, int]]]) -> list[
         position = len(chunks)
         chunks.append(Chunk(
             chunk_id=f"{doc.doc_id}#{position}", doc_id=doc.doc_id, position=position,
-            start=start, end=end, text=doc.text[start:end],
+            start=start, end=end, text=doc.text[start:end], kind=doc.kind,
         ))
     return chunks

@@ -42,6 +42,7 @@ class Chunk:
     context: str = ""  # the situating context (structural or LLM-written), kept apart from the text
     context_source: str = ""  # "structural", "llm", "imported", "fallback" or "" for none
     external_index: int | None = None  # the chunk's index in an imported corpus (for its gold sets)
+    kind: str = "text"  # its document's kind (see Document.kind): how a chunk too long to embed whole is cut
 
     @property
     def sha(self) -> str:
@@ -214,6 +215,7 @@ def import_prechunked(path: Path) -> list[Document]:
         for entry in raw:
             doc_id = str(entry["doc_id"])
             text = entry["content"]
+            kind = _guess_kind(text)
             chunks, cursor = [], 0
             for position, c in enumerate(entry["chunks"]):
                 start = text.find(c["content"], cursor)
@@ -223,10 +225,10 @@ def import_prechunked(path: Path) -> list[Document]:
                 cursor = end if start >= 0 else cursor
                 chunks.append(Chunk(
                     chunk_id=str(c["chunk_id"]), doc_id=doc_id, position=position, start=start, end=end,
-                    text=c["content"], external_index=int(c.get("original_index", position)),
+                    text=c["content"], external_index=int(c.get("original_index", position)), kind=kind,
                 ))
             docs.append(Document(
-                doc_id=doc_id, path=f"{path.name}#{doc_id}", kind=_guess_kind(text), text=text,
+                doc_id=doc_id, path=f"{path.name}#{doc_id}", kind=kind, text=text,
                 size=len(text.encode()), external_id=entry.get("original_uuid"), given_chunks=chunks,
             ))
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:

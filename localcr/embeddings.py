@@ -60,8 +60,9 @@ class Embedder:
         encoded = self.tokenizer(texts, add_special_tokens=False, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
 
-    def windows(self, chunks: list[Chunk], kinds: dict[str, str]) -> list[Window]:
-        """Split each chunk into embeddable windows of "context + piece" that fit the model's length."""
+    def windows(self, chunks: list[Chunk]) -> list[Window]:
+        """Split each chunk into embeddable windows of "context + piece" that fit the model's length; a chunk
+        too long for one window is cut at the boundaries its kind knows."""
         budget = self.max_length - 3  # [CLS], [SEP] and the newline between context and text
         context_tokens = self.count_tokens([c.context for c in chunks])
         text_tokens = self.count_tokens([c.text for c in chunks])
@@ -76,7 +77,7 @@ class Embedder:
             if n_text <= room:
                 out.append(Window(row, spell_out_identifiers(prefix + chunk.text)))
                 continue
-            levels = levels_for(kinds.get(chunk.doc_id, "text"))
+            levels = levels_for(chunk.kind)
             for group in pack(split_spans(chunk.text, self.count_tokens, room, levels), room):
                 piece = chunk.text[group[0][0]:group[-1][1]].strip()
                 if piece:

