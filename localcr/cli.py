@@ -10,8 +10,8 @@ import click
 
 import localcr
 from localcr.errors import LocalcrError
-from localcr.index import disk_size
 from localcr.models import BUNDLED, ROLES, load_registry
+from localcr.store import disk_size
 
 
 class Group(click.Group):
@@ -44,6 +44,19 @@ def cli(ctx, models_file):
 
 def _registry(ctx):
     return load_registry(ctx.obj["models"])
+
+
+def _open_index(index_dir, registry):
+    """The index at --index; a missing or empty directory is an error that says how to build one."""
+    from localcr.search import Index
+    from localcr.store import read_marker
+
+    directory = Path(index_dir)
+    if not directory.is_dir():
+        raise LocalcrError(f"{directory}: no such index directory; build one with `localcr index PATH --index {directory}`")
+    if read_marker(directory) is None:
+        raise LocalcrError(f"{directory}: empty, not an index yet; build one with `localcr index PATH --index {directory}`")
+    return Index(directory, registry)
 
 
 def _index_option(f):
@@ -140,9 +153,7 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @click.pass_context
 def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, as_json):
     """Search an index."""
-    from localcr.search import Index
-
-    idx = Index(index_dir, _registry(ctx))
+    idx = _open_index(index_dir, _registry(ctx))
     reranker = _reranker(idx.registry, rerank_name)
     hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates, window=window)
     if as_json:
@@ -187,13 +198,12 @@ DEMO_QUERIES = (
 def demo(ctx, index_dir, contexts, k):
     """The whole pipeline on the bundled sample corpus: index with contexts, then three hybrid searches."""
     from localcr.index import build_index
-    from localcr.search import Index
 
     registry = _registry(ctx)
     click.secho(f"$ localcr index {DEMO_CORPUS} --index {index_dir} --contexts {contexts}", bold=True)
     summary = build_index([str(DEMO_CORPUS)], index_dir, registry, contexts=contexts)
     click.echo(summary.text())
-    idx = Index(index_dir, registry)
+    idx = _open_index(index_dir, registry)
     for query in DEMO_QUERIES:
         click.secho(f"\n$ localcr search {query!r} --index {index_dir} -k {k}", bold=True)
         _print_hits(idx.search(query, k))
@@ -228,9 +238,8 @@ def _reranker(registry, name):
 def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_query, as_json, quiet):
     """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
     from localcr import evaluation
-    from localcr.search import Index
 
-    idx = Index(index_dir, _registry(ctx))
+    idx = _open_index(index_dir, _registry(ctx))
     ks = evaluation.parse_ks(ks_text)
     reranker_configured = rerank_name is not None or bool(idx.registry.defaults.get("reranker"))
     specs = configs or ("dense", "lexical", "hybrid") + (("hybrid,rerank",) if reranker_configured else ())
@@ -260,12 +269,11 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_qu
 def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
     """Write synthetic questions with the local LLM, for evaluating an index that has no gold set."""
     from localcr.questions import make_questions
-    from localcr.search import Index
 
-    idx = Index(index_dir, _registry(ctx))
+    idx = _open_index(index_dir, _registry(ctx))
     spec = idx.registry.require("llm", llm)
     spec.resolve()
-    docs, chunks = idx.stored_documents()
+    docs, chunks = idx.store.stored_documents()
     questions = make_questions(chunks, docs, spec, per_chunk, limit=limit, progress=not quiet)
     with open(out, "w", encoding="utf-8") as f:
         for q in questions:
@@ -279,9 +287,7 @@ def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
 @click.pass_context
 def stats(ctx, index_dir, as_json):
     """What an index holds: documents, chunks, models, contexts, size on disk, when it was built."""
-    from localcr.search import Index
-
-    info = Index(index_dir, _registry(ctx)).stats()
+    info = _open_index(index_dir, _registry(ctx)).store.stats()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return

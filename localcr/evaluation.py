@@ -123,7 +123,8 @@ class QuerySet:
 
 
 def load_queries(path: str | Path, index: Any) -> QuerySet:
-    """Read a query file (either format, see the module doc) and resolve its ids against `index`.
+    """Read a query file (either format, see the module doc) and resolve its ids against `index` (through
+    `index.store`, the localcr.store.StoreReader of a search.Index).
 
     Lines that cannot be used are counted by reason in `QuerySet.skipped`; a query keeps whatever ids the
     index knows. A LocalcrError when the file is missing, unreadable, or leaves no query at all.
@@ -138,8 +139,8 @@ def load_queries(path: str | Path, index: Any) -> QuerySet:
     except UnicodeDecodeError:
         raise LocalcrError(f"{path}: not UTF-8 text: a query file is JSON Lines") from None
 
-    chunk_ids = set(index.chunk_id_set())
-    doc_ids = set(index.doc_ids())
+    chunk_ids = set(index.store.chunk_id_set())
+    doc_ids = set(index.store.doc_ids())
     external: dict[tuple[str, int], str] | None = None  # built on the first published-format line
     external_docs: set[str] = set()
 
@@ -175,7 +176,7 @@ def load_queries(path: str | Path, index: Any) -> QuerySet:
         for item in items:
             if _is_pair(item):
                 if external is None:
-                    external = dict(index.chunk_ids_for_external())
+                    external = dict(index.store.chunk_ids_for_external())
                     external_docs = {doc for doc, _ in external}
                 key = (item[0], int(item[1]))
                 chunk = external.get(key)

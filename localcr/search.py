@@ -3,21 +3,20 @@
     index = localcr.open_index("my-index")
     for hit in index.search("how are retries configured?", k=5):
         print(hit.path, hit.score, hit.text)
+
+What the index holds (documents, chunk ids, sizes) is read through `index.store`, a localcr.store.StoreReader.
 """
 from __future__ import annotations
 
-import json
-import sqlite3
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
-from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
-from localcr.index import disk_size, read_marker
 from localcr.models import Registry, load_registry
+from localcr.store import StoreReader
 
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("rrf", "weighted")
@@ -88,25 +87,10 @@ def widen(rows: list[int], doc_of_row, window: int, n_rows: int) -> list[tuple[i
 
 
 class Index:
-    """An opened index: the generation current when it was opened, and the embedder it was built with."""
+    """An opened index: the generation current when it was opened (`store`), and the embedder it was built with."""
 
     def __init__(self, directory: str | Path, registry: Registry | None = None):
-        self.directory = Path(directory)
-        if not self.directory.is_dir():
-            raise LocalcrError(f"{self.directory}: no such index directory; build one with `localcr index PATH --index {self.directory}`")
-        marker = read_marker(self.directory)
-        if marker is None:
-            raise LocalcrError(f"{self.directory}: empty, not an index yet; build one with `localcr index PATH --index {self.directory}`")
-        self.generation = self.directory / marker["current"]
-        try:
-            self.manifest = json.loads((self.generation / "manifest.json").read_text())
-            self.db = sqlite3.connect(f"file:{self.generation / 'store.sqlite'}?mode=ro", uri=True, check_same_thread=False)
-            rows = self.db.execute("SELECT doc_id FROM chunks ORDER BY row").fetchall()
-            self._window_rows = np.load(self.generation / "windows.npy")
-        except (OSError, ValueError, sqlite3.Error) as exc:
-            raise LocalcrError(f"{self.generation}: index is corrupt ({type(exc).__name__}: {exc}); rebuild it with `localcr index`") from None
-        self._doc_ids = [r[0] for r in rows]
-        self.n_chunks = len(rows)
+        self.store = StoreReader(directory)
         self._registry = registry
         self._query_cache: dict[str, np.ndarray] = {}
 
@@ -119,33 +103,23 @@ class Index:
     def embedder(self):
         from localcr.embeddings import Embedder
 
-        recorded = self.manifest["embedder"]
+        recorded = self.store.manifest["embedder"]
         spec = self.registry.models["embedder"].get(recorded["name"])
         if spec is None:
-            raise LocalcrError(f"{self.directory} was built with embedder {recorded['name']!r}, which {self.registry.path} no longer has: "
+            raise LocalcrError(f"{self.store.directory} was built with embedder {recorded['name']!r}, which {self.registry.path} no longer has: "
                                "add it back or rebuild the index")
         if f"{spec.name}:{spec.fingerprint()}" != recorded["id"]:
-            raise LocalcrError(f"{self.directory} was built with a different {recorded['name']!r} embedder than {self.registry.path} "
+            raise LocalcrError(f"{self.store.directory} was built with a different {recorded['name']!r} embedder than {self.registry.path} "
                                "now points at: rebuild the index with `localcr index`")
         return Embedder(spec)
 
     @cached_property
     def dense(self):
-        import hnswlib
-
-        index = hnswlib.Index(space="cosine", dim=self.manifest["embedder"]["dimension"])
-        try:
-            index.load_index(str(self.generation / "dense.hnsw"), max_elements=len(self._window_rows))
-        except Exception as exc:
-            raise LocalcrError(f"{self.generation / 'dense.hnsw'}: unreadable ({exc}); rebuild the index with `localcr index`") from None
-        index.set_ef(200)
-        return index
+        return self.store.dense()
 
     @cached_property
     def lexical(self):
-        from localcr.lexical import LexicalIndex
-
-        return LexicalIndex.load(self.generation / "lexical")
+        return self.store.lexical()
 
     # -- retrieval ------------------------------------------------------------------------------------------
     def dense_scores(self, query: str, depth: int) -> dict[int, float]:
@@ -153,12 +127,13 @@ class Index:
         vector = self._query_cache.get(query)
         if vector is None:
             vector = self._query_cache[query] = self.embedder.embed_query(query)
-        n = len(self._window_rows)
-        per_chunk = max(1.0, n / max(self.n_chunks, 1))
+        window_rows = self.store.window_rows
+        n = len(window_rows)
+        per_chunk = max(1.0, n / max(self.store.n_chunks, 1))
         labels, distances = self.dense.knn_query(vector, k=min(n, int(depth * per_chunk) + 8))
         scores: dict[int, float] = {}
         for label, distance in zip(labels[0], distances[0]):
-            row = int(self._window_rows[label])
+            row = int(window_rows[label])
             if row not in scores:
                 scores[row] = 1.0 - float(distance)
             if len(scores) == depth:
@@ -202,28 +177,20 @@ class Index:
         ranks["fused"] = _ranks(order)
         scores = fused
         if rerank is not None:
-            passages = self._rows(order)
+            passages = self.store.hit_records(order)
             reranked = rerank.rerank(query, order, [f"{p['context']}\n{p['text']}".strip() for p in passages])
             order = [row for row, _ in reranked]
             scores = dict(reranked)
             ranks["rerank"] = _ranks(order)
         order = order[:k]
-        groups = widen(order, self._doc_ids.__getitem__, window, self.n_chunks) if window else [(row, [row]) for row in order]
+        if window:
+            groups = widen(order, self.store.row_doc_ids.__getitem__, window, self.store.n_chunks)
+        else:
+            groups = [(row, [row]) for row in order]
         return self._hits(groups, scores, ranks)
 
-    def _rows(self, rows: list[int]) -> list[dict]:
-        if not rows:
-            return []
-        marks = ",".join("?" * len(rows))
-        found = self.db.execute(
-            f"SELECT c.row, c.chunk_id, c.doc_id, c.position, c.start, c.end, c.text, c.context, c.external_index, "
-            f"d.path, d.external_id FROM chunks c JOIN documents d USING (doc_id) WHERE c.row IN ({marks})", rows).fetchall()
-        names = ("row", "chunk_id", "doc_id", "position", "start", "end", "text", "context", "external_index", "path", "external_id")
-        by_row = {r[0]: dict(zip(names, r)) for r in found}
-        return [by_row[row] for row in rows]
-
     def _hits(self, groups, scores, ranks) -> list[Hit]:
-        records = {r["row"]: r for r in self._rows(sorted({row for _, span in groups for row in span}))}
+        records = {r["row"]: r for r in self.store.hit_records(sorted({row for _, span in groups for row in span}))}
         hits = []
         for row, span in groups:
             rec = records[row]
@@ -240,47 +207,9 @@ class Index:
             hits.append(hit)
         return hits
 
-    def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
-        """The indexed documents (without their full text) and their chunks, in index order."""
-        docs = [Document(doc_id=d, path=p, kind=k, text="", size=n, external_id=e)
-                for d, p, k, n, e in self.db.execute("SELECT doc_id, path, kind, size, external_id FROM documents")]
-        chunks: dict[str, list[Chunk]] = {d.doc_id: [] for d in docs}
-        for row in self.db.execute("SELECT chunk_id, doc_id, position, start, end, text, context, context_source, "
-                                   "external_index FROM chunks ORDER BY row"):
-            chunks[row[1]].append(Chunk(*row))
-        return docs, chunks
-
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (evaluation clears them so every configuration pays for embedding)."""
         self._query_cache.clear()
-
-    # -- lookups for evaluation -----------------------------------------------------------------------------
-    def chunk_ids_for_external(self) -> dict[tuple[str, int], str]:
-        rows = self.db.execute("SELECT d.external_id, c.external_index, c.chunk_id FROM chunks c JOIN documents d USING (doc_id) "
-                               "WHERE d.external_id IS NOT NULL AND c.external_index IS NOT NULL")
-        return {(ext, idx): cid for ext, idx, cid in rows}
-
-    def doc_ids(self) -> set[str]:
-        return set(self._doc_ids)
-
-    def chunk_id_set(self) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT chunk_id FROM chunks")}
-
-    def doc_of(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT chunk_id, doc_id FROM chunks"))
-
-    def stats(self) -> dict:
-        """What the index holds and what it cost on disk, for `localcr stats`."""
-        sizes = {p.name: disk_size(p) for p in self.generation.iterdir()}
-        sources = dict(self.db.execute("SELECT context_source, COUNT(*) FROM chunks GROUP BY context_source"))
-        return {
-            "directory": str(self.directory), "generation": self.generation.name,
-            "created": self.manifest["created"], "localcr": self.manifest["localcr"],
-            "documents": self.manifest["documents"], "chunks": self.manifest["chunks"], "windows": self.manifest["windows"],
-            "embedder": self.manifest["embedder"], "chunking": self.manifest["chunking"], "contexts": self.manifest["contexts"],
-            "context_sources": sources, "sources": self.manifest["sources"],
-            "bytes": sizes, "total_bytes": sum(sizes.values()),
-        }
 
 
 def _ranks(rows: list[int]) -> dict[int, int]:

@@ -102,7 +102,7 @@ def test_reindex_adds_changes_and_deletes(built):
 
 
 def test_second_writer_is_refused(built):
-    from localcr.index import writer_lock
+    from localcr.store import writer_lock
 
     corpus, index, _ = built
     with writer_lock(index):
@@ -110,7 +110,7 @@ def test_second_writer_is_refused(built):
     assert "another `localcr index`" in line
 
 
-@pytest.mark.parametrize("stage", ["localcr.index._write_dense", "localcr.index._switch_marker", "localcr.index._write_store"])
+@pytest.mark.parametrize("stage", ["localcr.store._write_dense", "localcr.store._switch_marker", "localcr.store._write_store"])
 def test_interrupted_run_keeps_previous_index_and_next_run_finishes(built, monkeypatch, stage):
     corpus, index, _ = built
     before = open_index(index).search("retries", k=3)
@@ -182,7 +182,7 @@ def test_prechunked_corpus_keeps_its_ids(tmp_path):
     path.write_text(json.dumps(corpus))
     run("index", path, "--index", tmp_path / "i", "-q")
     idx = open_index(tmp_path / "i")
-    assert idx.chunk_ids_for_external() == {("u1", 0): "doc_1_chunk_0", ("u1", 1): "doc_1_chunk_1"}
+    assert idx.store.chunk_ids_for_external() == {("u1", 0): "doc_1_chunk_0", ("u1", 1): "doc_1_chunk_1"}
     hit = idx.search("gamma", k=1, mode="lexical")[0]
     assert (hit.chunk_id, hit.start, hit.end) == ("doc_1_chunk_1", 12, 23)
     bad = tmp_path / "bad.json"

@@ -126,14 +126,13 @@ def test_mean_and_percentile():
 # ---------------------------------------------------------------------------------------------- query files
 
 
-class FakeIndex:
-    """A stand-in for search.Index: three chunks in two documents, one imported corpus, canned rankings."""
+class FakeStore:
+    """The lookups of a store.StoreReader that query files are resolved with: three chunks in two documents,
+    one imported corpus."""
 
-    def __init__(self, external=True, rankings=None):
+    def __init__(self, external=True):
         self.chunks = {"d1_c0": "d1", "d1_c1": "d1", "d2_c0": "d2"}
         self.external = {("U1", 0): "d1_c0", ("U1", 1): "d1_c1", ("U2", 0): "d2_c0"} if external else {}
-        self.rankings = rankings or {}
-        self.calls = []
 
     def chunk_id_set(self):
         return set(self.chunks)
@@ -141,17 +140,23 @@ class FakeIndex:
     def doc_ids(self):
         return set(self.chunks.values())
 
-    def doc_of(self):
-        return dict(self.chunks)
-
     def chunk_ids_for_external(self):
         return dict(self.external)
+
+
+class FakeIndex:
+    """A stand-in for search.Index over a FakeStore, with canned rankings."""
+
+    def __init__(self, external=True, rankings=None):
+        self.store = FakeStore(external)
+        self.rankings = rankings or {}
+        self.calls = []
 
     def search(self, query, k=20, *, mode="hybrid", fusion="rrf", alpha=0.5, rerank=None, candidates=150, window=0):
         self.calls.append(dict(query=query, k=k, mode=mode, fusion=fusion, alpha=alpha, rerank=rerank,
                                candidates=candidates, window=window))
         ids = self.rankings.get((mode, query), [])
-        return [H(c, self.chunks.get(c, "?")) for c in ids][:k]
+        return [H(c, self.store.chunks.get(c, "?")) for c in ids][:k]
 
 
 def write_lines(path, lines):

@@ -1,0 +1,102 @@
+"""The on-disk format without any model: a generation written, switched to, and read back by column name."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+
+from localcr import store
+from localcr.documents import Chunk, Document
+from localcr.errors import LocalcrError
+from localcr.lexical import LexicalIndex
+
+
+def corpus():
+    guide = Document(doc_id="guide.md", path="/d/guide.md", kind="markdown", text="# Guide\n\nalpha\n\nbeta\n", size=22)
+    code = Document(doc_id="u.json#x", path="u.json#x", kind="code", text="fn a() {}", size=9, external_id="U1")
+    chunks = {
+        "guide.md": [Chunk("guide.md#0", "guide.md", 0, 0, 14, "# Guide\n\nalpha", "File guide.md.", "structural", kind="markdown"),
+                     Chunk("guide.md#1", "guide.md", 1, 16, 20, "beta", "", "", kind="markdown")],
+        "u.json#x": [Chunk("x_0", "u.json#x", 0, 0, 9, "fn a() {}", "Defines a.", "imported", external_index=3, kind="code")],
+    }
+    return [guide, code], chunks
+
+
+def write(directory, marker=None):
+    docs, chunks = corpus()
+    rows = [c for d in docs for c in chunks[d.doc_id]]
+    vectors = np.eye(len(rows), 4, dtype=np.float32) + 0.01
+    lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in rows])
+    manifest = {"localcr": "test", "created": "today", "sources": [], "embedder": {"dimension": 4}, "chunking": {},
+                "contexts": {"mode": "structural"}, "documents": 2, "chunks": 3, "windows": 3}
+    directory.mkdir(exist_ok=True)
+    return store.write_generation(directory, marker, manifest, docs, chunks, vectors, np.arange(len(rows)), lexical)
+
+
+def test_a_written_generation_reads_back(tmp_path):
+    generation = write(tmp_path / "i")
+    assert store.read_marker(tmp_path / "i") == {"format": store.FORMAT, "version": 1, "current": generation}
+    reader = store.StoreReader(tmp_path / "i")
+    docs, chunks = reader.stored_documents()
+    assert [(d.doc_id, d.kind, d.external_id, d.text) for d in docs] == [
+        ("guide.md", "markdown", None, ""), ("u.json#x", "code", "U1", "")]
+    assert chunks == corpus()[1]  # every field, the chunk's kind taken from its document
+    assert reader.row_doc_ids == ["guide.md", "guide.md", "u.json#x"]
+    assert reader.chunk_id_set() == {"guide.md#0", "guide.md#1", "x_0"}
+    assert reader.doc_ids() == {"guide.md", "u.json#x"}
+    assert reader.chunk_ids_for_external() == {("U1", 3): "x_0"}
+    assert [r["chunk_id"] for r in reader.hit_records([2, 0])] == ["x_0", "guide.md#0"]
+    assert reader.hit_records([2])[0]["path"] == "u.json#x"
+    labels, _ = reader.dense().knn_query(np.eye(3, 4, dtype=np.float32)[1], k=1)
+    assert labels[0][0] == 1
+    assert reader.lexical().scores("beta").argmax() == 1
+    assert reader.stats()["context_sources"] == {"": 1, "imported": 1, "structural": 1}
+
+
+def test_reading_goes_by_column_name(tmp_path):
+    """A store whose tables list their columns in another order reads the same."""
+    write(tmp_path / "i")
+    reader = store.StoreReader(tmp_path / "i")
+    expected = reader.stored_documents()
+    path = reader.path / store.STORE
+    reader.db.close()
+    with sqlite3.connect(path) as db:
+        for table, columns in (("chunks", store.CHUNK_COLUMNS), ("documents", store.DOCUMENT_COLUMNS)):
+            shuffled = ", ".join(reversed(columns))
+            db.executescript(f"CREATE TABLE t AS SELECT {shuffled} FROM {table}; DROP TABLE {table}; ALTER TABLE t RENAME TO {table};")
+    assert store.StoreReader(tmp_path / "i").stored_documents() == expected
+
+
+def test_schema_and_column_lists_agree(tmp_path):
+    db = sqlite3.connect(":memory:")
+    db.executescript(store.SCHEMA)
+    for table, columns in (("documents", store.DOCUMENT_COLUMNS), ("chunks", store.CHUNK_COLUMNS)):
+        assert tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})")) == columns
+
+
+def test_a_new_generation_replaces_all_but_the_one_before(tmp_path):
+    directory = tmp_path / "i"
+    first = write(directory)
+    second = write(directory, store.read_marker(directory))
+    third = write(directory, store.read_marker(directory))
+    assert sorted(p.name for p in directory.glob("gen-*")) == sorted([second, third])
+    assert first not in {second, third}
+    (directory / ".building-dead").mkdir()
+    store.remove_stale_builds(directory)
+    assert not list(directory.glob(".building-*"))
+
+
+def test_markers_that_are_not_ours(tmp_path):
+    assert store.read_marker(tmp_path / "absent") is None
+    (tmp_path / "lock-only").mkdir()
+    (tmp_path / "lock-only" / store.LOCK).write_text("")
+    assert store.read_marker(tmp_path / "lock-only") is None
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / store.MARKER).write_text(json.dumps({"format": store.FORMAT, "version": 0, "current": "gen-x"}))
+    with pytest.raises(LocalcrError, match="index format 0 is not 1"):
+        store.read_marker(old)
+    with pytest.raises(LocalcrError, match="not an index yet"):
+        store.StoreReader(tmp_path / "lock-only")
