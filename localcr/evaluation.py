@@ -130,8 +130,36 @@ def load_queries(path: str | Path, index: Any) -> QuerySet:
     index knows. A LocalcrError when the file is missing, unreadable, or leaves no query at all.
     """
     path = Path(path)
+    raw = _read_query_file(path)
+    resolver = _Resolver(index.store)
+    qs = QuerySet(path=path, queries=[])
+    for n, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            qs.blank_lines += 1
+            continue
+        parsed = _parse_line(line)
+        if isinstance(parsed, str):
+            qs._skip(parsed, n)
+            continue
+        obj, fmt, items = parsed
+        gold_texts = _published_texts(obj) if fmt == "published" else {}
+        targets, dropped = resolver.targets(items, fmt, gold_texts, lambda reason: qs._skip(reason, n))
+        if not targets:
+            qs._skip(NOTHING_LEFT, n)
+            continue
+        if dropped:
+            qs._skip(PARTIAL, n)
+        qid = obj.get("id")
+        qs.queries.append(Query(qid=str(qid) if qid is not None else f"line{n}", line=n, text=obj["query"], targets=targets))
+        qs.formats[fmt] = qs.formats.get(fmt, 0) + 1
+    if not qs.queries:
+        raise _nothing_usable(qs, resolver)
+    return qs
+
+
+def _read_query_file(path: Path) -> str:
     try:
-        raw = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise LocalcrError(f"{path}: query file not found") from None
     except IsADirectoryError:
@@ -139,93 +167,83 @@ def load_queries(path: str | Path, index: Any) -> QuerySet:
     except UnicodeDecodeError:
         raise LocalcrError(f"{path}: not UTF-8 text: a query file is JSON Lines") from None
 
-    chunk_ids = set(index.store.chunk_id_set())
-    doc_ids = set(index.store.doc_ids())
-    external: dict[tuple[str, int], str] | None = None  # built on the first published-format line
-    external_docs: set[str] = set()
 
-    qs = QuerySet(path=path, queries=[])
-    for n, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            qs.blank_lines += 1
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            qs._skip(BAD_JSON, n)
-            continue
-        if not isinstance(obj, dict):
-            qs._skip(NOT_OBJECT, n)
-            continue
-        text = obj.get("query")
-        if not isinstance(text, str) or not text.strip():
-            qs._skip(NO_QUERY, n)
-            continue
-        if isinstance(obj.get("golden_chunk_uuids"), list) and obj["golden_chunk_uuids"]:
-            fmt, items = "published", obj["golden_chunk_uuids"]
-        elif isinstance(obj.get("relevant"), list) and obj["relevant"]:
-            fmt, items = "generic", obj["relevant"]
-        else:
-            qs._skip(NO_TARGETS, n)
-            continue
+def _parse_line(line: str) -> tuple[dict, str, list] | str:
+    """A line's object, its format ("published" or "generic") and its list of ids; or why the line is dropped."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        return BAD_JSON
+    if not isinstance(obj, dict):
+        return NOT_OBJECT
+    text = obj.get("query")
+    if not isinstance(text, str) or not text.strip():
+        return NO_QUERY
+    if isinstance(obj.get("golden_chunk_uuids"), list) and obj["golden_chunk_uuids"]:
+        return obj, "published", obj["golden_chunk_uuids"]
+    if isinstance(obj.get("relevant"), list) and obj["relevant"]:
+        return obj, "generic", obj["relevant"]
+    return NO_TARGETS
 
-        gold_texts = _published_texts(obj) if fmt == "published" else {}
+
+class _Resolver:
+    """A query's ids as targets of this index: its chunk ids and document ids, and the (document uuid,
+    chunk index) pairs of an imported corpus (looked up once, on the first pair)."""
+
+    def __init__(self, store: Any):
+        self.store = store
+        self.chunk_ids = set(store.chunk_id_set())
+        self.doc_ids = set(store.doc_ids())
+        self.external: dict[tuple[str, int], str] | None = None
+        self.external_docs: set[str] = set()
+
+    def targets(self, items: list, fmt: str, gold_texts: dict, skip) -> tuple[list[Target], int]:
+        """The distinct targets the ids name, and how many ids named none; `skip(reason)` hears of each id left out."""
         targets: list[Target] = []
-        seen: set[Target] = set()
         dropped = 0
         for item in items:
-            if _is_pair(item):
-                if external is None:
-                    external = dict(index.store.chunk_ids_for_external())
-                    external_docs = {doc for doc, _ in external}
-                key = (item[0], int(item[1]))
-                chunk = external.get(key)
-                if chunk is None:
-                    qs._skip(UNKNOWN_DOC if key[0] not in external_docs else UNKNOWN_CHUNK, n)
-                    dropped += 1
-                    continue
-                target = Target("chunk", chunk, gold_texts.get(key))
-            elif isinstance(item, str) and fmt == "generic":
-                if item in chunk_ids:
-                    target = Target("chunk", item)
-                elif item in doc_ids:
-                    target = Target("doc", item)
-                else:
-                    qs._skip(UNKNOWN_ID, n)
-                    dropped += 1
-                    continue
-            else:
-                qs._skip(MALFORMED_ID, n)
+            target = self._target(item, fmt, gold_texts)
+            if isinstance(target, str):
+                skip(target)
                 dropped += 1
-                continue
-            if target in seen:
-                qs._skip(DUPLICATE_ID, n)
-                continue
-            seen.add(target)
-            targets.append(target)
+            elif target in targets:
+                skip(DUPLICATE_ID)
+            else:
+                targets.append(target)
+        return targets, dropped
 
-        if not targets:
-            qs._skip(NOTHING_LEFT, n)
-            continue
-        if dropped:
-            qs._skip(PARTIAL, n)
-        qid = obj.get("id")
-        qs.queries.append(Query(qid=str(qid) if qid is not None else f"line{n}", line=n, text=text, targets=targets))
-        qs.formats[fmt] = qs.formats.get(fmt, 0) + 1
+    def _target(self, item: Any, fmt: str, gold_texts: dict) -> Target | str:
+        """The target one id names, or why it is ignored."""
+        if _is_pair(item):
+            if self.external is None:
+                self.external = dict(self.store.chunk_ids_for_external())
+                self.external_docs = {doc for doc, _ in self.external}
+            key = (item[0], int(item[1]))
+            chunk = self.external.get(key)
+            if chunk is None:
+                return UNKNOWN_DOC if key[0] not in self.external_docs else UNKNOWN_CHUNK
+            return Target("chunk", chunk, gold_texts.get(key))
+        if isinstance(item, str) and fmt == "generic":
+            if item in self.chunk_ids:
+                return Target("chunk", item)
+            if item in self.doc_ids:
+                return Target("doc", item)
+            return UNKNOWN_ID
+        return MALFORMED_ID
 
-    if not qs.queries:
-        hint = ""
-        if qs.skipped.get(UNKNOWN_DOC) or qs.skipped.get(UNKNOWN_ID):
-            hint = (
-                ": none of its ids are in this index; was the index built from another corpus"
-                + (" (it holds no imported document uuids)" if external == {} else "")
-                + "?"
-            )
-        elif not qs.skipped:
-            hint = ": it holds no queries"
-        details = "; ".join(f"{count} x {reason}" for reason, count in qs.skipped.items())
-        raise LocalcrError(f"{path}: no usable query{hint}" + (f" ({details})" if details else ""))
-    return qs
+
+def _nothing_usable(qs: QuerySet, resolver: _Resolver) -> LocalcrError:
+    hint = ""
+    if qs.skipped.get(UNKNOWN_DOC) or qs.skipped.get(UNKNOWN_ID):
+        hint = (
+            ": none of its ids are in this index; was the index built from another corpus"
+            + (" (it holds no imported document uuids)" if resolver.external == {} else "")
+            + "?"
+        )
+    elif not qs.skipped:
+        hint = ": it holds no queries"
+    details = "; ".join(f"{count} x {reason}" for reason, count in qs.skipped.items())
+    return LocalcrError(f"{qs.path}: no usable query{hint}" + (f" ({details})" if details else ""))
 
 
 def _is_pair(item: Any) -> bool:
@@ -323,11 +341,11 @@ def score_ranking(hits: Sequence[Any], targets: Sequence[Target], ks: Iterable[i
     return out
 
 
-def parse_ks(text: str) -> tuple[int, ...]:
-    """Cut-offs from their command-line spelling, e.g. "5,10,20" -> (5, 10, 20): sorted, without repeats."""
-    parts = [p.strip() for p in text.split(",")]
+def parse_ks(ks: str) -> tuple[int, ...]:
+    """Cut-offs from their written form, e.g. "5,10,20" -> (5, 10, 20): sorted, without repeats."""
+    parts = [p.strip() for p in ks.split(",")]
     if not all(re.fullmatch(r"\d+", p) and int(p) >= 1 for p in parts):
-        raise LocalcrError(f"--k {text!r}: write whole numbers >= 1 separated by commas, e.g. 5,10,20")
+        raise LocalcrError(f"--k {ks!r}: write whole numbers >= 1 separated by commas, e.g. 5,10,20")
     return tuple(sorted({int(p) for p in parts}))
 
 
@@ -375,60 +393,66 @@ _CONFIG_HELP = (
 )
 
 
-def parse_config(text: str) -> SearchConfig:
-    """A configuration from its command-line spelling, e.g. "hybrid,fusion=weighted,alpha=0.3" or "lexical,window=1"."""
-    parts = [p.strip() for p in text.split(",")]
+def parse_config(config: str) -> SearchConfig:
+    """A configuration from its written form, e.g. "hybrid,fusion=weighted,alpha=0.3" or "lexical,window=1"."""
+    def bad(problem: str) -> LocalcrError:
+        return LocalcrError(f"--config {config!r}: " + problem)
+
+    parts = [p.strip() for p in config.split(",")]
     mode = parts[0].lower()
     if mode not in MODES:
-        raise LocalcrError(f"--config {text!r}: unknown search mode {parts[0]!r}: {_CONFIG_HELP}")
+        raise bad(f"unknown search mode {parts[0]!r}: {_CONFIG_HELP}")
     cfg = SearchConfig(name="", mode=mode)
     given: set[str] = set()
     for part in parts[1:]:
         if not part:
-            raise LocalcrError(f"--config {text!r}: empty option: {_CONFIG_HELP}")
+            raise bad(f"empty option: {_CONFIG_HELP}")
         key, sep, value = part.partition("=")
         key, value = key.strip().lower(), value.strip()
         if key in given:
-            raise LocalcrError(f"--config {text!r}: {key} given twice")
+            raise bad(f"{key} given twice")
         given.add(key)
-        if key == "rerank":
-            if not sep:
-                cfg.rerank = True
-            elif value.lower() in ("true", "yes", "1", "on"):
-                cfg.rerank = True
-            elif value.lower() in ("false", "no", "0", "off"):
-                cfg.rerank = False
-            else:
-                raise LocalcrError(f"--config {text!r}: rerank={value!r}: write rerank, rerank=true or rerank=false")
-        elif not sep or not value:
-            raise LocalcrError(f"--config {text!r}: option {part!r} needs a value: {_CONFIG_HELP}")
-        elif key == "fusion":
-            if value.lower() not in FUSIONS:
-                raise LocalcrError(f"--config {text!r}: fusion={value!r}: use {' or '.join(FUSIONS)}")
-            cfg.fusion = value.lower()
-        elif key == "alpha":
-            try:
-                cfg.alpha = float(value)
-            except ValueError:
-                cfg.alpha = math.nan
-            if not 0.0 <= cfg.alpha <= 1.0:
-                raise LocalcrError(f"--config {text!r}: alpha={value!r}: a number from 0 to 1 (weight of dense scores)")
-        elif key in ("window", "candidates"):
-            if not re.fullmatch(r"\d+", value) or (key == "candidates" and int(value) < 1):
-                low = 0 if key == "window" else 1
-                raise LocalcrError(f"--config {text!r}: {key}={value!r}: a whole number >= {low}")
-            setattr(cfg, key, int(value))
-        elif key == "name":
-            cfg.name = value
-        else:
-            raise LocalcrError(f"--config {text!r}: unknown option {key!r}: {_CONFIG_HELP}")
+        problem = _set_option(cfg, key, value, bool(sep), part)
+        if problem:
+            raise bad(problem)
     if mode != "hybrid" and given & {"fusion", "alpha"}:
-        raise LocalcrError(f"--config {text!r}: fusion and alpha apply only to hybrid search")
+        raise bad("fusion and alpha apply only to hybrid search")
     if "alpha" in given and cfg.fusion != "weighted":
-        raise LocalcrError(f"--config {text!r}: alpha applies only to fusion=weighted")
+        raise bad("alpha applies only to fusion=weighted")
     if not cfg.name:
         cfg.name = describe(cfg)
     return cfg
+
+
+def _set_option(cfg: SearchConfig, key: str, value: str, has_value: bool, part: str) -> str | None:
+    """Set one `key=value` option of a configuration; what is wrong with it, if anything."""
+    if key == "rerank":
+        flag = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
+        if has_value and value.lower() not in flag:
+            return f"rerank={value!r}: write rerank, rerank=true or rerank=false"
+        cfg.rerank = flag[value.lower()] if has_value else True
+    elif not has_value or not value:
+        return f"option {part!r} needs a value: {_CONFIG_HELP}"
+    elif key == "fusion":
+        if value.lower() not in FUSIONS:
+            return f"fusion={value!r}: use {' or '.join(FUSIONS)}"
+        cfg.fusion = value.lower()
+    elif key == "alpha":
+        try:
+            cfg.alpha = float(value)
+        except ValueError:
+            cfg.alpha = math.nan
+        if not 0.0 <= cfg.alpha <= 1.0:
+            return f"alpha={value!r}: a number from 0 to 1 (weight of dense scores)"
+    elif key in ("window", "candidates"):
+        if not re.fullmatch(r"\d+", value) or (key == "candidates" and int(value) < 1):
+            return f"{key}={value!r}: a whole number >= {0 if key == 'window' else 1}"
+        setattr(cfg, key, int(value))
+    elif key == "name":
+        cfg.name = value
+    else:
+        return f"unknown option {key!r}: {_CONFIG_HELP}"
+    return None
 
 
 def describe(cfg: SearchConfig) -> str:
@@ -476,6 +500,11 @@ def evaluate(
     the first do not look faster by reusing the query vectors the first one computed.
     """
     ks = tuple(sorted(set(ks)))
+    _check_run(queries, configs, ks, reranker)
+    return [_run_config(index, queries, cfg, ks, reranker, progress) for cfg in configs]
+
+
+def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int, ...], reranker: Any) -> None:
     if not ks or ks[0] < 1:
         raise LocalcrError("--k: cut-offs must be whole numbers >= 1")
     if not configs:
@@ -491,62 +520,65 @@ def evaluate(
                 f"configuration {cfg.name!r} reranks but no reranker is loaded: configure one in models.toml "
                 "and pass --rerank NAME (or set [defaults] reranker)"
             )
+
+
+def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int, ...], reranker: Any,
+                progress: bool) -> ConfigResult:
+    """One configuration over every query: a warm-up search, then each query timed and scored."""
     k = ks[-1]
-    results = []
-    for cfg in configs:
-        kwargs = dict(
-            k=k,
-            mode=cfg.mode,
-            fusion=cfg.fusion,
-            alpha=cfg.alpha,
-            rerank=reranker if cfg.rerank else None,
-            candidates=max(cfg.candidates, k),
-            window=cfg.window,
-        )
-        index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
-        clear = getattr(index, "clear_query_cache", None)
-        if callable(clear):  # every configuration pays for embedding its queries, not just the first one
-            clear()
-        rows, scores, latencies = [], [], []
-        for q in _progress(queries.queries, f"{cfg.name}", progress):
-            start = time.perf_counter()
-            hits = index.search(q.text, **kwargs)
-            elapsed = (time.perf_counter() - start) * 1000
-            score = score_ranking(hits, q.targets, ks)
-            found = set()
-            for hit in hits[:k]:
-                found |= _covered(hit, q.targets)
-            latencies.append(elapsed)
-            scores.append(score)
-            rows.append(
-                {
-                    "config": cfg.name,
-                    "query_id": q.qid,
-                    "line": q.line,
-                    "query": q.text,
-                    "targets": [str(t) for t in q.targets],
-                    "missed": [str(t) for t in q.targets if t not in found],
-                    "retrieved": [hit.chunk_id for hit in hits[:k]],
-                    "first_relevant_rank": _first_rank(hits[:k], q.targets),
-                    "latency_ms": round(elapsed, 3),
-                    **{key: round(value, 6) for key, value in score.items()},
-                }
-            )
-        results.append(
-            ConfigResult(
-                config=cfg,
-                ks=ks,
-                metrics=mean_metrics(scores, ks),
-                latency_ms={
-                    "p50": percentile(latencies, 50),
-                    "p95": percentile(latencies, 95),
-                    "mean": sum(latencies) / len(latencies),
-                },
-                n_queries=len(rows),
-                per_query=rows,
-            )
-        )
-    return results
+    kwargs = dict(
+        k=k,
+        mode=cfg.mode,
+        fusion=cfg.fusion,
+        alpha=cfg.alpha,
+        rerank=reranker if cfg.rerank else None,
+        candidates=max(cfg.candidates, k),
+        window=cfg.window,
+    )
+    index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
+    clear = getattr(index, "clear_query_cache", None)
+    if callable(clear):  # every configuration pays for embedding its queries, not just the first one
+        clear()
+    rows, scores, latencies = [], [], []
+    for q in _progress(queries.queries, f"{cfg.name}", progress):
+        start = time.perf_counter()
+        hits = index.search(q.text, **kwargs)
+        elapsed = (time.perf_counter() - start) * 1000
+        score = score_ranking(hits, q.targets, ks)
+        latencies.append(elapsed)
+        scores.append(score)
+        rows.append(_query_row(cfg, q, hits[:k], elapsed, score))
+    return ConfigResult(
+        config=cfg,
+        ks=ks,
+        metrics=mean_metrics(scores, ks),
+        latency_ms={
+            "p50": percentile(latencies, 50),
+            "p95": percentile(latencies, 95),
+            "mean": sum(latencies) / len(latencies),
+        },
+        n_queries=len(rows),
+        per_query=rows,
+    )
+
+
+def _query_row(cfg: SearchConfig, q: Query, hits: Sequence[Any], elapsed: float, score: dict[str, float]) -> dict[str, Any]:
+    """A query's line of per-query output: what it asked for, what came back and missed, its metrics."""
+    found: set[Target] = set()
+    for hit in hits:
+        found |= _covered(hit, q.targets)
+    return {
+        "config": cfg.name,
+        "query_id": q.qid,
+        "line": q.line,
+        "query": q.text,
+        "targets": [str(t) for t in q.targets],
+        "missed": [str(t) for t in q.targets if t not in found],
+        "retrieved": [hit.chunk_id for hit in hits],
+        "first_relevant_rank": _first_rank(hits, q.targets),
+        "latency_ms": round(elapsed, 3),
+        **{key: round(value, 6) for key, value in score.items()},
+    }
 
 
 def _first_rank(hits: Sequence[Any], targets: Sequence[Target]) -> int | None:
