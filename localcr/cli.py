@@ -9,9 +9,18 @@ from pathlib import Path
 import click
 
 import localcr
-from localcr.errors import LocalcrError
+from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.store import disk_size
+
+# The options that carry a Python API parameter under another name; an ArgumentError about one of these
+# parameters is worded with the option, as the user wrote it.
+OPTIONS = {"contexts": "--contexts", "chunk_tokens": "--chunk-tokens", "overlap_tokens": "--overlap",
+           "config": "--config", "ks": "--k"}
+
+
+def _spell_option(name: str, value: object) -> str:
+    return f"{OPTIONS[name]} {value!r}" if name in OPTIONS else f"{name}={value!r}"
 
 
 class Group(click.Group):
@@ -21,7 +30,8 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except LocalcrError as exc:
-            click.echo(f"localcr: error: {exc}", err=True)
+            message = exc.spell(_spell_option) if isinstance(exc, ArgumentError) else exc
+            click.echo(f"localcr: error: {message}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo("localcr: interrupted; the previous index is untouched and finished work is cached", err=True)
@@ -129,9 +139,14 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     """
     from localcr.index import build_index
 
-    summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
-                          contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
-                          progress=not quiet)
+    try:
+        summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
+                              contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
+                              progress=not quiet)
+    except ArgumentError as exc:
+        if exc.names == {"paths"}:
+            raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)") from None
+        raise
     click.echo(summary.text())
 
 

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from localcr.errors import LocalcrError
+from localcr.errors import ArgumentError, LocalcrError
 from localcr.search import FUSIONS, MODES
 
 DEFAULT_KS = (5, 10, 20)
@@ -345,7 +345,7 @@ def parse_ks(ks: str) -> tuple[int, ...]:
     """Cut-offs from their written form, e.g. "5,10,20" -> (5, 10, 20): sorted, without repeats."""
     parts = [p.strip() for p in ks.split(",")]
     if not all(re.fullmatch(r"\d+", p) and int(p) >= 1 for p in parts):
-        raise LocalcrError(f"--k {ks!r}: write whole numbers >= 1 separated by commas, e.g. 5,10,20")
+        raise ArgumentError(("ks", ks), ": write whole numbers >= 1 separated by commas, e.g. 5,10,20")
     return tuple(sorted({int(p) for p in parts}))
 
 
@@ -395,8 +395,8 @@ _CONFIG_HELP = (
 
 def parse_config(config: str) -> SearchConfig:
     """A configuration from its written form, e.g. "hybrid,fusion=weighted,alpha=0.3" or "lexical,window=1"."""
-    def bad(problem: str) -> LocalcrError:
-        return LocalcrError(f"--config {config!r}: " + problem)
+    def bad(problem: str) -> ArgumentError:
+        return ArgumentError(("config", config), ": " + problem)
 
     parts = [p.strip() for p in config.split(",")]
     mode = parts[0].lower()
@@ -506,7 +506,7 @@ def evaluate(
 
 def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int, ...], reranker: Any) -> None:
     if not ks or ks[0] < 1:
-        raise LocalcrError("--k: cut-offs must be whole numbers >= 1")
+        raise ArgumentError(("ks", ks), ": cut-offs must be whole numbers >= 1")
     if not configs:
         raise LocalcrError("no search configuration to evaluate")
     if not queries.queries:
@@ -518,7 +518,7 @@ def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int
         if cfg.rerank and reranker is None:
             raise LocalcrError(
                 f"configuration {cfg.name!r} reranks but no reranker is loaded: configure one in models.toml "
-                "and pass --rerank NAME (or set [defaults] reranker)"
+                "and pass it as reranker= (localcr.rerank.load_reranker)"
             )
 
 

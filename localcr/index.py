@@ -21,7 +21,7 @@ import localcr
 from localcr import store
 from localcr.chunking import chunk_document
 from localcr.documents import Chunk, Document, LoadReport, load_paths
-from localcr.errors import LocalcrError
+from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import ModelSpec, Registry
 from localcr.structure import structural_contexts
 
@@ -69,7 +69,7 @@ def build_index(
     started = time.monotonic()
     directory = Path(directory)
     if contexts is not None and contexts not in CONTEXT_MODES:
-        raise LocalcrError(f"--contexts {contexts!r}: choose one of {', '.join(CONTEXT_MODES)}")
+        raise ArgumentError(("contexts", contexts), f": choose one of {', '.join(CONTEXT_MODES)}")
     store.read_marker(directory)  # refuse a foreign directory before the lock file is written into it
     with store.writer_lock(directory):
         marker = store.read_marker(directory)
@@ -133,7 +133,7 @@ def _settings(last: dict, registry: Registry, paths: list[str], *, embedder, con
 
 def _load(sources: list[str] | None, log) -> LoadReport:
     if not sources:
-        raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)")
+        raise ArgumentError("nothing to index: ", ("paths", []), " names no files or directories and the index records none")
     loaded = load_paths(sources)
     for warning in loaded.warnings:
         log(f"warning: {warning}")
@@ -149,7 +149,7 @@ def _chunk(docs: list[Document], model, settings: _Settings) -> tuple[dict[str, 
     if settings.overlap_tokens is None:
         settings.overlap_tokens = settings.chunk_tokens // 8
     if not 0 <= settings.overlap_tokens < settings.chunk_tokens:
-        raise LocalcrError(f"--overlap {settings.overlap_tokens} must be below --chunk-tokens {settings.chunk_tokens}")
+        raise ArgumentError(("overlap_tokens", settings.overlap_tokens), " must be below ", ("chunk_tokens", settings.chunk_tokens))
     chunks_by_doc = {d.doc_id: chunk_document(d, model.count_tokens, settings.chunk_tokens, settings.overlap_tokens)
                      for d in docs}
     chunks = [c for d in docs for c in chunks_by_doc[d.doc_id]]

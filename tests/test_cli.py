@@ -143,6 +143,13 @@ def test_bad_inputs_are_one_line_errors(tmp_path, corpus):
     assert "no such index directory" in error_line("search", "x", "--index", tmp_path / "nowhere")
     (tmp_path / "blank").mkdir()
     assert "not an index yet" in error_line("search", "x", "--index", tmp_path / "blank")
+    assert error_line("index", "--index", tmp_path / "fresh") == (
+        "localcr: error: nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)")
+
+
+def test_overlap_not_below_chunk_size_names_the_options(corpus, tmp_path):
+    line = error_line("index", corpus, "--index", tmp_path / "i", "-q", "--chunk-tokens", 16, "--overlap", 16)
+    assert line == "localcr: error: --overlap 16 must be below --chunk-tokens 16"
 
 
 def test_empty_query_is_refused(built):

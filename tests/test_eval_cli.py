@@ -44,6 +44,15 @@ def test_eval_fails_when_nothing_is_left(fruit_index, tmp_path):
     assert "no usable query" in error_line("eval", "--index", fruit_index, "--queries", queries)
 
 
+def test_eval_errors_name_the_options(fruit_index, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query": "bananas", "relevant": ["fruit/b.md#0"]}) + "\n")
+    line = error_line("eval", "--index", fruit_index, "--queries", queries, "--config", "bm25")
+    assert line.startswith("localcr: error: --config 'bm25': unknown search mode 'bm25'")
+    line = error_line("eval", "--index", fruit_index, "--queries", queries, "--k", "5,,10")
+    assert line == "localcr: error: --k '5,,10': write whole numbers >= 1 separated by commas, e.g. 5,10,20"
+
+
 def test_make_qa_writes_questions_eval_can_read(fruit_index, tmp_path):
     out = tmp_path / "qa.jsonl"
     text = run("make-qa", "--index", fruit_index, "--out", out, "--limit", 2, "-q")
