@@ -1,7 +1,14 @@
 """localcr: Contextual Retrieval that runs fully offline on one CPU.
 
+    import localcr
+
+    localcr.build_index(["docs/"], "my-index", localcr.load_registry())
+    for hit in localcr.open_index("my-index").search("how are retries configured?", k=5):
+        print(hit.path, hit.score, hit.text)
+
 Importing localcr switches Hugging Face hub access off before anything can import
 transformers or sentence-transformers: models load from local files or not at all.
+The API's names are imported when first used, so `import localcr` itself stays fast.
 """
 import os
 
@@ -10,9 +17,30 @@ for _flag in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from importlib import import_module as _import_module  # noqa: E402
 from importlib.metadata import version as _version  # noqa: E402
 
 from localcr.errors import LocalcrError  # noqa: E402
 
 __version__ = _version("localcr")
-__all__ = ["LocalcrError", "__version__"]
+
+_LAZY = {
+    "build_index": "localcr.index",
+    "open_index": "localcr.search",
+    "Hit": "localcr.search",
+    "load_registry": "localcr.models",
+}
+__all__ = ["build_index", "open_index", "load_registry", "Hit", "LocalcrError", "__version__"]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'localcr' has no attribute {name!r}")
+    value = getattr(_import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

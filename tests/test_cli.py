@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import error_line, run
 
+from localcr import open_index
 from localcr.cli import cli
-from localcr.search import open_index
 
 
 @pytest.fixture
