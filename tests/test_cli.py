@@ -26,12 +26,14 @@ def test_version_and_help():
         assert command in text
 
 
+@pytest.mark.model
 def test_index_reports_what_it_did(built):
     _, _, out = built
     assert "indexed 4 documents" in out  # guide.md, notes.txt, scheduler.py, journal.rs
     assert "4 new" in out
 
 
+@pytest.mark.model
 def test_warnings_for_binary_and_non_utf8(corpus, tmp_path):
     result = CliRunner().invoke(cli, ["index", str(corpus), "--index", str(tmp_path / "i"), "-q"])
     assert result.exit_code == 0, result.output
@@ -39,6 +41,7 @@ def test_warnings_for_binary_and_non_utf8(corpus, tmp_path):
     assert "notes.txt: not valid UTF-8" in result.output
 
 
+@pytest.mark.model
 def test_search_finds_the_right_chunk_in_every_mode(built):
     _, index, _ = built
     for mode in ("hybrid", "dense", "lexical"):
@@ -49,6 +52,7 @@ def test_search_finds_the_right_chunk_in_every_mode(built):
         assert set(hits[0]["ranks"]) >= ({"dense", "lexical"} if mode == "hybrid" else {mode})
 
 
+@pytest.mark.model
 def test_search_json_fields_and_offsets(built):
     corpus, index, _ = built
     hit = json.loads(run("search", "FairScheduler next_job", "--index", index, "-k", 1, "--json"))
@@ -59,18 +63,21 @@ def test_search_json_fields_and_offsets(built):
         assert key in hit
 
 
+@pytest.mark.model
 def test_identifier_parts_match_plain_words(built):
     _, index, _ = built
     hit = json.loads(run("search", "journal replay", "--index", index, "-k", 1, "--mode", "lexical", "--json"))
     assert hit["path"].endswith("journal.rs")
 
 
+@pytest.mark.model
 def test_weighted_fusion_and_human_output(built):
     _, index, _ = built
     out = run("search", "quota core-hours", "--index", index, "--fusion", "weighted", "--alpha", 0.3, "-k", 2)
     assert out.startswith("1. ") and "guide.md" in out and "score" in out
 
 
+@pytest.mark.model
 def test_window_widens_hits(built):
     _, index, _ = built
     idx = open_index(index)
@@ -80,6 +87,7 @@ def test_window_widens_hits(built):
     assert len(ids) == len(set(ids))
 
 
+@pytest.mark.model
 def test_stats(built):
     _, index, _ = built
     out = run("stats", "--index", index)
@@ -88,6 +96,7 @@ def test_stats(built):
     assert info["documents"] == 4 and info["total_bytes"] > 0
 
 
+@pytest.mark.model
 def test_reindex_adds_changes_and_deletes(built):
     corpus, index, _ = built
     (corpus / "docs" / "faq.md").write_text("# FAQ\n\nThe web console lives at port 7701.\n")
@@ -101,6 +110,7 @@ def test_reindex_adds_changes_and_deletes(built):
     assert not any(p.endswith("journal.rs") for p in paths)
 
 
+@pytest.mark.model
 def test_second_writer_is_refused(built):
     from localcr.store import writer_lock
 
@@ -110,6 +120,7 @@ def test_second_writer_is_refused(built):
     assert "another `localcr index`" in line
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("stage", ["localcr.store._write_dense", "localcr.store._switch_marker", "localcr.store._write_store"])
 def test_interrupted_run_keeps_previous_index_and_next_run_finishes(built, monkeypatch, stage):
     corpus, index, _ = built
@@ -147,16 +158,19 @@ def test_bad_inputs_are_one_line_errors(tmp_path, corpus):
         "localcr: error: nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)")
 
 
+@pytest.mark.model
 def test_overlap_not_below_chunk_size_names_the_options(corpus, tmp_path):
     line = error_line("index", corpus, "--index", tmp_path / "i", "-q", "--chunk-tokens", 16, "--overlap", 16)
     assert line == "localcr: error: --overlap 16 must be below --chunk-tokens 16"
 
 
+@pytest.mark.model
 def test_empty_query_is_refused(built):
     _, index, _ = built
     assert "query is empty" in error_line("search", "  ", "--index", index)
 
 
+@pytest.mark.model
 def test_corrupt_index_files(built):
     _, index, _ = built
     generation = next(index.glob("gen-*"))
@@ -172,6 +186,7 @@ def _corrupt_marker(index):
     return error_line("search", "retries", "--index", index)
 
 
+@pytest.mark.model
 def test_index_built_with_another_embedder_is_refused(built):
     _, index, _ = built
     generation = next(index.glob("gen-*"))
@@ -181,6 +196,7 @@ def test_index_built_with_another_embedder_is_refused(built):
     assert "different 'minilm' embedder" in error_line("search", "retries", "--index", index)
 
 
+@pytest.mark.model
 def test_prechunked_corpus_keeps_its_ids(tmp_path):
     corpus = [{"doc_id": "doc_1", "original_uuid": "u1", "content": "alpha beta\n\ngamma delta",
                "chunks": [{"chunk_id": "doc_1_chunk_0", "original_index": 0, "content": "alpha beta"},
@@ -197,6 +213,7 @@ def test_prechunked_corpus_keeps_its_ids(tmp_path):
     assert "not a pre-chunked corpus" in error_line("index", bad, "--index", tmp_path / "j")
 
 
+@pytest.mark.model
 def test_store_keeps_contexts_apart_from_text(built):
     _, index, _ = built
     generation = next(index.glob("gen-*"))
@@ -206,6 +223,7 @@ def test_store_keeps_contexts_apart_from_text(built):
     assert any("class FairScheduler" in context for _, context in rows)
 
 
+@pytest.mark.model
 def test_reindex_keeps_the_settings_it_was_built_with(built):
     corpus, index, _ = built
     run("index", "--index", index, "-q")
@@ -215,6 +233,7 @@ def test_reindex_keeps_the_settings_it_was_built_with(built):
     assert json.loads(run("stats", "--index", index, "--json"))["context_sources"] == {"": info["chunks"]}
 
 
+@pytest.mark.model
 def test_search_rerank_with_a_real_cross_encoder(built, tiny_reranker_dir, tmp_path):
     """--rerank scores the top --candidates fused chunks with the cross-encoder and orders by its scores."""
     from localcr.models import load_registry
@@ -236,6 +255,7 @@ def test_search_rerank_with_a_real_cross_encoder(built, tiny_reranker_dir, tmp_p
     assert expected == sorted(expected, reverse=True)
 
 
+@pytest.mark.model
 def test_contexts_from_file_replace_those_chunks(corpus, tmp_path):
     contexts = tmp_path / "contexts.jsonl"
     contexts.write_text(json.dumps({"chunk_id": "orbit/src/journal.rs#0", "context": "Crash-safe job journal."}) + "\n"
@@ -249,6 +269,7 @@ def test_contexts_from_file_replace_those_chunks(corpus, tmp_path):
     assert "contexts.jsonl:1" in error_line("index", corpus, "--index", tmp_path / "i", "--contexts-from", contexts)
 
 
+@pytest.mark.model
 def test_llm_contexts_end_to_end_with_the_bundled_model(corpus, tmp_path):
     index = tmp_path / "i"
     first = run("index", corpus, "--index", index, "-q", "--contexts", "llm")
