@@ -10,17 +10,22 @@ from pathlib import Path
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", required=True, type=Path,
-                   help="directory with codebase_chunks.json and evaluation_set.jsonl (e.g. ../shared/data/anthropic-codebase)")
+                   help="a public set: ../shared/data/anthropic-codebase (code) or ../shared/data/xquad-en etc. (prose)")
     p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"), help="scratch directory for indexes and caches")
     return p
 
 
+# The two layouts of the public sets: the codebase set's published file names, and the prose sets'.
+CORPUS_NAMES = (("codebase_chunks.json", "evaluation_set.jsonl"), ("corpus.json", "queries.jsonl"))
+
+
 def corpus_files(data: Path) -> tuple[Path, Path]:
-    chunks, queries = data / "codebase_chunks.json", data / "evaluation_set.jsonl"
-    for path in (chunks, queries):
-        if not path.is_file():
-            raise SystemExit(f"{path}: not found; pass --data DIR holding codebase_chunks.json and evaluation_set.jsonl")
-    return chunks, queries
+    """(pre-chunked corpus, queries) of a public set directory."""
+    for chunks, queries in CORPUS_NAMES:
+        if (data / chunks).is_file() and (data / queries).is_file():
+            return data / chunks, data / queries
+    raise SystemExit(f"{data}: no corpus found; pass --data DIR holding codebase_chunks.json + evaluation_set.jsonl "
+                     "or corpus.json + queries.jsonl")
 
 
 def machine() -> str:

@@ -20,6 +20,7 @@ from tqdm import tqdm
 import localcr
 from localcr import store
 from localcr.chunking import chunk_document
+from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, load_paths
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import ModelSpec, Registry
@@ -61,10 +62,11 @@ def build_index(
     paths: list[str], directory: str | os.PathLike, registry: Registry, *,
     embedder: str | None = None, contexts: str | None = None, llm: str | None = None,
     contexts_from: str | None = None, chunk_tokens: int | None = None, overlap_tokens: int | None = None,
-    progress: bool = True, log=None,
+    composition: str | None = None, progress: bool = True, log=None,
 ) -> BuildSummary:
     """Index documents under `paths` into `directory`. Re-indexing keeps every setting not given again
-    (paths, embedder, context mode, LLM, chunk sizes) as the index was last built with."""
+    (paths, embedder, context mode, LLM, how LLM contexts join structural ones, chunk sizes) as the index
+    was last built with."""
     log = log or (lambda message: print(message, file=sys.stderr))
     started = time.monotonic()
     directory = Path(directory)
@@ -75,7 +77,8 @@ def build_index(
         marker = store.read_marker(directory)
         store.remove_stale_builds(directory)
         settings = _settings(store.current_manifest(directory, marker), registry, paths, embedder=embedder,
-                             contexts=contexts, llm=llm, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
+                             contexts=contexts, llm=llm, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
+                             composition=composition)
         previous = store.current_documents(directory, marker)
         loaded = _load(settings.sources, log)
 
@@ -87,8 +90,7 @@ def build_index(
         summary = BuildSummary(directory=directory, documents=len(docs), chunks=len(chunks),
                                skipped=loaded.skipped, warnings=loaded.warnings)
         _count_changes(summary, previous, docs)
-        context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings.contexts, settings.llm, contexts_from,
-                                     registry, progress, summary)
+        context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log)
         vectors, window_rows = _embed(model, chunks, summary, progress)
 
         from localcr.lexical import LexicalIndex
@@ -108,12 +110,13 @@ class _Settings:
     embedder: ModelSpec
     contexts: str
     llm: str | None
+    composition: str  # how an LLM context joins the structural one (localcr.contexts.compose)
     chunk_tokens: int | None  # None until the embedder's length gives the default
     overlap_tokens: int | None
 
 
 def _settings(last: dict, registry: Registry, paths: list[str], *, embedder, contexts, llm, chunk_tokens,
-              overlap_tokens) -> _Settings:
+              overlap_tokens, composition) -> _Settings:
     """The build's settings from its arguments and the last manifest; the models they name are resolved
     now, so a missing one fails before any work is done."""
     chunking = last.get("chunking", {})
@@ -126,6 +129,7 @@ def _settings(last: dict, registry: Registry, paths: list[str], *, embedder, con
     return _Settings(
         sources=[str(Path(p).expanduser().resolve()) for p in paths] or last.get("sources"),
         embedder=spec, contexts=contexts, llm=llm,
+        composition=composition or last.get("contexts", {}).get("composition") or DEFAULT_COMPOSITION,
         chunk_tokens=chunk_tokens or chunking.get("chunk_tokens"),
         overlap_tokens=chunking.get("overlap_tokens") if overlap_tokens is None else overlap_tokens,
     )
@@ -185,20 +189,20 @@ def default_chunk_tokens(max_length: int) -> int:
     return max(32, int(max_length * 0.75) - 2)
 
 
-def _add_contexts(docs, chunks_by_doc, chunks, mode, llm, contexts_from, registry, progress, summary) -> dict:
+def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log) -> dict:
     """Fill every chunk's context. Structural contexts come first: they are the LLM's fallback, and
     `contexts.compose` decides how an LLM context joins them."""
-    meta: dict = {"mode": mode}
-    if mode != "none":
+    meta: dict = {"mode": settings.contexts}
+    if settings.contexts != "none":
         for doc in docs:
             structural_contexts(doc, chunks_by_doc[doc.doc_id])
-    if mode == "llm":
-        from localcr.contexts import DEFAULT_COMPOSITION, write_llm_contexts
+    if settings.contexts == "llm":
+        from localcr.contexts import write_llm_contexts
 
-        spec = registry.require("llm", llm)
-        stats = write_llm_contexts(docs, chunks_by_doc, spec, progress=progress, composition=DEFAULT_COMPOSITION)
+        spec = registry.require("llm", settings.llm)
+        stats = write_llm_contexts(docs, chunks_by_doc, spec, progress=progress, composition=settings.composition, log=log)
         summary.context_summary = stats.summary()
-        meta.update(llm=spec.name, llm_id=spec.fingerprint(), composition=DEFAULT_COMPOSITION, fallbacks=stats.fallbacks,
+        meta.update(llm=spec.name, llm_id=spec.fingerprint(), composition=settings.composition, fallbacks=stats.fallbacks,
                     generated=stats.generated, cached=stats.cached, windowed_documents=stats.windowed_documents)
     if contexts_from:
         from localcr.contexts import load_contexts_file

@@ -45,8 +45,7 @@ def parse_questions(raw: str, chunk_text: str, limit: int) -> list[str]:
             text = text.rstrip(".") + "?"
         else:
             continue
-        words = text.split()
-        if not 3 <= len(words) <= 40 or not re.search(r"[^\W\d_]{3}", text):
+        if not 3 <= len(text.split()) <= 40 or not re.search(r"[^\W\d_]{3}", text):
             continue
         if _DEICTIC.search(text):  # "What is the purpose of this passage?" retrieves nothing in particular
             continue

@@ -94,5 +94,5 @@ def test_default_llm_gives_each_chunk_its_own_context_without_markers(tmp_path, 
     written = [c.context for c in chunks if c.context_source == "llm"]
     assert len(set(written)) == len(written) >= 3  # no two chunks share a context
     assert not any("<chunk" in c.context or "chunk 2" in c.context.lower() for c in chunks)
-    # Each request is short: a chunk's text is evaluated once, inside the document.
-    assert stats.chunk_tokens < sum(len(c.text) for c in chunks) / 4
+    # Each request is a short instruction of the same size whatever the chunk: its text is evaluated once, in the document.
+    assert stats.chunk_tokens / len(chunks) < 100
