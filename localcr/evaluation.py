@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.search import FUSIONS, MODES
+from localcr.search import DEFAULT_CANDIDATES, FUSIONS, MODES
 
 DEFAULT_KS = (5, 10, 20)
 METRICS = ("pass", "recall", "precision", "hit", "mrr", "ndcg")
@@ -384,7 +384,7 @@ class SearchConfig:
     alpha: float = 0.5
     rerank: bool = False
     window: int = 0
-    candidates: int = 150
+    candidates: int = DEFAULT_CANDIDATES
 
 
 _CONFIG_HELP = (

@@ -23,6 +23,9 @@ from localcr.store import StoreReader
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("rrf", "weighted")
 RRF_K = 60
+# How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
+# benchmarks/depth.py on the code and prose sets (see BENCHMARKS.md).
+DEFAULT_CANDIDATES = 150
 
 
 @dataclass
@@ -149,8 +152,12 @@ class Index:
         return {int(i): float(scores[i]) for i in top if scores[i] > 0}
 
     def search(self, query: str, k: int = 20, *, mode: str = "hybrid", fusion: str = "rrf", alpha: float = 0.5,
-               rerank=None, candidates: int = 150, window: int = 0) -> list[Hit]:
-        """The k best chunks for the query; see the module docstring for the pipeline."""
+               rerank=None, candidates: int = DEFAULT_CANDIDATES, window: int = 0) -> list[Hit]:
+        """The k best chunks for the query; see the module docstring for the pipeline.
+
+        Each retriever contributes its `candidates` best chunks whatever k is, and they are fused (and reranked)
+        before the cut at k: so the top 5 of a k=5 search are the top 5 of a k=20 search (for any k up to
+        `candidates`; a larger k deepens the lists to k)."""
         if mode not in MODES:
             raise LocalcrError(f"mode {mode!r}: choose one of {', '.join(MODES)}")
         if fusion not in FUSIONS:
@@ -161,7 +168,7 @@ class Index:
             raise LocalcrError("k must be at least 1 and window at least 0")
         if not query.strip():
             raise LocalcrError("the query is empty")
-        depth = max(candidates if rerank else k, k)
+        depth = max(candidates, k)
         lists: dict[str, dict[int, float]] = {}
         if mode in ("hybrid", "dense"):
             lists["dense"] = self.dense_scores(query, depth)

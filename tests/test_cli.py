@@ -78,6 +78,19 @@ def test_weighted_fusion_and_human_output(built):
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("options", [(), ("--mode", "dense"), ("--mode", "lexical"), ("--fusion", "weighted", "--alpha", 0.3)])
+def test_top_k_does_not_depend_on_the_k_asked_for(built, options):
+    _, index, _ = built
+    def top(k):
+        return [json.loads(line)["chunk_id"] for line in run("search", "job retries and team quotas", "--index", index,
+                                                              "-k", k, "--json", *options).splitlines()]
+    widest = top(12)
+    assert len(widest) >= 6
+    for k in (1, 3, 6):
+        assert top(k) == widest[:k]
+
+
+@pytest.mark.model
 def test_window_widens_hits(built):
     _, index, _ = built
     idx = open_index(index)
