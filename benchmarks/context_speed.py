@@ -1,37 +1,41 @@
-"""How much the document-prefix KV-cache reuse saves when writing LLM contexts, measured in one run.
+"""What writing LLM contexts costs, and what the contexts are worth, in one run.
 
-    .venv/bin/python benchmarks/context_speed.py --data ../shared/data/anthropic-codebase [--docs 10 --chunks 80]
+    .venv/bin/python benchmarks/context_speed.py --data ../shared/data/anthropic-codebase \
+        [--docs 15 --chunks 100] [--modes a,b] [--llm NAME] [--work DIR]
 
 Takes the first documents of codebase_chunks.json until there are at least --docs documents and --chunks
-chunks (the same subset every run), loads the llm once, and compares:
+chunks (the same subset every run; `--docs 90 --chunks 737` is the whole corpus) and writes their contexts:
 
-  naive    every chunk's whole prompt (document + chunk) evaluated from an empty KV cache
-  localcr  write_llm_contexts as indexing runs it: each document prefix evaluated once, its chunks reuse it
-           and are generated side by side (--parallel)
-  ideal    each document's tokens once + each chunk's prompt tokens + the generated tokens, priced at the
-           prompt-evaluation and generation rates the naive run measured (no overhead of any kind)
+  (a) published  the published prompt (document, then the chunk again, then the instruction), one chunk at a
+                 time, each reusing the document prefix from the KV cache (localcr's path before the marked layout)
+  (b) default    the llm's configured layout and localcr's side-by-side generation (as `localcr index` runs it)
+  (c) floor      every document token evaluated once at the prompt rate measured on this machine, plus (b)'s
+                 per-chunk request tokens at that rate, plus (b)'s generated tokens at the batched generation
+                 rate measured here (a calibration pass: no overhead of any kind)
 
-Greedy decoding makes both real modes write nearly the same contexts; the script counts how many are
-identical (batched decoding changes float rounding, so a near-tie can flip a token). The table goes to stdout and to
-benchmarks/results/context_speed.md.
+Then each mode's contexts are put into an index of the whole corpus (chunks outside the subset keep their
+structural contexts) and hybrid Pass@5/10/20 is measured on the queries whose gold chunks all lie in the
+subset. Contexts go to the cache in --work (so an interrupted run resumes, and benchmarks/ablation.py reuses
+them); a mode whose contexts are all cached already is reported as cached, not timed.
+The table goes to stdout and benchmarks/results/context_speed[-N].md.
 """
 from __future__ import annotations
 
-import argparse
+import json
 import os
-import platform
 import resource
 import sys
-import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from localcr import contexts as C  # noqa: E402
-from localcr.documents import import_prechunked  # noqa: E402
-from localcr.models import load_registry  # noqa: E402
+from _common import corpus_files, machine, parser  # noqa: E402
+
+MODES = {"a": "published, one chunk at a time", "b": "default layout, side by side"}
 
 
 def subset(documents, min_docs: int, min_chunks: int):
@@ -44,89 +48,120 @@ def subset(documents, min_docs: int, min_chunks: int):
     return chosen
 
 
-def run(mode: str, docs, spec, runner, *, reuse: bool, use_cache: bool):
-    chunks_by_doc = {d.doc_id: [_copy(c) for c in d.given_chunks] for d in docs}
-    stats = C.write_llm_contexts(docs, chunks_by_doc, spec, progress=True, reuse=reuse, runner=runner, use_cache=use_cache)
-    outputs = {c.chunk_id: (c.context_source, c.context) for cs in chunks_by_doc.values() for c in cs}
-    print(f"\n[{mode}]\n{stats.summary()}", file=sys.stderr)
-    return stats, outputs
+def write(mode: str, docs, spec, runner, C):
+    """Contexts for the subset in one mode: (stats, {chunk_id: context}, seconds)."""
+    from localcr.structure import structural_contexts
+
+    chunks_by_doc = {d.doc_id: [replace(c) for c in d.given_chunks] for d in docs}
+    for d in docs:
+        structural_contexts(d, chunks_by_doc[d.doc_id])
+    started = time.perf_counter()
+    stats = C.write_llm_contexts(docs, chunks_by_doc, spec, runner=runner, reuse=True, progress=True,
+                                 composition=C.DEFAULT_COMPOSITION)
+    seconds = time.perf_counter() - started
+    print(f"\n[{mode}] {MODES[mode]}\n{stats.summary()}", file=sys.stderr)
+    return stats, {c.chunk_id: c.context for cs in chunks_by_doc.values() for c in cs}, seconds
 
 
-def _copy(chunk):
-    from dataclasses import replace
+def calibrate(runner, docs) -> tuple[float, float]:
+    """(prompt tok/s on ~1.5K tokens of real text from an empty cache, batched generation tok/s)."""
+    text = "\n\n".join(d.text for d in docs)
+    tokens = runner.tokenize(text)[:1536]
+    llm = runner.llm
+    llm.reset()
+    llm._ctx.kv_cache_clear()
+    started = time.perf_counter()
+    llm.eval(tokens)
+    prompt_rate = len(tokens) / (time.perf_counter() - started)
+    question = runner.tokenize("\nSummarise the part that follows.")
+    done = runner.complete_many(tokens[:1024], [question + runner.tokenize(f" {i}") for i in range(runner.parallel)],
+                                max_tokens=48, stops=())
+    llm.reset()
+    llm._ctx.kv_cache_clear()
+    return prompt_rate, sum(d.tokens for d in done) / sum(d.generate_seconds for d in done)
 
-    return replace(chunk, context="", context_source="structural")
+
+def quality(chunks_file: Path, queries_file: Path, docs, contexts: dict[str, str], work: Path, label: str) -> list[float]:
+    """Hybrid Pass@5/10/20 (percent) of an index of the whole corpus whose subset chunks carry these contexts,
+    on the queries whose gold chunks all lie in the subset."""
+    from localcr import evaluation
+    from localcr.index import build_index
+    from localcr.models import load_registry
+    from localcr.search import Index
+
+    work.mkdir(parents=True, exist_ok=True)
+    imported = work / f"contexts-{label}.jsonl"
+    imported.write_text("".join(json.dumps({"chunk_id": k, "context": v}) + "\n" for k, v in contexts.items()))
+    uuids = {d.external_id for d in docs}
+    subset_queries = work / "queries-subset.jsonl"
+    subset_queries.write_text("".join(line + "\n" for line in queries_file.read_text().splitlines()
+                                      if line.strip() and all(g[0] in uuids for g in json.loads(line)["golden_chunk_uuids"])))
+    registry = load_registry()
+    directory = work / f"index-{label}"
+    build_index([str(chunks_file)], directory, registry, contexts="structural", contexts_from=str(imported),
+                progress=False, log=lambda m: None)
+    index = Index(directory, registry)
+    queries = evaluation.load_queries(subset_queries, index)
+    [result] = evaluation.evaluate(index, queries, [evaluation.parse_config("hybrid")], (5, 10, 20), progress=False)
+    return [100 * result.metrics[f"pass@{k}"] for k in (5, 10, 20)] + [len(queries)]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True, help="directory holding codebase_chunks.json")
-    parser.add_argument("--docs", type=int, default=10, help="at least this many documents (default 10)")
-    parser.add_argument("--chunks", type=int, default=80, help="at least this many chunks (default 80)")
-    parser.add_argument("--llm", help="llm name in models.toml (default: the registry's default)")
-    parser.add_argument("--models", help="models.toml to use")
-    parser.add_argument("--parallel", type=int, default=C.DEFAULT_PARALLEL,
-                        help=f"chunks generated side by side by localcr (default {C.DEFAULT_PARALLEL})")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "context_speed.md"))
-    args = parser.parse_args()
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--docs", type=int, default=15, help="at least this many documents (default 15)")
+    p.add_argument("--chunks", type=int, default=100, help="at least this many chunks (default 100)")
+    p.add_argument("--modes", default="a,b", help="modes to run: a, b or a,b (c is computed)")
+    p.add_argument("--llm", help="llm name in models.toml (default: the registry's default)")
+    args = p.parse_args()
+    chunks_file, queries_file = corpus_files(args.data)
+    os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
 
-    os.environ["LOCALCR_CACHE_DIR"] = tempfile.mkdtemp(prefix="localcr-bench-")  # throwaway: nothing cached before
-    spec = load_registry(args.models).require("llm", args.llm)
-    docs = subset(import_prechunked(Path(args.data) / "codebase_chunks.json"), args.docs, args.chunks)
+    from localcr import contexts as C
+    from localcr.documents import import_prechunked
+    from localcr.llm import LlamaRunner
+    from localcr.models import load_registry
+
+    base = load_registry().require("llm", args.llm)
+    docs = subset(import_prechunked(chunks_file), args.docs, args.chunks)
     n_chunks = sum(len(d.given_chunks) for d in docs)
-    load_before = os.getloadavg()
+    specs = {"a": replace(base, params={**base.params, "prompt": "published"}), "b": base}
+    runs = {}
+    for mode in args.modes.split(","):
+        parallel = 1 if mode == "a" else C.DEFAULT_PARALLEL
+        runner = LlamaRunner(specs[mode], parallel=parallel)
+        try:
+            if mode == "b":
+                rates = calibrate(runner, docs)
+            runs[mode] = write(mode, docs, specs[mode], runner, C)
+            doc_tokens = sum(runner.count(d.text) for d in docs)
+        finally:
+            runner.close()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    started = time.perf_counter()
-    runner = C.LlamaRunner(spec, parallel=args.parallel)
-    load_seconds = time.perf_counter() - started
-    try:
-        naive, naive_out = run("naive", docs, spec, runner, reuse=False, use_cache=False)
-        ours, ours_out = run("localcr", docs, spec, runner, reuse=True, use_cache=True)
-    finally:
-        runner.close()
-    load_after = os.getloadavg()
-
-    prompt_rate = (naive.prefix_tokens_evaluated + naive.chunk_tokens) / naive.prompt_seconds
-    gen_rate = naive.generated_tokens / naive.generate_seconds
-    # Ideal: every document prefix once, every chunk's own prompt tokens, the generated tokens; no overhead.
-    ideal_prompt = ours.prefix_tokens_evaluated + ours.chunk_tokens
-    ideal_seconds = ideal_prompt / prompt_rate + ours.generated_tokens / gen_rate
-    ideal_share = 1 - ideal_prompt / naive.prompt_tokens  # naive.prompt_tokens = every prompt in full
-    same = sum(naive_out[k] == ours_out[k] for k in naive_out)
-    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-    def row(mode, seconds, evaluated, share, generated):
-        return (f"| {mode} | {seconds:.1f} | {n_chunks / seconds:.2f} | {evaluated} | {share:.1%} | {generated} | "
-                f"{naive.seconds / seconds:.2f}x | {seconds / ideal_seconds:.2f} |")
-
+    rows = []
+    for mode, (stats, contexts, seconds) in runs.items():
+        timed = stats.generated == stats.chunks
+        p5, p10, p20, nq = quality(chunks_file, queries_file, docs, contexts, args.work / "quality", f"{mode}-{len(docs)}")
+        rows.append([f"({mode}) {MODES[mode]}", f"{seconds:.0f}" if timed else "cached", stats.prefix_tokens_evaluated + stats.chunk_tokens,
+                     stats.generated_tokens, f"{p5:.1f} / {p10:.1f} / {p20:.1f}", stats.fallbacks])
+    if "b" in runs:
+        stats = runs["b"][0]
+        floor = (doc_tokens + stats.chunk_tokens) / rates[0] + stats.generated_tokens / rates[1]
+        rows.append(["(c) floor", f"{floor:.0f}", doc_tokens + stats.chunk_tokens, stats.generated_tokens, "", ""])
+    head = ["mode", "seconds", "prompt tokens evaluated", "tokens generated", f"hybrid Pass@5/10/20 ({nq} queries)", "guard fallbacks"]
     lines = [
-        f"# Context writing speed: {spec.name} ({spec.source}), n_ctx {spec.n_ctx}, max_tokens {spec.max_tokens}",
-        "",
-        f"{len(docs)} documents, {n_chunks} chunks (first documents of codebase_chunks.json); "
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, n_threads {spec.n_threads or os.cpu_count()}; "
-        f"model load {load_seconds:.1f} s (not counted below).",
-        "",
-        "| mode | seconds | chunks/s | prompt tok evaluated | cache share | generated tokens | speed-up vs naive | ratio to ideal |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        row("naive (whole prompt per chunk)", naive.seconds, naive.prefix_tokens_evaluated + naive.chunk_tokens, naive.cache_share,
-            naive.generated_tokens),
-        row("localcr (document prefix reused)", ours.seconds, ours.prefix_tokens_evaluated + ours.chunk_tokens, ours.cache_share,
-            ours.generated_tokens),
-        row("ideal (no overhead)", ideal_seconds, ideal_prompt, ideal_share, ours.generated_tokens),
-        "",
-        f"- rates measured in the naive run: prompt evaluation {prompt_rate:.0f} tok/s, generation {gen_rate:.1f} tok/s",
-        f"- localcr: prompt evaluation {ours.prompt_seconds:.1f} s, generation {ours.generate_seconds:.1f} s, "
-        f"other {ours.seconds - ours.prompt_seconds - ours.generate_seconds:.1f} s; {ours.prefixes} prefixes evaluated; "
-        f"{ours.windowed_documents} documents windowed; parallel {args.parallel}",
-        f"- cache share ceiling for this subset (each document evaluated exactly once): {ideal_share:.1%}",
-        f"- contexts identical in naive and localcr runs: {same}/{n_chunks}; "
-        f"guard fallbacks {ours.fallbacks} ({', '.join(f'{k} {v}' for k, v in sorted(ours.fallback_reasons.items())) or 'none'})",
-        f"- peak RSS {peak_rss:.0f} MiB; load average before {load_before[0]:.2f}, after {load_after[0]:.2f}",
+        f"# Context writing: {base.name}, n_ctx {base.n_ctx}, max_tokens {base.max_tokens}, parallel {C.DEFAULT_PARALLEL}",
+        "", f"{len(docs)} documents, {n_chunks} chunks (first documents of codebase_chunks.json); {machine()}; "
+        f"peak RSS {peak:.0f} MiB", "",
+        "| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+        *("| " + " | ".join(str(c) for c in row) + " |" for row in rows),
     ]
+    if "b" in runs:
+        lines += ["", f"- rates measured here: prompt {rates[0]:.1f} tok/s (1,536 tokens from empty), batched generation "
+                  f"{rates[1]:.1f} tok/s ({C.DEFAULT_PARALLEL} sequences); document tokens {doc_tokens}"]
     text = "\n".join(lines) + "\n"
     print(text)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = ROOT / "benchmarks" / "results" / f"context_speed-{len(docs)}docs.md"
     out.write_text(text)
 
 
