@@ -65,20 +65,10 @@ def write(mode: str, docs, spec, runner, C):
 
 def calibrate(runner, docs) -> tuple[float, float]:
     """(prompt tok/s on ~1.5K tokens of real text from an empty cache, batched generation tok/s)."""
-    text = "\n\n".join(d.text for d in docs)
-    tokens = runner.tokenize(text)[:1536]
-    llm = runner.llm
-    llm.reset()
-    llm._ctx.kv_cache_clear()
-    started = time.perf_counter()
-    llm.eval(tokens)
-    prompt_rate = len(tokens) / (time.perf_counter() - started)
+    tokens = runner.tokenize("\n\n".join(d.text for d in docs))[:1536]
+    rate = runner.prompt_rate(tokens)
     question = runner.tokenize("\nSummarise the part that follows.")
-    done = runner.complete_many(tokens[:1024], [question + runner.tokenize(f" {i}") for i in range(runner.parallel)],
-                                max_tokens=48, stops=())
-    llm.reset()
-    llm._ctx.kv_cache_clear()
-    return prompt_rate, sum(d.tokens for d in done) / sum(d.generate_seconds for d in done)
+    return rate, runner.generation_rate(tokens[:1024], [question + runner.tokenize(f" {i}") for i in range(runner.parallel)])
 
 
 def quality(chunks_file: Path, queries_file: Path, docs, contexts: dict[str, str], work: Path, label: str) -> list[float]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,22 +27,6 @@ from localcr.models import ModelSpec, load_registry  # noqa: E402
 
 def with_params(spec: ModelSpec, **params) -> ModelSpec:
     return replace(spec, params={**spec.params, **params})
-
-
-def prompt_rate(runner: LlamaRunner, tokens: list[int]) -> float:
-    llm = runner.llm
-    llm.reset()
-    llm._ctx.kv_cache_clear()
-    started = time.perf_counter()
-    llm.eval(tokens)
-    return len(tokens) / (time.perf_counter() - started)
-
-
-def generation_rate(runner: LlamaRunner, prefix: list[int], parallel: int, question: list[int]) -> float:
-    suffixes = [question + runner.tokenize(f" Part {i}.") for i in range(parallel)]
-    runner.complete_many(prefix, suffixes[:1], max_tokens=2, stops=())  # prefix into the cache, untimed
-    done = runner.complete_many(prefix, suffixes, max_tokens=48, stops=())
-    return sum(d.tokens for d in done) / sum(d.generate_seconds for d in done)
 
 
 def main() -> None:
@@ -66,7 +49,7 @@ def main() -> None:
             runner = LlamaRunner(with_params(spec, flash_attn=flash, n_ubatch=ubatch, n_ctx=max(lengths) + 256))
             try:
                 tokens = runner.tokenize(text)
-                rates = [prompt_rate(runner, tokens[:n]) for n in lengths]
+                rates = [runner.prompt_rate(tokens[:n]) for n in lengths]
             finally:
                 runner.close()
             lines.append(f"| flash_attn={flash}, n_ubatch={ubatch} | " + " | ".join(f"{r:.1f}" for r in rates) + " |")
@@ -79,7 +62,8 @@ def main() -> None:
         prefix = runner.tokenize(text)[:1024]
         question = runner.tokenize("\nSummarise what comes next.")
         for width in widths:
-            lines.append(f"| {width} | {generation_rate(runner, prefix, width, question):.1f} |")
+            suffixes = [question + runner.tokenize(f" Part {i}.") for i in range(width)]
+            lines.append(f"| {width} | {runner.generation_rate(prefix, suffixes):.1f} |")
             print(lines[-1], file=sys.stderr)
     finally:
         runner.close()

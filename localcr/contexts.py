@@ -22,7 +22,6 @@ cached and the guard (`localcr.guard`) runs on it each time, so tightening the g
 from __future__ import annotations
 
 import json
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -53,13 +52,7 @@ class PromptLayout:
     system: str = ""
 
 
-PROMPTS = {
-    "published": PromptLayout(
-        name="published", version="cr-2025.1", marked=False,
-        document="<document>\n{document}\n</document>\n",
-        request="Here is the chunk we want to situate within the whole document\n<chunk>\n{chunk}\n</chunk>\n"
-        + _PUBLISHED_INSTRUCTION,
-    ),
+PROMPTS = {  # the default first
     # The published instruction after one sentence naming the chunk's marker and quoting its first words (so the
     # model finds the right place); the system message keeps small models from restating the task instead of
     # doing it (measured on Qwen2.5-Coder 0.5B and 1.5B: without it they echo the request or copy the chunk).
@@ -69,6 +62,12 @@ PROMPTS = {
         "sentences that situate the chunk: what the whole document is about and what this chunk covers within it.",
         document="<document>\n{document}\n</document>\n",
         request="This chunk is the part of the document that begins at <chunk {marker}> (\"{begins}\"). "
+        + _PUBLISHED_INSTRUCTION,
+    ),
+    "published": PromptLayout(
+        name="published", version="cr-2025.1", marked=False,
+        document="<document>\n{document}\n</document>\n",
+        request="Here is the chunk we want to situate within the whole document\n<chunk>\n{chunk}\n</chunk>\n"
         + _PUBLISHED_INSTRUCTION,
     ),
 }

@@ -245,6 +245,19 @@ class LlamaRunner:
         diff = np.nonzero(have != want)[0]
         return int(diff[0]) if len(diff) else n
 
+    def prompt_rate(self, tokens: list[int]) -> float:
+        """Tokens per second evaluating `tokens` from an empty KV cache (for benchmarks and estimates)."""
+        started = time.perf_counter()
+        self._load_prefix(tokens, reuse=False)
+        return len(tokens) / (time.perf_counter() - started)
+
+    def generation_rate(self, prefix: list[int], suffixes: list[list[int]], max_tokens: int = 48) -> float:
+        """Generated tokens per second, all sequences together, continuing `prefix` + each suffix side by side
+        (the prefix is loaded first, untimed; nothing stops a sequence before max_tokens but its end token)."""
+        self.complete_many(prefix, suffixes[:1], max_tokens=2, stops=())
+        done = self.complete_many(prefix, suffixes, max_tokens=max_tokens, stops=())
+        return sum(d.tokens for d in done) / sum(d.generate_seconds for d in done)
+
     def _load_prefix(self, tokens: list[int], reuse: bool = True) -> int:
         """Make sequence 0 of the KV cache hold exactly `tokens`, evaluating only what is not cached yet;
         returns how many tokens were reused."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localcr.bundled import BUNDLED
+from localcr.contexts import DEFAULT_PROMPT, PROMPTS
 from localcr.errors import LocalcrError
 
 ROLES = ("llm", "embedder", "reranker")
@@ -31,7 +32,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "n_ubatch": (int, 512),
         "flash_attn": (bool, False),
         "prompt_style": (str, "completion"),
-        "prompt": (str, "marked"),
+        "prompt": (str, DEFAULT_PROMPT),
         "chat_format": (str, ""),
         "max_tokens": (int, 100),
         "temperature": (float, 0.0),
@@ -53,7 +54,6 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
     },
 }
 PROMPT_STYLES = ("completion", "chat")
-PROMPT_LAYOUTS = ("marked", "published")  # localcr.contexts.PROMPTS
 
 HOW_TO_PROVIDE = {
     "llm": "copy a GGUF file onto this machine (e.g. from huggingface.co on a connected one) and set path = \"/abs/file.gguf\"",
@@ -239,8 +239,8 @@ def _parse_entry(path: Path, role: str, name: str, entry: dict) -> ModelSpec:
         raise LocalcrError(f"{where} bundled = {params['bundled']!r}: known bundled models are {', '.join(BUNDLED)}")
     if role == "llm" and params["prompt_style"] not in PROMPT_STYLES:
         raise LocalcrError(f"{where} prompt_style = {params['prompt_style']!r}: use \"completion\" or \"chat\"")
-    if role == "llm" and params["prompt"] not in PROMPT_LAYOUTS:
-        raise LocalcrError(f"{where} prompt = {params['prompt']!r}: use " + " or ".join(f'"{p}"' for p in PROMPT_LAYOUTS))
+    if role == "llm" and params["prompt"] not in PROMPTS:
+        raise LocalcrError(f"{where} prompt = {params['prompt']!r}: use " + " or ".join(f'"{p}"' for p in PROMPTS))
     for key in ("n_ctx", "max_length", "batch_size", "n_batch", "n_ubatch", "max_tokens"):
         if key in params and params[key] <= 0:
             raise LocalcrError(f"{where} {key} must be positive")
