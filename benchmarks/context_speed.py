@@ -16,7 +16,8 @@ chunks (the same subset every run; `--docs 90 --chunks 737` is the whole corpus)
 Then each mode's contexts are put into an index of the whole corpus (chunks outside the subset keep their
 structural contexts) and hybrid Pass@5/10/20 is measured on the queries whose gold chunks all lie in the
 subset. Contexts go to the cache in --work (so an interrupted run resumes, and benchmarks/ablation.py reuses
-them); a mode whose contexts are all cached already is reported as cached, not timed.
+them); the time and tokens of every run of a mode are kept in a ledger beside the cache, so the table reports
+the sum over an interrupted run and its resumptions.
 The table goes to stdout and benchmarks/results/context_speed[-N].md.
 """
 from __future__ import annotations
@@ -48,19 +49,45 @@ def subset(documents, min_docs: int, min_chunks: int):
     return chosen
 
 
-def write(mode: str, docs, spec, runner, C):
+class Ledger:
+    """The time and tokens of every run of one mode on one subset, kept in --work so that a run interrupted and
+    resumed (the context cache) still reports the wall time of all its parts. Updated after every context."""
+
+    FIELDS = ("generated", "prefix_tokens_evaluated", "chunk_tokens", "generated_tokens")
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.runs = json.loads(path.read_text()) if path.exists() else []
+        self.runs.append({"seconds": 0.0, **dict.fromkeys(self.FIELDS, 0)})
+        self.started = time.perf_counter()
+
+    def update(self, stats=None, generated: int | None = None) -> None:
+        run = self.runs[-1]
+        run["seconds"] = time.perf_counter() - self.started
+        if generated is not None:
+            run["generated"] = generated
+        if stats is not None:
+            run.update({f: getattr(stats, f) for f in self.FIELDS})
+        self.path.write_text(json.dumps(self.runs, indent=1))
+
+    def total(self, field: str):
+        return sum(run[field] for run in self.runs)
+
+
+def write(mode: str, docs, spec, runner, C, ledger: Ledger):
     """Contexts for the subset in one mode: (stats, {chunk_id: context}, seconds)."""
     from localcr.structure import structural_contexts
 
     chunks_by_doc = {d.doc_id: [replace(c) for c in d.given_chunks] for d in docs}
     for d in docs:
         structural_contexts(d, chunks_by_doc[d.doc_id])
-    started = time.perf_counter()
+    count = iter(range(1, 1 << 30))
     stats = C.write_llm_contexts(docs, chunks_by_doc, spec, runner=runner, reuse=True, progress=True,
-                                 composition=C.DEFAULT_COMPOSITION)
-    seconds = time.perf_counter() - started
+                                 composition=C.DEFAULT_COMPOSITION,
+                                 on_chunk=lambda _: ledger.update(generated=next(count)))
+    ledger.update(stats)
     print(f"\n[{mode}] {MODES[mode]}\n{stats.summary()}", file=sys.stderr)
-    return stats, {c.chunk_id: c.context for cs in chunks_by_doc.values() for c in cs}, seconds
+    return stats, {c.chunk_id: c.context for cs in chunks_by_doc.values() for c in cs}, ledger.total("seconds")
 
 
 def calibrate(runner, docs) -> tuple[float, float]:
@@ -122,22 +149,25 @@ def main() -> None:
         try:
             if mode == "b":
                 rates = calibrate(runner, docs)
-            runs[mode] = write(mode, docs, specs[mode], runner, C)
+            ledger = Ledger(args.work / f"ledger-{mode}-{len(docs)}docs.json")
+            runs[mode] = write(mode, docs, specs[mode], runner, C, ledger) + (ledger,)
             doc_tokens = sum(runner.count(d.text) for d in docs)
         finally:
             runner.close()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     rows = []
-    for mode, (stats, contexts, seconds) in runs.items():
-        timed = stats.generated == stats.chunks
+    for mode, (stats, contexts, seconds, ledger) in runs.items():
+        timed = ledger.total("generated")
+        time_cell = f"{seconds:.0f}" if timed == stats.chunks else f"{seconds:.0f} for {timed} of {stats.chunks} (rest cached earlier)"
         p5, p10, p20, nq = quality(chunks_file, queries_file, docs, contexts, args.work / "quality", f"{mode}-{len(docs)}")
-        rows.append([f"({mode}) {MODES[mode]}", f"{seconds:.0f}" if timed else "cached", stats.prefix_tokens_evaluated + stats.chunk_tokens,
-                     stats.generated_tokens, f"{p5:.1f} / {p10:.1f} / {p20:.1f}", stats.fallbacks])
+        rows.append([f"({mode}) {MODES[mode]}", time_cell, ledger.total("prefix_tokens_evaluated") + ledger.total("chunk_tokens"),
+                     ledger.total("generated_tokens"), f"{p5:.1f} / {p10:.1f} / {p20:.1f}", stats.fallbacks])
     if "b" in runs:
-        stats = runs["b"][0]
-        floor = (doc_tokens + stats.chunk_tokens) / rates[0] + stats.generated_tokens / rates[1]
-        rows.append(["(c) floor", f"{floor:.0f}", doc_tokens + stats.chunk_tokens, stats.generated_tokens, "", ""])
+        ledger = runs["b"][3]
+        requests, generated = ledger.total("chunk_tokens"), ledger.total("generated_tokens")
+        floor = (doc_tokens + requests) / rates[0] + generated / rates[1]
+        rows.append(["(c) floor", f"{floor:.0f}", doc_tokens + requests, generated, "", ""])
     head = ["mode", "seconds", "prompt tokens evaluated", "tokens generated", f"hybrid Pass@5/10/20 ({nq} queries)", "guard fallbacks"]
     lines = [
         f"# Context writing: {base.name}, n_ctx {base.n_ctx}, max_tokens {base.max_tokens}, parallel {C.DEFAULT_PARALLEL}",
