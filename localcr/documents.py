@@ -1,11 +1,13 @@
 """Documents: find files under the paths a user names, read them as text, or import a pre-chunked corpus.
 
 A document's id is its path relative to the parent of the argument it was found under, so ids stay
-the same whichever directory localcr runs from. Binary files are skipped and non-UTF-8 text is
-decoded with replacement; both are reported as warnings rather than stopping the run.
+the same whichever directory localcr runs from. Text in a legacy encoding (Windows-1252, Shift_JIS, GBK,
+UTF-16 with a BOM ...) is decoded as what it is, not replaced; binary and unreadable files are skipped and
+named with the reason, never stopping the run.
 """
 from __future__ import annotations
 
+import codecs
 import hashlib
 import html.parser
 import json
@@ -58,6 +60,7 @@ class Document:
     size: int
     external_id: str | None = None  # an imported corpus's own document id (e.g. original_uuid)
     given_chunks: list[Chunk] | None = None  # chunks that came with the document; None means "chunk it"
+    encoding: str = "utf-8"  # how the file's bytes were decoded (see decode)
 
     @property
     def sha(self) -> str:
@@ -69,10 +72,64 @@ class Document:
 
 
 @dataclass
+class Skipped:
+    """A file that is not in the index, and why: the user must be able to tell what is missing."""
+
+    path: str
+    reason: str
+
+
+@dataclass
 class LoadReport:
     documents: list[Document] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    skipped: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def skip(self, path, reason: str, *, warn: bool = True) -> None:
+        self.skipped.append(Skipped(str(path), reason))
+        if warn:
+            self.warnings.append(f"{path}: {reason}, skipped")
+
+
+@dataclass
+class Decoded:
+    text: str
+    encoding: str  # a Python codec name
+    lossy: bool = False  # no encoding fitted: undecodable bytes were replaced with U+FFFD
+
+
+_BOMS = [  # UTF-32 first: its little-endian BOM begins with UTF-16's
+    (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"),
+]
+_DETECT_BYTES = 1 << 16  # enough text to recognise an encoding; detection time grows with the sample
+
+
+def decode(data: bytes) -> Decoded:
+    """The text of a file's bytes: by its BOM, else UTF-8, else the encoding chardet recognises (measured on
+    legacy-encoded prose in seven languages against charset-normalizer: benchmarks/encodings.py), else UTF-8
+    with replacement."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return Decoded(data[len(bom):].decode(encoding), encoding)
+            except UnicodeDecodeError:
+                return Decoded(data[len(bom):].decode(encoding, errors="replace"), encoding, lossy=True)
+    try:
+        return Decoded(data.decode("utf-8"), "utf-8")
+    except UnicodeDecodeError:
+        pass
+    import chardet
+
+    # The encodings of today's systems (Windows code pages, Shift_JIS, GBK, EUC-KR, KOI8 ...): allowing
+    # Mac and DOS ones too turned short German text into MacTurkish.
+    guess = chardet.detect(data[:_DETECT_BYTES], encoding_era=chardet.EncodingEra.MODERN_WEB, prefer_superset=True)["encoding"]
+    if guess:
+        try:
+            return Decoded(data.decode(guess), codecs.lookup(guess).name)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    return Decoded(data.decode("utf-8", errors="replace"), "utf-8", lossy=True)
 
 
 def sha(text: str) -> str:
@@ -107,9 +164,7 @@ def load_paths(paths: list[str | os.PathLike]) -> LoadReport:
         for file in files:
             kind = kind_of(file)
             if kind is None:
-                if root.is_file():
-                    report.warnings.append(f"{file}: unsupported file type, skipped")
-                report.skipped += 1
+                report.skip(file, "unsupported file type", warn=root.is_file())
                 continue
             doc = _read_file(file, kind, file.resolve().relative_to(base).as_posix(), report)
             if doc is not None:
@@ -120,8 +175,7 @@ def load_paths(paths: list[str | os.PathLike]) -> LoadReport:
 def _add(report: LoadReport, seen: set[str], docs: list[Document]) -> None:
     for doc in docs:
         if doc.doc_id in seen:
-            report.warnings.append(f"{doc.path}: a document with id {doc.doc_id!r} is already indexed, skipped")
-            report.skipped += 1
+            report.skip(doc.path, f"a document with id {doc.doc_id!r} is already indexed")
             continue
         seen.add(doc.doc_id)
         report.documents.append(doc)
@@ -139,26 +193,21 @@ def _read_file(file: Path, kind: str, doc_id: str, report: LoadReport) -> Docume
     try:
         data = file.read_bytes()
     except OSError as exc:
-        report.warnings.append(f"{file}: unreadable ({exc.strerror}), skipped")
-        report.skipped += 1
+        report.skip(file, f"unreadable ({exc.strerror})")
         return None
-    if b"\0" in data[:8192]:
-        report.warnings.append(f"{file}: binary file, skipped")
-        report.skipped += 1
+    if b"\0" in data[:8192] and not data.startswith(tuple(bom for bom, _ in _BOMS)):
+        report.skip(file, "binary file")
         return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        report.warnings.append(f"{file}: not valid UTF-8, undecodable bytes replaced with U+FFFD")
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    decoded = decode(data)
+    if decoded.lossy:
+        report.warnings.append(f"{file}: no text encoding fits its bytes; undecodable bytes replaced with U+FFFD")
+    text = decoded.text.removeprefix("\ufeff").replace("\r\n", "\n")
     if kind == "html":
         text = html_to_text(text)
     if not text.strip():
-        report.warnings.append(f"{file}: empty, skipped")
-        report.skipped += 1
+        report.skip(file, "empty")
         return None
-    return Document(doc_id=doc_id, path=str(file), kind=kind, text=text, size=len(data))
+    return Document(doc_id=doc_id, path=str(file), kind=kind, text=text, size=len(data), encoding=decoded.encoding)
 
 
 class _HTMLText(html.parser.HTMLParser):

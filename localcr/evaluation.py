@@ -66,6 +66,10 @@ UNKNOWN_CHUNK = "document uuid known, chunk index not in this index (id ignored)
 DUPLICATE_ID = "id repeated within a query (repeat ignored)"
 PARTIAL = "query kept with only its known ids"
 NOTHING_LEFT = "no id of the query is in this index (query dropped)"
+# Reasons that mean the file itself is wrong, not that it was written for another index: an error, unless
+# the caller opts in to dropping such lines.
+MALFORMED = (BAD_JSON, NOT_OBJECT, NO_QUERY, NO_TARGETS, MALFORMED_ID)
+DROPPING = (BAD_JSON, NOT_OBJECT, NO_QUERY, NO_TARGETS, NOTHING_LEFT)
 SAMPLE_LINES = 5
 
 
@@ -104,6 +108,11 @@ class QuerySet:
     def __len__(self) -> int:
         return len(self.queries)
 
+    @property
+    def dropped(self) -> int:
+        """Lines with a query that is not measured: metrics over the rest are not metrics over the file."""
+        return sum(self.skipped.get(reason, 0) for reason in DROPPING)
+
     def report(self) -> str:
         """What was read and what was left out, one line each; the first line alone when nothing was."""
         kinds = ", ".join(f"{n} {fmt}" for fmt, n in sorted(self.formats.items()))
@@ -122,28 +131,36 @@ class QuerySet:
             sample.append(line)
 
 
-def load_queries(path: str | Path, index: Any) -> QuerySet:
+def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False) -> QuerySet:
     """Read a query file (either format, see the module doc) and resolve its ids against `index` (through
     `index.store`, the localcr.store.StoreReader of a search.Index).
 
-    Lines that cannot be used are counted by reason in `QuerySet.skipped`; a query keeps whatever ids the
-    index knows. A LocalcrError when the file is missing, unreadable, or leaves no query at all.
+    A malformed line is an ArgumentError naming FILE:LINE, unless skip_bad_lines; ids this index does not
+    hold are left out. What is left out is counted by reason in `QuerySet.skipped`; a query keeps whatever
+    ids the index knows. A LocalcrError when the file is missing, unreadable, or leaves no query at all.
     """
     path = Path(path)
     raw = _read_query_file(path)
     resolver = _Resolver(index.store)
     qs = QuerySet(path=path, queries=[])
+
+    def skip(reason: str, n: int) -> None:
+        if reason in MALFORMED and not skip_bad_lines:
+            raise ArgumentError(f"{path}:{n}: {reason.split(' (')[0]}; correct the line, or drop such lines with ",
+                                ("skip_bad_lines", True))
+        qs._skip(reason, n)
+
     for n, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             qs.blank_lines += 1
             continue
         parsed = _parse_line(line)
         if isinstance(parsed, str):
-            qs._skip(parsed, n)
+            skip(parsed, n)
             continue
         obj, fmt, items = parsed
         gold_texts = _published_texts(obj) if fmt == "published" else {}
-        targets, dropped = resolver.targets(items, fmt, gold_texts, lambda reason: qs._skip(reason, n))
+        targets, dropped = resolver.targets(items, fmt, gold_texts, lambda reason: skip(reason, n))
         if not targets:
             qs._skip(NOTHING_LEFT, n)
             continue
@@ -626,6 +643,7 @@ def to_json(results: Sequence[ConfigResult], queries: QuerySet | None = None) ->
     if queries is not None:
         out["query_file"] = str(queries.path)
         out["skipped"] = dict(queries.skipped)
+        out["dropped_queries"] = queries.dropped
     return out
 
 

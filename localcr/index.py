@@ -21,7 +21,7 @@ import localcr
 from localcr import store
 from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
-from localcr.documents import Chunk, Document, LoadReport, load_paths
+from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import ModelSpec, Registry
 from localcr.structure import structural_contexts
@@ -39,7 +39,7 @@ class BuildSummary:
     changed: int = 0
     removed: int = 0
     unchanged: int = 0
-    skipped: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
     embedded: int = 0  # windows embedded now; the rest came from the cache
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
@@ -49,13 +49,25 @@ class BuildSummary:
         lines = [
             f"indexed {self.documents} documents, {self.chunks} chunks ({self.windows} dense windows) into {self.directory} "
             f"in {self.seconds:.1f} s",
-            f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
-            + (f", {self.skipped} files skipped" if self.skipped else ""),
+            f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged",
             f"  embeddings: {self.embedded} computed, {self.windows - self.embedded} from cache",
         ]
+        if self.skipped:
+            lines.append("  " + _skipped_line(self.skipped))
         if self.context_summary:
             lines.append("  " + self.context_summary.replace("\n", "\n  "))
         return "\n".join(lines)
+
+
+_SHOWN_SKIPPED = 3
+
+
+def _skipped_line(skipped: list[Skipped]) -> str:
+    """The first few files left out, with their reasons, and where to see the rest."""
+    shown = "; ".join(f"{s.path} ({s.reason})" for s in skipped[:_SHOWN_SKIPPED])
+    rest = len(skipped) - _SHOWN_SKIPPED
+    more = f"; and {rest} more (`localcr stats --skipped` lists them all)" if rest > 0 else ""
+    return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped: {shown}{more}"
 
 
 def build_index(
@@ -181,6 +193,7 @@ def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSumm
         "chunking": {"chunk_tokens": settings.chunk_tokens, "overlap_tokens": settings.overlap_tokens},
         "contexts": context_meta,
         "documents": summary.documents, "chunks": summary.chunks, "windows": summary.windows,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
     }
 
 

@@ -31,3 +31,13 @@ def spell_out_identifiers(text: str) -> str:
         return " ".join(parts) if len(parts) > 1 else match.group(0)
 
     return _WORD.sub(spell, text)
+
+
+# C0 and C1 control characters and DEL, except newline and tab, as visible escapes.
+_VISIBLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09, 0x0A)}
+
+
+def printable(text: str) -> str:
+    """Text safe for a terminal. Document text is untrusted: `ESC ] 0 ;` retitles a window and `ESC ] 52`
+    writes the clipboard, so every control character but newline and tab is shown as a `\\xNN` escape."""
+    return text.translate(_VISIBLE)

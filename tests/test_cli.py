@@ -34,11 +34,33 @@ def test_index_reports_what_it_did(built):
 
 
 @pytest.mark.model
-def test_warnings_for_binary_and_non_utf8(corpus, tmp_path):
-    result = CliRunner().invoke(cli, ["index", str(corpus), "--index", str(tmp_path / "i"), "-q"])
+def test_skipped_files_are_named_and_legacy_text_is_searchable(corpus, tmp_path):
+    index = tmp_path / "i"
+    result = CliRunner().invoke(cli, ["index", str(corpus), "--index", str(index), "-q"])
     assert result.exit_code == 0, result.output
     assert "dump.txt: binary file, skipped" in result.output
-    assert "notes.txt: not valid UTF-8" in result.output
+    assert f"2 files skipped: {corpus / 'docs' / 'dump.txt'} (binary file); {corpus / 'docs' / 'logo.png'} (unsupported file type)" in result.output
+    assert run("stats", "--index", index, "--skipped").splitlines() == [
+        f"{corpus / 'docs' / 'dump.txt'}: binary file", f"{corpus / 'docs' / 'logo.png'}: unsupported file type"]
+    assert "encodings   utf-8 3, cp1252 1" in run("stats", "--index", index)
+    hit = json.loads(run("search", "Café menu", "--index", index, "--mode", "lexical", "-k", 1, "--json"))
+    assert hit["path"].endswith("notes.txt") and hit["text"].startswith("Café menu")  # Latin-1, read as such
+
+
+@pytest.mark.model
+def test_document_text_cannot_drive_the_terminal(tmp_path):
+    """A document holding escape sequences (retitle the window, write the clipboard) is shown with them
+    escaped; --json keeps the exact text, which JSON escapes itself."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    hostile = "Quarterly figures\x1b]0;pwned\x07 and the clipboard\x1b]52;c;ZXZpbA==\x07 report.\n"
+    (docs / "report\x1b[31m.txt").write_text(hostile)
+    run("index", docs, "--index", tmp_path / "i", "-q")
+    out = run("search", "quarterly figures report", "--index", tmp_path / "i", "-k", 1)
+    assert "\x1b" not in out and "\x07" not in out
+    assert "figures\\x1b]0;pwned\\x07 and" in out and "report\\x1b[31m.txt" in out
+    hit = json.loads(run("search", "quarterly figures report", "--index", tmp_path / "i", "-k", 1, "--json"))
+    assert hit["text"] == hostile
 
 
 @pytest.mark.model

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from localcr.documents import load_paths
+import pytest
+
+from localcr.documents import decode, load_paths
 
 
 def test_html_becomes_text_with_headings(tmp_path):
@@ -18,9 +21,10 @@ def test_ids_are_relative_to_the_named_folder_and_skips_are_reported(corpus):
     report = load_paths([corpus])
     ids = sorted(d.doc_id for d in report.documents)
     assert ids == ["orbit/docs/guide.md", "orbit/docs/notes.txt", "orbit/src/journal.rs", "orbit/src/scheduler.py"]
-    assert report.skipped == 2  # logo.png (unsupported), dump.txt (binary); .git is not walked
+    assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
+        ("dump.txt", "binary file"), ("logo.png", "unsupported file type")]  # .git is not walked
     notes = next(d for d in report.documents if d.doc_id.endswith("notes.txt"))
-    assert "\ufffd" in notes.text and notes.kind == "text"
+    assert notes.text.startswith("Café menu") and notes.kind == "text" and notes.encoding == "cp1252"
     assert {d.kind for d in report.documents} >= {"markdown", "code:py", "code:rs"}
 
 
@@ -34,3 +38,42 @@ def test_prechunked_import_gives_its_chunks_the_documents_kind(tmp_path):
     path.write_text(json.dumps(corpus))
     docs = load_paths([path]).documents
     assert [(d.kind, [c.kind for c in d.given_chunks]) for d in docs] == [("code", ["code"]), ("text", ["text"])]
+
+
+LEGACY = [  # (text, how a Windows or older tool writes it)
+    ("Recette : crème brûlée, café au lait et pâte feuilletée.\n", "cp1252"),
+    ("Größe, Übermaß und süße Straße.\n", "cp1252"),
+    ("日本語のメニュー：寿司、天ぷら、ラーメン。\n", "shift_jis"),
+    ("中文菜单：北京烤鸭，宫保鸡丁，麻婆豆腐。\n", "gbk"),
+    ("Меню: борщ, пельмени, блины.\n", "cp1251"),
+    ("한국어 메뉴: 김치찌개, 불고기.\n", "euc_kr"),
+]
+
+
+@pytest.mark.parametrize("text, encoding", LEGACY, ids=[e for _, e in LEGACY])
+def test_legacy_encodings_are_read_exactly_and_recorded(tmp_path, text, encoding):
+    (tmp_path / "menu.txt").write_bytes(text.encode(encoding))
+    report = load_paths([tmp_path / "menu.txt"])
+    (doc,) = report.documents
+    assert doc.text == text and not report.warnings
+    assert doc.encoding not in ("utf-8", "")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_byte_order_marks_are_honoured(tmp_path, encoding):
+    text = "crème brûlée, 寿司\n"
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data  # Python writes no BOM for an explicit byte order
+    (tmp_path / "bom.txt").write_bytes(data)
+    (doc,) = load_paths([tmp_path / "bom.txt"]).documents  # UTF-16's NUL bytes do not make it "binary"
+    assert doc.text == text
+
+
+def test_bytes_no_encoding_fits_are_replaced_with_a_warning_naming_the_file(tmp_path):
+    odd = b"\x81" * 20  # a byte Windows-1252, the detector's last resort, leaves undefined, and no other encoding fits
+    assert decode(odd).lossy
+    (tmp_path / "odd.txt").write_bytes(odd)
+    report = load_paths([tmp_path / "odd.txt"])
+    assert report.documents[0].text == "\ufffd" * 20
+    assert report.warnings == [f"{tmp_path / 'odd.txt'}: no text encoding fits its bytes; undecodable bytes replaced with U+FFFD"]

@@ -29,7 +29,12 @@ def test_eval_reproduces_hand_computed_metrics(fruit_index, tmp_path):
         "{not json",
         json.dumps({"query": "kiwi", "relevant": ["other-corpus#3"]}),
     ]) + "\n")
-    out = run("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical", "--k", "1,5", "--json")
+    line = error_line("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical")
+    assert line == f"localcr: error: {queries}:4: line is not valid JSON; correct the line, or drop such lines with --skip-bad-lines"
+    table = run("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical", "--skip-bad-lines")
+    assert "metrics over 2 queries: 2 of the file's were dropped (listed above)" in table
+    out = run("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical", "--k", "1,5", "--json",
+              "--skip-bad-lines")
     summary = json.loads(out[out.index("{"):])
     m = summary["configs"][0]["metrics"]
     # two queries kept: one perfect, one miss
@@ -37,7 +42,7 @@ def test_eval_reproduces_hand_computed_metrics(fruit_index, tmp_path):
     assert m["hit@5"] == 0.5 and m["mrr@5"] == 0.5 and m["ndcg@5"] == 0.5
     assert m["precision@1"] == 0.5 and m["precision@5"] == pytest.approx((1 / 5 + 0) / 2)
     assert summary["configs"][0]["queries"] == 2
-    assert sum(summary["skipped"].values()) >= 2  # the bad JSON line and the foreign id
+    assert summary["dropped_queries"] == 2  # the bad JSON line and the foreign id
 
 
 def test_eval_fails_when_nothing_is_left(fruit_index, tmp_path):

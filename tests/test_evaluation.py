@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from localcr import evaluation as ev
-from localcr.errors import LocalcrError
+from localcr.errors import ArgumentError, LocalcrError
 from localcr.evaluation import SearchConfig, Target, parse_config, score_ranking
 
 
@@ -178,7 +178,7 @@ def test_load_both_formats_and_count_every_bad_input(tmp_path):
         {"query": "q5"},  # 9
         {"query": "q6", "id": "custom", "relevant": ["d2", "d1_c1", "nope", 5, ["U2", 0]]},  # 10
     ])
-    qs = ev.load_queries(f, FakeIndex())
+    qs = ev.load_queries(f, FakeIndex(), skip_bad_lines=True)
     assert [(q.qid, q.line, q.text) for q in qs.queries] == [
         ("line1", 1, "q1"), ("line4", 4, "q2"), ("line8", 8, "q4"), ("custom", 10, "q6")
     ]
@@ -210,7 +210,7 @@ def test_clean_file_reports_one_line(tmp_path):
 
 def test_sample_line_numbers_are_capped(tmp_path):
     f = write_lines(tmp_path / "q.jsonl", ["{bad"] * 8 + [{"query": "a", "relevant": ["d1"]}])
-    qs = ev.load_queries(f, FakeIndex())
+    qs = ev.load_queries(f, FakeIndex(), skip_bad_lines=True)
     assert qs.skipped[ev.BAD_JSON] == 8
     assert qs.skipped_lines[ev.BAD_JSON] == [1, 2, 3, 4, 5]
     assert "line 1, 2, 3, 4, 5, ..." in qs.report()
@@ -236,7 +236,31 @@ def test_nothing_usable_is_an_error(tmp_path):
         ev.load_queries(other, FakeIndex(external=False))
     garbage = write_lines(tmp_path / "garbage.jsonl", ["nope", "{}"])
     with pytest.raises(LocalcrError, match=r"no usable query \(1 x line is not valid JSON"):
-        ev.load_queries(garbage, FakeIndex())
+        ev.load_queries(garbage, FakeIndex(), skip_bad_lines=True)
+
+
+@pytest.mark.parametrize("line, what", [
+    ("{bad json", "line is not valid JSON"),
+    ("[1, 2]", "line is not a JSON object"),
+    ('{"relevant": ["d1"]}', 'no "query" text'),
+    ('{"query": "q"}', 'no "relevant" or "golden_chunk_uuids" list'),
+    ('{"query": "q", "golden_chunk_uuids": [["U1", "x"]]}', "malformed id"),
+])
+def test_a_malformed_line_is_an_error_naming_file_and_line(tmp_path, line, what):
+    """Metrics over part of a file read as metrics over the file: a malformed line stops the run unless the
+    caller opts in to dropping it, and then the dropped queries are counted."""
+    f = write_lines(tmp_path / "q.jsonl", [{"query": "a", "relevant": ["d1"]}, line])
+    with pytest.raises(ArgumentError) as err:
+        ev.load_queries(f, FakeIndex())
+    assert str(err.value) == f"{f}:2: {what}; correct the line, or drop such lines with skip_bad_lines=True"
+    qs = ev.load_queries(f, FakeIndex(), skip_bad_lines=True)
+    assert len(qs) == 1 and qs.dropped == 1
+
+
+def test_ids_of_another_index_are_left_out_without_an_error(tmp_path):
+    f = write_lines(tmp_path / "q.jsonl", [{"query": "a", "relevant": ["d1"]}, {"query": "b", "relevant": ["zzz"]}])
+    qs = ev.load_queries(f, FakeIndex())
+    assert len(qs) == 1 and qs.dropped == 1 and qs.skipped[ev.NOTHING_LEFT] == 1
 
 
 # ---------------------------------------------------------------------------------------------- configurations
