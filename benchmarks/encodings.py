@@ -6,7 +6,7 @@ Every document of each prose set (and its first paragraph, a short file's worth)
 tools of its language write it (Windows-1252 for English, German and Spanish, Windows-1251 for Russian,
 Windows-1256 for Arabic, GBK for Chinese, Shift_JIS (cp932) for Japanese; texts the encoding cannot hold are left
 out), and each detector must decode the bytes back to the exact text. localcr's own reader
-(`localcr.documents.decode`) is measured beside the bare detectors. The table goes to stdout and
+(`localcr.readers.plain.decode`) is measured beside the bare detectors. The table goes to stdout and
 benchmarks/results/encodings.md.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ def chardet_decode(data: bytes) -> str | None:
 
 
 def localcr_decode(data: bytes) -> str:
-    from localcr.documents import decode
+    from localcr.readers.plain import decode
 
     return decode(data).text
 
@@ -63,7 +63,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, required=True, help="the shared data directory (holding xquad-*/, jsquad-ja/)")
     args = p.parse_args()
-    detectors = {"charset-normalizer": charset_normalizer_decode, "chardet": chardet_decode, "localcr.decode": localcr_decode}
+    detectors = {"charset-normalizer": charset_normalizer_decode, "chardet": chardet_decode, "localcr": localcr_decode}
     available = {}
     for name, fn in detectors.items():
         try:

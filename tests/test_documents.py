@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from localcr.documents import decode, load_paths
+from localcr.documents import load_paths
+from localcr.readers.plain import decode
 
 
 def test_html_becomes_text_with_headings(tmp_path):
@@ -77,3 +78,20 @@ def test_bytes_no_encoding_fits_are_replaced_with_a_warning_naming_the_file(tmp_
     report = load_paths([tmp_path / "odd.txt"])
     assert report.documents[0].text == "\ufffd" * 20
     assert report.warnings == [f"{tmp_path / 'odd.txt'}: no text encoding fits its bytes; undecodable bytes replaced with U+FFFD"]
+
+
+def test_a_reader_that_crashes_hangs_or_fails_costs_its_file_only(tmp_path):
+    """Each file is read in a worker process: a segfault, a hang, a memory hog or a reader's exception
+    skips that file with the reason, and the other files are read."""
+    for name in ("good.txt", "a.crash", "b.hang", "c.hog", "d.broken"):
+        (tmp_path / name).write_text("Some text about orchards.\n")
+    readers = {".crash": "hostile_readers:segfault", ".hang": "hostile_readers:hang",
+               ".hog": "hostile_readers:hog", ".broken": "hostile_readers:broken"}
+    report = load_paths([tmp_path], readers=readers, timeout=3)
+    assert [d.doc_id for d in report.documents] == [f"{tmp_path.name}/good.txt"]
+    assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
+        ("a.crash", "its reader crashed the worker process (exit code -11)"),
+        ("b.hang", "reading took longer than 3 s (stopped)"),
+        ("c.hog", "its reader ran out of memory (the worker's limit)"),
+        ("d.broken", "its reader failed (ValueError: xref table is damaged)"),
+    ]
