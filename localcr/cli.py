@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import click
@@ -18,7 +19,7 @@ from localcr.text import printable
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
 # parameters is worded with the option, as the user wrote it.
 OPTIONS = {"contexts": "--contexts", "chunk_tokens": "--chunk-tokens", "overlap_tokens": "--overlap",
-           "config": "--config", "ks": "--k", "skip_bad_lines": "--skip-bad-lines"}
+           "config": "--config", "ks": "--k", "skip_bad_lines": "--skip-bad-lines", "older_than": "--older-than"}
 
 
 def _spell_option(name: str, value: object) -> str:
@@ -353,6 +354,59 @@ def stats(ctx, index_dir, list_skipped, as_json):
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
     _echo(f"sources     {', '.join(info['sources'])}")
+
+
+@cli.command("cache")
+@click.option("--prune-model", metavar="NAME", help="Delete the cached results of this model (its name as listed).")
+@click.option("--older-than", metavar="AGE", help="Delete cached results written more than AGE ago (e.g. 30d, 12h, 2w).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be deleted.")
+def cache_command(prune_model, older_than, dry_run):
+    """What the shared cache holds, per store and model; prune it by model or age.
+
+    Each store (contexts, embeddings, ...) is kept under $LOCALCR_CACHE_LIMIT (default 20GiB) by evicting
+    its least recently used entries. A damaged store is moved aside and replaced by an empty one."""
+    from localcr import cache
+
+    if prune_model is None and older_than is None:
+        if dry_run:
+            raise LocalcrError("--dry-run goes with --prune-model or --older-than")
+        _print_cache_usage(cache)
+        return
+    pruned = cache.prune(prune_model, older_than, dry_run=dry_run)
+    if not pruned:
+        models = sorted({e.model for store in cache.usage() for e in store.entries if e.model})
+        _echo("nothing to prune: no cache entry matches" + (f" (models in the cache: {', '.join(models)})" if models else ""))
+        return
+    _print_cache_rows([(f"{e.store}: {e.label}", e.count, e.size, "") for e in pruned])
+    total = f"{sum(e.count for e in pruned)} entries ({_human(sum(e.size for e in pruned))})"
+    _echo(f"would delete {total}; run again without --dry-run to delete them" if dry_run else f"deleted {total}")
+
+
+def _print_cache_usage(cache) -> None:
+    _echo(f"cache {cache.cache_dir()}: each store kept under {_human(cache.cache_limit())}, "
+               "least recently used entries evicted first")
+    rows = []
+    for store in cache.usage():
+        rows.append((store.name, store.count, store.disk_bytes, "on disk"))
+        for e in store.entries:
+            rows.append(("  " + e.label, e.count, e.size, "written " + " to ".join(sorted({_day(e.oldest), _day(e.newest)}))))
+    if rows:
+        _print_cache_rows(rows)
+    else:
+        _echo("  empty")
+    for path in cache.damaged_stores():
+        _echo(f"damaged, moved aside: {path.name} ({_human(disk_size(path))}); nothing reads it, delete it when done")
+
+
+def _print_cache_rows(rows: list[tuple[str, int, int, str]]) -> None:
+    """(name, entries, bytes, note) rows, the numbers aligned after the longest name."""
+    width = max(len(row[0]) for row in rows)
+    for name, count, size, note in rows:
+        _echo(f"{name:<{width}} {count:>9} entries {_human(size):>10}  {note}".rstrip())
+
+
+def _day(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(timestamp))
 
 
 def _human(n: int) -> str:

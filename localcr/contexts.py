@@ -345,6 +345,13 @@ def context_key(fingerprint: str, spec, doc: Document, chunk: Chunk) -> str:
     return key("context", fingerprint, layout.name, layout.version, settings_signature(spec), doc.sha, chunk.sha)
 
 
+def context_tag(fingerprint: str, spec) -> str:
+    """The label of a context in the cache: the LLM and the prompt version, by which `localcr cache` lists and prunes."""
+    from localcr.cache import tag
+
+    return tag(spec.name, f"fingerprint {fingerprint}", f"prompt {layout_of(spec).version}")
+
+
 def _apply(chunk: Chunk, entry: dict, guard: GuardLimits | None, stats: ContextStats, composition: str) -> None:
     """Set the chunk's context from a cached or fresh generation, or count the fallback and keep the structural one."""
     text, reason = guard_context(entry.get("raw", ""), chunk.text, guard, entry.get("finished", True), entry.get("prefill", ""))
@@ -460,6 +467,7 @@ class _Run:
         self.runner, self.spec, self.fingerprint, self.cache = runner, spec, fingerprint, cache
         self.guard, self.stats, self.composition, self.reuse = guard, stats, composition, reuse
         self.budget, self.on_chunk = limit, on_chunk
+        self.cache_tag = context_tag(fingerprint, spec)
         self.prompter = _Prompter(runner, layout_of(spec))
         _check_room(self.prompter, spec)
 
@@ -518,7 +526,7 @@ class _Run:
             queue = queue[len(batch):]
             for chunk, entry in zip(batch, self.complete(group, prefix, suffixes)):
                 if self.cache is not None and not entry.get("skipped"):  # a skip depends on n_ctx: not cached
-                    self.cache.set(context_key(self.fingerprint, self.spec, doc, chunk), entry)
+                    self.cache.set(context_key(self.fingerprint, self.spec, doc, chunk), entry, self.cache_tag)
                 stats.generated += 1
                 _apply(chunk, entry, self.guard, stats, self.composition)
                 if self.budget is not None:
@@ -581,13 +589,14 @@ def llm_rates(runner: LlamaRunner) -> tuple[float, float]:
 
 def record_rates(runner: LlamaRunner, stats: ContextStats) -> None:
     """Remember the rates of a run long enough to measure them, for the next run's estimate."""
-    from localcr.cache import open_cache
+    from localcr.cache import open_cache, tag
 
     evaluated = stats.prefix_tokens_evaluated + stats.chunk_tokens
     if evaluated < 500 or stats.prompt_seconds <= 0 or stats.generate_seconds <= 0 or stats.generated_tokens < 50:
         return
     with open_cache("rates") as cache:
-        cache.set(_rates_key(runner), (evaluated / stats.prompt_seconds, stats.generated_tokens / stats.generate_seconds))
+        cache.set(_rates_key(runner), (evaluated / stats.prompt_seconds, stats.generated_tokens / stats.generate_seconds),
+                  tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
 
 
 def _check_room(prompter: _Prompter, spec) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from localcr.cache import key, open_cache
+from localcr.cache import key, open_cache, tag
 from localcr.chunking import levels_for, pack, split_spans
 from localcr.documents import Chunk
 from localcr.errors import LocalcrError
@@ -52,9 +52,11 @@ class Embedder:
         self.max_length = min(spec.max_length, self.model.max_seq_length or spec.max_length)
         self.model.max_seq_length = self.max_length
         self.tokenizer = self.model.tokenizer
-        self.id = f"{spec.name}:{spec.fingerprint()}"
+        fingerprint = spec.fingerprint()
+        self.id = f"{spec.name}:{fingerprint}"
+        self.cache_tag = tag(spec.name, f"fingerprint {fingerprint}")
         self.dimension = self.model.get_embedding_dimension()
-        self._cache = None
+        self._cache = open_cache("embeddings")
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         encoded = self.tokenizer(texts, add_special_tokens=False, truncation=False)["input_ids"]
@@ -91,10 +93,8 @@ class Embedder:
     def embed(self, texts: list[str], progress=None) -> tuple[np.ndarray, int]:
         """Vectors for texts, from the disk cache where possible, and how many had to be computed;
         `progress` is called with each batch's size."""
-        if self._cache is None:
-            self._cache = open_cache("embeddings")
         keys = [key(self.id, text) for text in texts]
-        vectors: list[np.ndarray | None] = [self._cache.get(k) for k in keys]
+        vectors: list[np.ndarray | None] = self._cache.get_many(keys)
         missing = [i for i, v in enumerate(vectors) if v is None]
         if progress and len(texts) > len(missing):
             progress(len(texts) - len(missing))
@@ -102,10 +102,9 @@ class Embedder:
         for start in range(0, len(missing), batch):
             todo = missing[start:start + batch]
             computed = self._encode([texts[i] for i in todo])
-            with self._cache.transact():
-                for i, vector in zip(todo, computed):
-                    vectors[i] = vector
-                    self._cache.set(keys[i], vector)
+            for i, vector in zip(todo, computed):
+                vectors[i] = vector
+            self._cache.set_many(((keys[i], vectors[i]) for i in todo), self.cache_tag)
             if progress:
                 progress(len(todo))
         matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)

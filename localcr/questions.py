@@ -90,7 +90,7 @@ def make_questions(
     Chunks for which the model writes nothing usable simply add no question."""
     from tqdm import tqdm
 
-    from localcr.cache import key, open_cache
+    from localcr.cache import key, open_cache, tag
 
     if per_chunk < 1:
         raise LocalcrError("questions per chunk must be at least 1")
@@ -102,6 +102,7 @@ def make_questions(
 
     fingerprint = spec.fingerprint()
     cache = open_cache("questions")
+    cache_tag = tag(spec.name, f"fingerprint {fingerprint}", f"questions {QUESTIONS_VERSION}")
     own_runner = runner is None
     results: list[dict] = []
     bar = tqdm(total=len(chosen), unit="chunk", desc="questions", file=sys.stderr, disable=not progress, dynamic_ncols=True)
@@ -113,7 +114,7 @@ def make_questions(
                 if runner is None:
                     runner = LlamaRunner(spec)
                 raw = _generate(runner, spec, names.get(chunk.doc_id, chunk.doc_id), chunk, per_chunk)
-                cache.set(cache_key, raw)
+                cache.set(cache_key, raw, cache_tag)
             for question in parse_questions(raw, chunk.text, per_chunk):
                 results.append({"query": question, "relevant": [chunk.chunk_id]})
             bar.update(1)

@@ -22,7 +22,7 @@ def built(corpus, tmp_path):
 def test_version_and_help():
     assert "localcr, version" in run("--version")
     text = run("--help")
-    for command in ("index", "search", "stats", "models"):
+    for command in ("index", "search", "stats", "models", "cache"):
         assert command in text
 
 
