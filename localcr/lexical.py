@@ -38,7 +38,7 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     whole = word.strip("_").lower()
     stem = _stemmer().stemWord
     out = []
-    if whole not in STOPWORDS:
+    if whole and whole not in STOPWORDS:  # a run of underscores alone is no word
         out.append(stem(whole))
     if len(parts) > 1:
         out.extend(stem(p) for p in parts if p not in STOPWORDS and len(p) > 1)

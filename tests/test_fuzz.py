@@ -1,0 +1,144 @@
+"""Fuzzing the parts that meet untrusted input: file bytes, document text, queries, search settings.
+
+Nothing but LocalcrError (or a reader's ReaderError, which becomes a skipped file) may escape, and the
+invariants hold for any input: offsets point at the text, displayed text has no control characters.
+Random Unicode here includes lone surrogates (what undecodable command-line bytes become) and
+right-to-left marks.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from localcr.chunking import chunk_document
+from localcr.documents import Document, load_paths
+from localcr.errors import LocalcrError
+from localcr.evaluation import parse_config
+from localcr.lexical import tokenize
+from localcr.readers import ReaderError, html, plain
+from localcr.structure import structural_contexts
+from localcr.text import identifier_parts, printable, spell_out_identifiers, words
+
+ANY_CHARACTER = st.characters(blacklist_categories=())  # surrogates and every control character included
+TEXTS = st.one_of(
+    st.text(ANY_CHARACTER, max_size=400),
+    st.text(st.sampled_from("# \n\n```\tdef class fn ( ) { } ; : - * _ é 日本 \u200f\u202e \x1b[31m"), max_size=400),
+)
+KINDS = ["text", "markdown", "rst", "html", "code:py", "code:rs", "code"]
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FUZZ
+@given(st.binary(max_size=2000))
+def test_readers_turn_any_bytes_into_text_or_a_reason(data):
+    for reader in (plain.read, html.read):
+        try:
+            read = reader(data)
+        except ReaderError as exc:
+            assert str(exc)
+        else:
+            assert isinstance(read.text, str) and read.encoding
+
+
+def _word_count(texts: list[str]) -> list[int]:
+    return [len(t.split()) for t in texts]
+
+
+@FUZZ
+@given(TEXTS, st.sampled_from(KINDS), st.integers(8, 60), st.integers(0, 7))
+def test_chunks_and_structural_contexts_of_any_text(text, kind, max_tokens, overlap):
+    doc = Document(doc_id="d", path="d", kind=kind, text=text, size=len(text))
+    chunks = chunk_document(doc, _word_count, max_tokens, overlap)
+    for chunk in chunks:
+        assert doc.text[chunk.start:chunk.end] == chunk.text
+    structural_contexts(doc, chunks)
+    assert all(isinstance(c.context, str) for c in chunks)
+
+
+@FUZZ
+@given(TEXTS)
+def test_tokenising_and_display_of_any_text(text):
+    assert all(isinstance(t, str) and t for t in tokenize(text))
+    for word in words(text):
+        identifier_parts(word)
+    spell_out_identifiers(text)
+    shown = printable(text)
+    assert not any(ord(c) < 0x20 and c not in "\n\t" or 0x7F <= ord(c) < 0xA0 for c in shown)
+
+
+@FUZZ
+@given(st.text(ANY_CHARACTER, max_size=60) | st.text(st.sampled_from("hybriddenslexcal,=.0123456789 fusionweightedalpharerankwindowcandidatesname"), max_size=60))
+def test_search_configurations_parse_or_fail_cleanly(spec):
+    try:
+        parse_config(spec)
+    except LocalcrError:
+        pass
+
+
+SAMPLES = {
+    "guide.md": "---\ntitle: Guide\n---\n# Guide\n\n## Retries\n\nA failed job is retried three times.\n",
+    "page.html": "<html><head><title>T</title><script>x()</script></head><body><h1>A</h1><p>b &amp; c</p></body></html>",
+    "tool.py": "class Scheduler:\n    def next_job(self):\n        return None  # nothing to run\n",
+    "notes.txt": "Café menu: crème brûlée.\n",
+}
+
+
+def _mutate(data: bytes, rng: random.Random) -> bytes:
+    """One random edit of the kinds that break parsers: flipped, deleted, inserted or repeated bytes, or a cut."""
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        where = rng.randrange(len(data) + 1)
+        edit = rng.randrange(5)
+        if edit == 0 and data:
+            data[min(where, len(data) - 1)] ^= 1 << rng.randrange(8)
+        elif edit == 1:
+            del data[where:where + rng.randint(1, 16)]
+        elif edit == 2:
+            data[where:where] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+        elif edit == 3:
+            data[where:where] = data[where:where + rng.randint(1, 32)] * rng.randint(2, 50)
+        else:
+            data = data[:where]
+    return bytes(data)
+
+
+def test_mutated_files_of_every_format_are_read_or_skipped_with_a_reason(tmp_path):
+    rng = random.Random(20261122)
+    encodings = {"notes.txt": ["utf-8", "cp1252", "utf-16"]}
+    written = []
+    for n in range(40):
+        for name, text in SAMPLES.items():
+            for encoding in encodings.get(name, ["utf-8"]):
+                path = tmp_path / f"{n:02d}-{encoding}-{name}"
+                path.write_bytes(_mutate(text.encode(encoding), rng))
+                written.append(path)
+    report = load_paths([tmp_path])
+    read = {d.path for d in report.documents} | {s.path for s in report.skipped}
+    assert read == {str(p) for p in written}
+    assert all(s.reason for s in report.skipped)
+
+
+@pytest.mark.model
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(query=st.text(ANY_CHARACTER, max_size=200), mode=st.sampled_from(["hybrid", "dense", "lexical"]))
+def test_any_query_searches_or_fails_cleanly(small_index, query, mode):
+    try:
+        hits = small_index.search(query, 3, mode=mode)
+    except LocalcrError:
+        return
+    assert len(hits) <= 3
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    from localcr import build_index, load_registry, open_index
+
+    docs = tmp_path_factory.mktemp("fuzz-docs")
+    for name, text in SAMPLES.items():
+        (docs / name).write_text(text)
+    directory = tmp_path_factory.mktemp("fuzz") / "index"
+    build_index([str(docs)], directory, load_registry(), progress=False, log=lambda message: None)
+    return open_index(directory)
