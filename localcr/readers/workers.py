@@ -16,7 +16,11 @@ from typing import Iterator
 
 from localcr.readers import Read, ReaderError
 
-READ_TIMEOUT = 120.0  # seconds one file may take; plain text of hundreds of MB reads in a few
+READ_TIMEOUT = 120.0  # seconds a batch of files may take; plain text of hundreds of MB reads in a few
+# Files go to the workers in batches (a task per file costs more than reading a small file); a batch that
+# crashes or hangs its worker is read again one file per task, to find the file at fault.
+BATCH_FILES = 64
+BATCH_BYTES = 4 << 20
 
 
 def read_files(files: list[tuple[Path, str]], timeout: float = READ_TIMEOUT) -> Iterator[tuple[Path, Read | str]]:
@@ -25,20 +29,50 @@ def read_files(files: list[tuple[Path, str]], timeout: float = READ_TIMEOUT) -> 
         return
     import pebble
 
-    workers = min(len(files), len(os.sched_getaffinity(0)))
+    batches = _batches(files)
+    workers = min(len(batches), len(os.sched_getaffinity(0)))
     context = multiprocessing.get_context("spawn")  # a fork would copy the threads of torch or llama.cpp
     with pebble.ProcessPool(max_workers=workers, initializer=_limit_memory, initargs=(_memory_limit(workers),),
                             context=context) as pool:
-        futures = [pool.schedule(_read, args=(str(path), reader), timeout=timeout) for path, reader in files]
-        for (path, _), future in zip(files, futures):
-            try:
-                yield path, future.result()
-            except ReaderError as exc:
-                yield path, str(exc)
-            except TimeoutError:
-                yield path, f"reading took longer than {timeout:.0f} s (stopped)"
-            except pebble.ProcessExpired as exc:
-                yield path, f"its reader crashed the worker process (exit code {exc.exitcode})"
+        def schedule(batch):
+            return pool.schedule(_read_batch, args=([(str(path), reader) for path, reader in batch],), timeout=timeout)
+
+        futures = [(batch, schedule(batch)) for batch in batches]
+        for batch, future in futures:
+            outcome = _outcome(future, timeout)
+            if isinstance(outcome, str) and len(batch) > 1:
+                singles = [schedule([file]) for file in batch]
+                outcomes = [_outcome(single, timeout) for single in singles]
+                yield from ((path, o if isinstance(o, str) else o[0]) for (path, _), o in zip(batch, outcomes))
+            else:
+                yield from zip((path for path, _ in batch), [outcome] if isinstance(outcome, str) else outcome)
+
+
+def _outcome(future, timeout: float) -> list[Read | str] | str:
+    """A batch's results, or why its worker gave none (which, for a batch of one, is why its file is skipped)."""
+    import pebble
+
+    try:
+        return future.result()
+    except TimeoutError:
+        return f"reading took longer than {timeout:.0f} s (stopped)"
+    except pebble.ProcessExpired as exc:
+        return f"its reader crashed the worker process (exit code {exc.exitcode})"
+
+
+def _batches(files: list[tuple[Path, str]]) -> list[list[tuple[Path, str]]]:
+    batches, size = [[]], 0
+    for file in files:
+        try:
+            nbytes = file[0].stat().st_size
+        except OSError:
+            nbytes = 0  # the worker will say why it cannot be read
+        if batches[-1] and (len(batches[-1]) >= BATCH_FILES or size + nbytes > BATCH_BYTES):
+            batches.append([])
+            size = 0
+        batches[-1].append(file)
+        size += nbytes
+    return batches
 
 
 def _memory_limit(workers: int) -> int:
@@ -53,6 +87,17 @@ def _limit_memory(limit: int) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _read_batch(files: list[tuple[str, str]]) -> list[Read | str]:
+    """Runs in a worker: each file's Read, or the reason it is skipped."""
+    outcomes: list[Read | str] = []
+    for path, reader in files:
+        try:
+            outcomes.append(_read(path, reader))
+        except ReaderError as exc:
+            outcomes.append(str(exc))
+    return outcomes
 
 
 def _read(path: str, reader: str) -> Read:
