@@ -5,7 +5,7 @@
 Every document of each prose set (and its first paragraph, a short file's worth) is encoded the way Windows
 tools of its language write it (Windows-1252 for English, German and Spanish, Windows-1251 for Russian,
 Windows-1256 for Arabic, GBK for Chinese, Shift_JIS (cp932) for Japanese; texts the encoding cannot hold are left
-out), and each detector must decode the bytes back to the exact text. localcr's own reader
+out), and so is a handful of one-line texts, and each detector must decode the bytes back to the exact text. localcr's own reader
 (`localcr.readers.plain.decode`) is measured beside the bare detectors. The table goes to stdout and
 benchmarks/results/encodings.md.
 """
@@ -22,6 +22,13 @@ sys.path.insert(0, str(ROOT))
 
 LEGACY = {"xquad-en": "cp1252", "xquad-de": "cp1252", "xquad-es": "cp1252", "xquad-ru": "cp1251",
           "xquad-ar": "cp1256", "xquad-zh": "gbk", "jsquad-ja": "cp932"}
+
+
+# One line each, as a file name or a short note might hold: detectors have the least to go on.
+SHORT = [("Café menu: crème brûlée.", "cp1252"), ("Größe, Übermaß und süße Straße.", "cp1252"),
+         ("Señal: año, niño, corazón.", "cp1252"), ("日本語のメニュー：寿司、天ぷら。", "cp932"),
+         ("中文菜单：北京烤鸭，麻婆豆腐。", "gbk"), ("Меню: борщ, пельмени, блины.", "cp1251"),
+         ("한국어 메뉴: 김치찌개, 불고기.", "cp949"), ("قائمة الطعام: حمص وفلافل.", "cp1256")]
 
 
 def samples(data: Path, name: str, encoding: str) -> list[tuple[str, bytes]]:
@@ -72,10 +79,9 @@ def main() -> None:
         except ImportError:
             print(f"{name}: not installed, left out", file=sys.stderr)
     rows, seconds = [], dict.fromkeys(available, 0.0)
-    for name, encoding in LEGACY.items():
-        if not (args.data / name).exists():
-            continue
-        tried = samples(args.data, name, encoding)
+    sets = [(name, encoding, samples(args.data, name, encoding)) for name, encoding in LEGACY.items() if (args.data / name).exists()]
+    sets.append(("short lines", "each its own", [(text, text.encode(encoding)) for text, encoding in SHORT]))
+    for name, encoding, tried in sets:
         row = [name, encoding, str(len(tried))]
         for detector, fn in available.items():
             started = time.perf_counter()
