@@ -349,8 +349,9 @@ def stats(ctx, index_dir, list_skipped, as_json):
         line += f"; guard fallback rate {ctxs.get('fallbacks', 0) / total:.1%}"
     _echo(line)
     _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
-    encodings = ", ".join(f"{name} {n}" for name, n in sorted(info["encodings"].items(), key=lambda x: -x[1]))
-    _echo(f"encodings   {encodings or 'not recorded (index built by an older localcr)'}")
+    for recorded in ("encodings", "languages"):
+        counts = ", ".join(f"{name} {n}" for name, n in sorted(info[recorded].items(), key=lambda x: -x[1]))
+        _echo(f"{recorded:<11} {counts or 'not recorded (index built by an older localcr)'}")
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
     _echo(f"sources     {', '.join(info['sources'])}")

@@ -50,6 +50,7 @@ class Document:
     external_id: str | None = None  # an imported corpus's own document id (e.g. original_uuid)
     given_chunks: list[Chunk] | None = None  # chunks that came with the document; None means "chunk it"
     encoding: str = "utf-8"  # how the file's bytes were decoded (see decode)
+    language: str = ""  # ISO 639-1, set when indexed (localcr.language); decides the BM25 analysis
 
     @property
     def sha(self) -> str:

@@ -23,6 +23,7 @@ from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
+from localcr.language import document_language
 from localcr.models import ModelSpec, Registry
 from localcr.structure import structural_contexts
 
@@ -98,6 +99,8 @@ def build_index(
 
         model = Embedder(settings.embedder)
         docs = loaded.documents
+        for doc in docs:
+            doc.language = document_language(doc.text, doc.is_code)
         chunks_by_doc, chunks = _chunk(docs, model, settings)
         summary = BuildSummary(directory=directory, documents=len(docs), chunks=len(chunks),
                                skipped=loaded.skipped, warnings=loaded.warnings)
@@ -107,7 +110,8 @@ def build_index(
 
         from localcr.lexical import LexicalIndex
 
-        lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks])
+        language = {d.doc_id: d.language for d in docs}
+        lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks])
         manifest = _manifest(settings, model, context_meta, summary)
         store.write_generation(directory, marker, manifest, docs, chunks_by_doc, vectors, window_rows, lexical)
         summary.seconds = time.monotonic() - started

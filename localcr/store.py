@@ -49,12 +49,12 @@ HNSW_SEED = 7
 
 SCHEMA = """
     CREATE TABLE documents (doc_id TEXT PRIMARY KEY, path TEXT, kind TEXT, sha TEXT, size INTEGER,
-                            external_id TEXT, n_chunks INTEGER, encoding TEXT);
+                            external_id TEXT, n_chunks INTEGER, encoding TEXT, language TEXT);
     CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE, doc_id TEXT, position INTEGER,
                          start INTEGER, end INTEGER, text TEXT, context TEXT, context_source TEXT,
                          external_index INTEGER);
 """
-DOCUMENT_COLUMNS = ("doc_id", "path", "kind", "sha", "size", "external_id", "n_chunks", "encoding")
+DOCUMENT_COLUMNS = ("doc_id", "path", "kind", "sha", "size", "external_id", "n_chunks", "encoding", "language")
 CHUNK_COLUMNS = ("row", "chunk_id", "doc_id", "position", "start", "end", "text", "context", "context_source",
                  "external_index")
 # The columns a search hit shows: the chunk's own, and its document's path and imported id.
@@ -165,8 +165,8 @@ def _write_store(path: Path, docs: list[Document], chunks_by_doc: dict[str, list
     db = sqlite3.connect(path)
     db.executescript(SCHEMA)
     db.executemany(_insert("documents", DOCUMENT_COLUMNS),
-                   [(d.doc_id, d.path, d.kind, d.sha, d.size, d.external_id, len(chunks_by_doc[d.doc_id]), d.encoding)
-                    for d in docs])
+                   [(d.doc_id, d.path, d.kind, d.sha, d.size, d.external_id, len(chunks_by_doc[d.doc_id]), d.encoding,
+                     d.language) for d in docs])
     rows = (c for d in docs for c in chunks_by_doc[d.doc_id])
     db.executemany(_insert("chunks", CHUNK_COLUMNS),
                    [(i, c.chunk_id, c.doc_id, c.position, c.start, c.end, c.text, c.context, c.context_source,
@@ -297,15 +297,17 @@ class StoreReader:
             "created": m["created"], "localcr": m["localcr"],
             "documents": m["documents"], "chunks": m["chunks"], "windows": m["windows"],
             "embedder": m["embedder"], "chunking": m["chunking"], "contexts": m["contexts"],
-            "context_sources": sources, "sources": m["sources"], "encodings": self._encodings(),
+            "context_sources": sources, "sources": m["sources"],
+            "encodings": self._counts("encoding"), "languages": self._counts("language"),
             "skipped": m.get("skipped", []),
             "bytes": sizes, "total_bytes": sum(sizes.values()),
         }
 
-    def _encodings(self) -> dict[str, int]:
-        """How many documents were decoded with each encoding ({} for an index built before they were recorded)."""
+    def _counts(self, column: str) -> dict[str, int]:
+        """How many documents have each value of a column recorded per document (encoding, language); {} for an
+        index built before the column was."""
         try:
-            rows = self.db.execute("SELECT encoding, COUNT(*) AS n FROM documents GROUP BY encoding")
-            return {r["encoding"]: r["n"] for r in rows if r["encoding"]}
+            rows = self.db.execute(f"SELECT {column} AS value, COUNT(*) AS n FROM documents GROUP BY {column}")
+            return {r["value"]: r["n"] for r in rows if r["value"]}
         except sqlite3.OperationalError:
             return {}

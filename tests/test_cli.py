@@ -319,3 +319,21 @@ def test_llm_contexts_end_to_end_with_the_bundled_model(corpus, tmp_path):
     again = run("index", "--index", index, "-q")  # settings kept: llm contexts, all from the cache
     assert "from cache %d, generated 0" % info["chunks"] in again
     assert "guard fallback rate" in run("stats", "--index", index)
+
+
+@pytest.mark.model
+def test_lexical_search_in_japanese_chinese_and_german(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "tokyo.md").write_text("# 東京\n\n東京タワーは港区にある電波塔で、高さは333メートルです。観光客に人気があります。\n")
+    (docs / "beijing.md").write_text("# 北京\n\n北京烤鸭是北京的传统名菜，以色泽红艳、肉质细嫩而闻名。\n")
+    (docs / "hamburg.md").write_text("# Hamburg\n\nDer Hamburger Hafen ist einer der größten Häfen Europas. Die Schiffe "
+                                     "bringen Container aus aller Welt in die Stadt.\n")
+    (docs / "rome.md").write_text("# Rome\n\nThe Colosseum is an oval amphitheatre in the centre of the city of Rome.\n")
+    index = tmp_path / "i"
+    run("index", docs, "--index", index, "-q")
+    for query, expected in (("東京タワーの高さ", "tokyo.md"), ("烤鸭", "beijing.md"), ("Schiff", "hamburg.md"),
+                            ("amphitheatres", "rome.md")):
+        hit = json.loads(run("search", query, "--index", index, "--mode", "lexical", "-k", 1, "--json"))
+        assert hit["path"].endswith(expected), query
+    assert "languages   de 1, en 1, ja 1, zh 1" in run("stats", "--index", index)

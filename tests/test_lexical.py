@@ -1,7 +1,8 @@
 """The identifier-aware tokenizer and the BM25 index over it."""
 from __future__ import annotations
 
-from localcr.lexical import LexicalIndex, tokenize
+from localcr.language import detect, document_language
+from localcr.lexical import LexicalIndex, stopwords_of, tokenize
 
 
 def test_camel_case_identifier_is_kept_whole_and_split():
@@ -33,7 +34,57 @@ def test_plain_words_find_identifiers_and_identifiers_find_themselves():
 
 
 def test_save_and_load(tmp_path):
-    index = LexicalIndex.build(["alpha beta", "gamma"])
+    index = LexicalIndex.build(["alpha beta", "Straßen und Häuser"], ["en", "de"])
     index.save(tmp_path / "lex")
-    assert LexicalIndex.load(tmp_path / "lex").scores("gamma").argmax() == 1
+    loaded = LexicalIndex.load(tmp_path / "lex")
+    assert loaded.languages == ["de", "en"] and loaded.scores("Straße").argmax() == 1
+
+
+def test_an_index_saved_before_languages_were_recorded_is_english(tmp_path):
+    LexicalIndex.build(["running dogs", "cats"]).save(tmp_path / "lex")
+    (tmp_path / "lex" / LexicalIndex.LANGUAGES).unlink()
+    loaded = LexicalIndex.load(tmp_path / "lex")
+    assert loaded.languages == ["en"] and loaded.scores("run").argmax() == 0
+
+
+def test_cjk_runs_become_character_bigrams_beside_other_words():
+    assert tokenize("黑豹队的防守", "zh") == ["黑豹", "豹队", "队的", "的防", "防守"]
+    assert tokenize("東京タワーは2024年に完成", "ja") == ["東京", "京タ", "タワ", "ワー", "ーは", "2024", "年に", "に完", "完成"]
+    assert tokenize("猫", "zh") == ["猫"]
+    assert tokenize("see 東京 DiffExecutor") == ["see", "東京", "diffexecutor", "diff", "executor"]
+
+
+def test_a_word_inside_unspaced_text_is_found():
+    """Before bigrams, a run of kanji and kana was one token and a query matched only the identical run."""
+    index = LexicalIndex.build(["東京タワーは港区にある電波塔です。", "大阪城は豊臣秀吉が築いた城です。"], ["ja", "ja"])
+    assert index.scores("東京タワー").argmax() == 0
+    assert index.scores("秀吉の城").argmax() == 1
+
+
+def test_words_are_stemmed_in_their_language():
+    assert tokenize("Die Verteidigungen der Häuser", "de") == ["verteid", "haus"]
+    assert tokenize("Die Verteidigungen der Häuser", "en") == ["die", "verteidigungen", "der", "häuser"]
+    assert tokenize("пельмени и блины", "ru") == ["пельмен", "блин"]
+    assert tokenize("Zebra", "xx") == ["zebra"]  # no stemmer for the language: lower-cased only
+
+
+def test_one_stop_list_for_every_text_of_an_index():
+    """A document detected as another language keeps no stop word of the index's main language as a rare
+    term that would rank it first for every query holding that word."""
+    index = LexicalIndex.build(["El perro de la casa", "El gato de la calle", "La niña de la escuela"], ["es", "es", "en"])
+    assert "de" in stopwords_of(["es", "en"]) and "the" in index.stopwords
+    assert "de" not in index.vocab and "la" not in index.vocab
+    assert index.scores("la casa del perro").argmax() == 0
+
+
+def test_a_query_is_analysed_in_every_language_of_the_index():
+    index = LexicalIndex.build(["Die Häuser der Stadt", "The houses of the town"], ["de", "en"])
+    assert index.scores("Haus").argmax() == 0 and index.scores("house").argmax() == 1
+
+
+def test_language_detection():
+    assert detect("Die Verteidigung der Panthers gab nur 308 Punkte ab und belegte den sechsten Platz.") == "de"
+    assert detect("黑豹队的防守丢了多少分？") == "zh" and detect("東京タワーはどこですか") == "ja"
+    assert detect("12345 -- 678") == "en"  # nothing to go on: the default
+    assert document_language("def main():\n    return 0  # Hauptprogramm", is_code=True) == "en"
 
