@@ -18,6 +18,7 @@ MAX_OUTLINE = 8
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
 _MODIFIERS = r"(?:(?:pub(?:\([^)]*\))?|export|default|public|private|protected|internal|static|async|unsafe|extern(?:\s+\"C\")?|abstract|final|override|virtual|inline|const|sealed|open|data)\s+)*"
 _DEFINITION = re.compile(
@@ -58,8 +59,11 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
 
 
 def document_summary(doc: Document) -> str:
-    """The document's title (first heading) or, for code, its first comment or docstring that is not a licence."""
+    """The document's title (its front matter's `title:`, else its first heading) or, for code, its first
+    comment or docstring that is not a licence."""
     lines = doc.text.split("\n")
+    if doc.kind == "markdown" and (title := front_matter_title(doc.text)):
+        return _clip(title, 16) + "."
     if not doc.is_code:
         for i, line in enumerate(lines[:200]):
             m = _MD_HEADING.match(line)
@@ -108,6 +112,23 @@ def _leading_comments(lines: list[str]):
 def _package(text: str) -> str:
     m = _PACKAGE.search(text[:20000])
     return f"Package {m.group(1)}." if m else ""
+
+
+def front_matter_title(text: str) -> str | None:
+    """The `title:` of a Markdown file's YAML front matter (Jekyll, Hugo, Obsidian ...), if it has one."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return None
+    import yaml
+
+    try:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return None
+    title = meta.get("title") if isinstance(meta, dict) else None
+    if title is None:
+        return None
+    return " ".join(str(title).split()) or None
 
 
 def _heading_paths(doc: Document) -> list[list[str]]:

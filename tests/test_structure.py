@@ -23,6 +23,14 @@ def test_markdown_heading_path():
     assert "Section: Guide > Use." in use and "Install" not in use
 
 
+def test_front_matter_title_names_the_document():
+    text = "---\ntitle: Operations handbook\ntags: [ops]\n---\n\n## Backups\n\nnightly at two\n"
+    [backups] = contexts_at(text, "markdown", ["nightly at two"])
+    assert backups.startswith("File pkg/file. Operations handbook.") and "Section: Backups." in backups
+    broken = "---\ntitle: [unclosed\n---\n\n# Heading\n\nbody\n"  # bad YAML: the first heading, as without
+    assert contexts_at(broken, "markdown", ["body"])[0].startswith("File pkg/file. Heading.")
+
+
 def test_rst_headings():
     text = "Title\n=====\n\nSub\n---\n\nbody text\n"
     (ctx,) = contexts_at(text, "rst", ["body text"])
