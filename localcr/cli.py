@@ -202,7 +202,8 @@ def _print_hits(hits):
         _echo("no results")
     for n, hit in enumerate(hits, start=1):
         ranks = ", ".join(f"{name} {rank}" for name, rank in hit.ranks.items())
-        _echo(f"{n}. {hit.path}  [{hit.chunk_id}]  chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
+        page = f"page {hit.page}  " if hit.page else ""
+        _echo(f"{n}. {hit.path}  [{hit.chunk_id}]  {page}chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
         if hit.context:
             _echo(textwrap.indent(textwrap.fill(hit.context, 100), "   | "), fg="cyan")
         body = hit.window_text or hit.text
@@ -349,8 +350,11 @@ def stats(ctx, index_dir, list_skipped, as_json):
         line += f"; guard fallback rate {ctxs.get('fallbacks', 0) / total:.1%}"
     _echo(line)
     _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
-    encodings = ", ".join(f"{name} {n}" for name, n in sorted(info["encodings"].items(), key=lambda x: -x[1]))
-    _echo(f"encodings   {encodings or 'not recorded (index built by an older localcr)'}")
+    if info["encodings"] is None:
+        encodings = "not recorded (index built by an older localcr)"
+    else:
+        encodings = ", ".join(f"{name} {n}" for name, n in sorted(info["encodings"].items(), key=lambda x: -x[1])) or "none (no text files)"
+    _echo(f"encodings   {encodings}")
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
     _echo(f"sources     {', '.join(info['sources'])}")

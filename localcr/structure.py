@@ -58,7 +58,10 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
 
 
 def document_summary(doc: Document) -> str:
-    """The document's title (first heading) or, for code, its first comment or docstring that is not a licence."""
+    """The document's title (from its metadata, else its first heading) or, for code, its first comment or
+    docstring that is not a licence."""
+    if doc.title:
+        return _clip(doc.title, 16) + "."
     lines = doc.text.split("\n")
     if not doc.is_code:
         for i, line in enumerate(lines[:200]):
