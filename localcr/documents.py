@@ -44,14 +44,14 @@ class Chunk:
 class Document:
     doc_id: str
     path: str
-    kind: str  # "markdown", "rst", "html", "pdf", "text", or "code:<suffix>"
+    kind: str  # "markdown", "rst", "html", "pdf", "docx", "pptx", "text", or "code:<suffix>"
     text: str
     size: int
     external_id: str | None = None  # an imported corpus's own document id (e.g. original_uuid)
     given_chunks: list[Chunk] | None = None  # chunks that came with the document; None means "chunk it"
-    encoding: str = "utf-8"  # how the file's bytes were decoded (see decode); "" for PDF
-    pages: list[int] = field(default_factory=list)  # where each page starts in `text`; empty without pages
-    title: str = ""  # the title in the file's metadata (PDF), for its structural context
+    encoding: str = "utf-8"  # how the file's bytes were decoded (see decode); "" for PDF and Office files
+    pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
+    title: str = ""  # the title in the file's metadata (PDF, Office), for its structural context
 
     @property
     def sha(self) -> str:

@@ -45,7 +45,7 @@ class Hit:
     window_text: str = ""  # the hit and its neighbours as one passage (only with a window)
     external_doc_id: str | None = None
     external_index: int | None = None
-    page: int | None = None  # 1-based page where the chunk starts; None for a document without pages
+    page: int | None = None  # 1-based page (slide) where the chunk starts; None for a document without pages
 
     @property
     def chunk_ids(self) -> list[str]:

@@ -308,7 +308,7 @@ class StoreReader:
 
     def _encodings(self) -> dict[str, int] | None:
         """How many text documents were decoded with each encoding (None for an index built before they were
-        recorded; PDFs have none)."""
+        recorded; PDF and Office files have none)."""
         try:
             rows = self.db.execute("SELECT encoding, COUNT(*) AS n FROM documents GROUP BY encoding")
             return {r["encoding"]: r["n"] for r in rows if r["encoding"]}
