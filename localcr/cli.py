@@ -149,7 +149,7 @@ def spec_is_bundled(source: str) -> bool:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
 def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, quiet):
-    """Index files and folders (text, Markdown, reST, HTML, source code) or a pre-chunked corpus JSON.
+    """Index files and folders (text, Markdown, reST, HTML, PDF, DOCX, PPTX, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
     dropped, and cached embeddings and contexts reused. Options not given again (and PATHS, if none are
