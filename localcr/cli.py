@@ -149,7 +149,7 @@ def spec_is_bundled(source: str) -> bool:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
 def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, quiet):
-    """Index files and folders (text, Markdown, reST, HTML, source code) or a pre-chunked corpus JSON.
+    """Index files and folders (text, Markdown, reST, HTML, PDF, DOCX, PPTX, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
     dropped, and cached embeddings and contexts reused. Options not given again (and PATHS, if none are
@@ -202,7 +202,8 @@ def _print_hits(hits):
         _echo("no results")
     for n, hit in enumerate(hits, start=1):
         ranks = ", ".join(f"{name} {rank}" for name, rank in hit.ranks.items())
-        _echo(f"{n}. {hit.path}  [{hit.chunk_id}]  chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
+        page = f"page {hit.page}  " if hit.page else ""
+        _echo(f"{n}. {hit.path}  [{hit.chunk_id}]  {page}chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
         if hit.context:
             _echo(textwrap.indent(textwrap.fill(hit.context, 100), "   | "), fg="cyan")
         body = hit.window_text or hit.text
@@ -350,8 +351,12 @@ def stats(ctx, index_dir, list_skipped, as_json):
     _echo(line)
     _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
     for recorded in ("encodings", "languages"):
-        counts = ", ".join(f"{name} {n}" for name, n in sorted(info[recorded].items(), key=lambda x: -x[1]))
-        _echo(f"{recorded:<11} {counts or 'not recorded (index built by an older localcr)'}")
+        counts = info[recorded]
+        if counts is None:
+            shown = "not recorded (index built by an older localcr)"
+        else:
+            shown = ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda x: -x[1])) or "none (no text files)"
+        _echo(f"{recorded:<11} {shown}")
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
     _echo(f"sources     {', '.join(info['sources'])}")

@@ -44,12 +44,14 @@ class Chunk:
 class Document:
     doc_id: str
     path: str
-    kind: str  # "markdown", "rst", "html", "text", or "code:<suffix>"
+    kind: str  # "markdown", "rst", "html", "pdf", "docx", "pptx", "text", or "code:<suffix>"
     text: str
     size: int
     external_id: str | None = None  # an imported corpus's own document id (e.g. original_uuid)
     given_chunks: list[Chunk] | None = None  # chunks that came with the document; None means "chunk it"
-    encoding: str = "utf-8"  # how the file's bytes were decoded (see decode)
+    encoding: str = "utf-8"  # how the file's bytes were decoded (see decode); "" for PDF and Office files
+    pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
+    title: str = ""  # the title in the file's metadata (PDF, Office), for its structural context
     language: str = ""  # ISO 639-1, set when indexed (localcr.language); decides the BM25 analysis
 
     @property
@@ -130,7 +132,7 @@ def _document(file: Path, kind: str, doc_id: str, outcome: Read | str, report: L
         report.skip(file, "empty")
         return None
     return Document(doc_id=doc_id, path=str(file), kind=kind, text=outcome.text, size=outcome.size,
-                    encoding=outcome.encoding)
+                    encoding=outcome.encoding, pages=outcome.pages, title=outcome.title)
 
 
 def _add(report: LoadReport, seen: set[str], docs: list[Document]) -> None:

@@ -10,6 +10,7 @@ What the index holds (documents, chunk ids, sizes) is read through `index.store`
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -44,6 +45,7 @@ class Hit:
     window_text: str = ""  # the hit and its neighbours as one passage (only with a window)
     external_doc_id: str | None = None
     external_index: int | None = None
+    page: int | None = None  # 1-based page (slide) where the chunk starts; None for a document without pages
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -209,6 +211,7 @@ class Index:
                 ranks={name: r[row] for name, r in ranks.items() if row in r},
                 context=rec["context"], text=rec["text"],
                 external_doc_id=rec["external_id"], external_index=rec["external_index"],
+                page=page_at(rec["pages"], rec["start"]),
             )
             if len(span) > 1:
                 hit.neighbours = [records[r]["chunk_id"] for r in span if r != row]
@@ -219,6 +222,12 @@ class Index:
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (evaluation clears them so every configuration pays for embedding)."""
         self._query_cache.clear()
+
+
+def page_at(pages: list[int], offset: int) -> int | None:
+    """The 1-based page holding a character offset, given where each page starts; None without pages (or
+    for an imported chunk not found in its document's text)."""
+    return bisect.bisect_right(pages, offset) if pages and offset >= 0 else None
 
 
 def _ranks(rows: list[int]) -> dict[int, int]:

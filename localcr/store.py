@@ -49,17 +49,17 @@ HNSW_SEED = 7
 
 SCHEMA = """
     CREATE TABLE documents (doc_id TEXT PRIMARY KEY, path TEXT, kind TEXT, sha TEXT, size INTEGER,
-                            external_id TEXT, n_chunks INTEGER, encoding TEXT, language TEXT);
+                            external_id TEXT, n_chunks INTEGER, encoding TEXT, pages TEXT, language TEXT);
     CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE, doc_id TEXT, position INTEGER,
                          start INTEGER, end INTEGER, text TEXT, context TEXT, context_source TEXT,
                          external_index INTEGER);
 """
-DOCUMENT_COLUMNS = ("doc_id", "path", "kind", "sha", "size", "external_id", "n_chunks", "encoding", "language")
+DOCUMENT_COLUMNS = ("doc_id", "path", "kind", "sha", "size", "external_id", "n_chunks", "encoding", "pages", "language")
 CHUNK_COLUMNS = ("row", "chunk_id", "doc_id", "position", "start", "end", "text", "context", "context_source",
                  "external_index")
-# The columns a search hit shows: the chunk's own, and its document's path and imported id.
+# The columns a search hit shows: the chunk's own, and its document's path, imported id and page starts.
 HIT_COLUMNS = ("c.row", "c.chunk_id", "c.doc_id", "c.position", "c.start", "c.end", "c.text", "c.context",
-               "c.external_index", "d.path", "d.external_id")
+               "c.external_index", "d.path", "d.external_id", "d.pages")
 
 
 def disk_size(path: Path) -> int:
@@ -166,7 +166,7 @@ def _write_store(path: Path, docs: list[Document], chunks_by_doc: dict[str, list
     db.executescript(SCHEMA)
     db.executemany(_insert("documents", DOCUMENT_COLUMNS),
                    [(d.doc_id, d.path, d.kind, d.sha, d.size, d.external_id, len(chunks_by_doc[d.doc_id]), d.encoding,
-                     d.language) for d in docs])
+                     json.dumps(d.pages) if d.pages else None, d.language) for d in docs])
     rows = (c for d in docs for c in chunks_by_doc[d.doc_id])
     db.executemany(_insert("chunks", CHUNK_COLUMNS),
                    [(i, c.chunk_id, c.doc_id, c.position, c.start, c.end, c.text, c.context, c.context_source,
@@ -229,10 +229,13 @@ class StoreReader:
             self.db = sqlite3.connect(f"file:{self.path / STORE}?mode=ro", uri=True, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
             rows = self.db.execute("SELECT doc_id FROM chunks ORDER BY row").fetchall()
+            has_pages = any(r["name"] == "pages" for r in self.db.execute("PRAGMA table_info(documents)"))
             self.window_rows = np.load(self.path / WINDOWS)
         except (OSError, ValueError, sqlite3.Error) as exc:
             raise LocalcrError(f"{self.path}: index is corrupt ({type(exc).__name__}: {exc}); rebuild it with `localcr index`") from None
         self.row_doc_ids = [r["doc_id"] for r in rows]  # chunk row -> its document's id
+        # an index built before pages were recorded has no such column: its documents have no pages
+        self._hit_columns = ", ".join(c if has_pages or c != "d.pages" else "NULL AS pages" for c in HIT_COLUMNS)
         self.n_chunks = len(rows)
 
     def dense(self):
@@ -253,13 +256,14 @@ class StoreReader:
         return LexicalIndex.load(self.path / LEXICAL)
 
     def hit_records(self, rows: list[int]) -> list[dict]:
-        """For each chunk row, in the order given: the chunk's fields plus its document's path and external id."""
+        """For each chunk row, in the order given: the chunk's fields plus its document's path, external id
+        and page starts (a list, empty for a document without pages)."""
         if not rows:
             return []
         marks = ",".join("?" * len(rows))
-        found = self.db.execute(f"SELECT {', '.join(HIT_COLUMNS)} FROM chunks c JOIN documents d USING (doc_id) "
+        found = self.db.execute(f"SELECT {self._hit_columns} FROM chunks c JOIN documents d USING (doc_id) "
                                 f"WHERE c.row IN ({marks})", rows)
-        by_row = {r["row"]: dict(r) for r in found}
+        by_row = {r["row"]: dict(r, pages=json.loads(r["pages"] or "[]")) for r in found}
         return [by_row[row] for row in rows]
 
     def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
@@ -303,11 +307,11 @@ class StoreReader:
             "bytes": sizes, "total_bytes": sum(sizes.values()),
         }
 
-    def _counts(self, column: str) -> dict[str, int]:
-        """How many documents have each value of a column recorded per document (encoding, language); {} for an
-        index built before the column was."""
+    def _counts(self, column: str) -> dict[str, int] | None:
+        """How many documents have each value of a column recorded per document (encoding, language); None for
+        an index built before the column was (PDF and Office files have no encoding)."""
         try:
             rows = self.db.execute(f"SELECT {column} AS value, COUNT(*) AS n FROM documents GROUP BY {column}")
             return {r["value"]: r["n"] for r in rows if r["value"]}
         except sqlite3.OperationalError:
-            return {}
+            return None

@@ -1,8 +1,8 @@
 """Structural contexts: situate a chunk without an LLM, from what the document's own structure says.
 
 For every chunk: the document's path, a one-line summary of the document (its title, or the leading
-doc comment of a source file), the heading path above the chunk (Markdown, reStructuredText, HTML
-converted to Markdown) and, for code, the definitions that enclose the chunk's first line (impl, class,
+doc comment of a source file), the heading path above the chunk (Markdown, reStructuredText, HTML and
+DOCX converted to Markdown) and, for code, the definitions that enclose the chunk's first line (impl, class,
 fn, def, struct ...). This is what a person skimming the file would use to place the chunk, costs
 microseconds, and fills the same slot an LLM-written context fills later.
 """
@@ -59,8 +59,10 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
 
 
 def document_summary(doc: Document) -> str:
-    """The document's title (its front matter's `title:`, else its first heading) or, for code, its first
-    comment or docstring that is not a licence."""
+    """The document's title (from its metadata, else its front matter's `title:`, else its first heading) or,
+    for code, its first comment or docstring that is not a licence."""
+    if doc.title:
+        return _clip(doc.title, 16) + "."
     lines = doc.text.split("\n")
     if doc.kind == "markdown" and (title := front_matter_title(doc.text)):
         return _clip(title, 16) + "."

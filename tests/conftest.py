@@ -1,8 +1,9 @@
-"""Shared test set-up: no network for anyone, a private cache, a small corpus written by the tests, and
-helpers to run the CLI. Tests that load a real model (the bundled embedder or LLM, a cross-encoder) are
+"""Shared test set-up: no network for anyone, a private cache, a small corpus written by the tests,
+helpers to run the CLI and to write PDF, DOCX and PPTX files. Tests that load a real model (the bundled embedder or LLM, a cross-encoder) are
 marked `model`; `pytest -m "not model"` runs the others in seconds (see tests/README.md)."""
 from __future__ import annotations
 
+import io
 import socket
 from pathlib import Path
 
@@ -165,3 +166,36 @@ def error_line(*args) -> str:
     line = out.splitlines()[-1]
     assert line.startswith("localcr: error: ")
     return line
+
+
+def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
+    """A minimal PDF written by hand: one page per entry, each a list of text lines in Helvetica; a page
+    with no lines is a grey box, a page with no text layer as a scan has."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    kids = []
+    for lines in pages:
+        shown = b" ".join(b"(%s) '" % line.encode("latin-1") for line in lines)
+        ops = b"BT /F1 11 Tf 72 720 Td 14 TL " + shown + b" ET" if lines else b"0.5 g 72 72 400 600 re f"
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(ops), ops))
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+                       b"/Contents %d 0 R >>" % len(objects))
+        kids.append(b"%d 0 R" % len(objects))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(kids))
+    if title:
+        objects.append(b"<< /Title (%s) >>" % title.encode("latin-1"))
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    info = b" /Info %d 0 R" % len(objects) if title else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info, xref)
+    return bytes(out)
+
+
+def saved(document) -> bytes:
+    """A python-docx or python-pptx document as the bytes of its file."""
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from conftest import make_pdf, saved
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from localcr.documents import Document, load_paths
 from localcr.errors import LocalcrError
 from localcr.evaluation import parse_config
 from localcr.lexical import tokenize
-from localcr.readers import ReaderError, html, plain
+from localcr.readers import ReaderError, html, office, pdf, plain
 from localcr.structure import structural_contexts
 from localcr.text import identifier_parts, printable, spell_out_identifiers, words
 
@@ -34,13 +35,13 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 @FUZZ
 @given(st.binary(max_size=2000))
 def test_readers_turn_any_bytes_into_text_or_a_reason(data):
-    for reader in (plain.read, html.read):
+    for reader in (plain.read, html.read, pdf.read, office.read_docx, office.read_pptx):
         try:
             read = reader(data)
         except ReaderError as exc:
             assert str(exc)
         else:
-            assert isinstance(read.text, str) and read.encoding
+            assert isinstance(read.text, str) and isinstance(read.encoding, str)
 
 
 def _word_count(texts: list[str]) -> list[int]:
@@ -105,16 +106,29 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(data)
 
 
+def _binary_samples() -> dict[str, bytes]:
+    import docx
+
+    memo = docx.Document()
+    memo.add_heading("Memo", 1)
+    memo.add_paragraph("A failed job is retried three times.")
+    memo.add_table(rows=1, cols=2).rows[0].cells[0].text = "retries"
+    return {"manual.pdf": make_pdf([["A failed job is retried", "three times."], ["Backoff doubles."]], title="Manual"),
+            "memo.docx": saved(memo)}
+
+
 def test_mutated_files_of_every_format_are_read_or_skipped_with_a_reason(tmp_path):
     rng = random.Random(20261122)
     encodings = {"notes.txt": ["utf-8", "cp1252", "utf-16"]}
+    samples = [(name, encoding, text.encode(encoding)) for name, text in SAMPLES.items()
+               for encoding in encodings.get(name, ["utf-8"])]
+    samples += [(name, "bytes", data) for name, data in _binary_samples().items()]
     written = []
     for n in range(40):
-        for name, text in SAMPLES.items():
-            for encoding in encodings.get(name, ["utf-8"]):
-                path = tmp_path / f"{n:02d}-{encoding}-{name}"
-                path.write_bytes(_mutate(text.encode(encoding), rng))
-                written.append(path)
+        for name, encoding, data in samples:
+            path = tmp_path / f"{n:02d}-{encoding}-{name}"
+            path.write_bytes(_mutate(data, rng))
+            written.append(path)
     report = load_paths([tmp_path])
     read = {d.path for d in report.documents} | {s.path for s in report.skipped}
     assert read == {str(p) for p in written}

@@ -14,7 +14,8 @@ from localcr.lexical import LexicalIndex
 
 
 def corpus():
-    guide = Document(doc_id="guide.md", path="/d/guide.md", kind="markdown", text="# Guide\n\nalpha\n\nbeta\n", size=22)
+    guide = Document(doc_id="guide.md", path="/d/guide.md", kind="markdown", text="# Guide\n\nalpha\n\nbeta\n", size=22,
+                     pages=[0, 16])
     code = Document(doc_id="u.json#x", path="u.json#x", kind="code", text="fn a() {}", size=9, external_id="U1")
     chunks = {
         "guide.md": [Chunk("guide.md#0", "guide.md", 0, 0, 14, "# Guide\n\nalpha", "File guide.md.", "structural", kind="markdown"),
@@ -67,6 +68,17 @@ def test_reading_goes_by_column_name(tmp_path):
             shuffled = ", ".join(reversed(columns))
             db.executescript(f"CREATE TABLE t AS SELECT {shuffled} FROM {table}; DROP TABLE {table}; ALTER TABLE t RENAME TO {table};")
     assert store.StoreReader(tmp_path / "i").stored_documents() == expected
+
+
+def test_page_starts_reach_the_hits_and_an_index_built_before_them_has_none(tmp_path):
+    write(tmp_path / "i")
+    reader = store.StoreReader(tmp_path / "i")
+    assert [r["pages"] for r in reader.hit_records([1, 2])] == [[0, 16], []]
+    path = reader.path / store.STORE
+    reader.db.close()
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE documents DROP COLUMN pages")
+    assert [r["pages"] for r in store.StoreReader(tmp_path / "i").hit_records([1, 2])] == [[], []]
 
 
 def test_schema_and_column_lists_agree(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 KIND_BY_SUFFIX = {
     ".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text", ".text": "text",
-    ".html": "html", ".htm": "html",
+    ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx",
 }
 CODE_SUFFIXES = {
     ".py", ".pyi", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".go", ".java", ".kt", ".scala",
@@ -23,7 +23,10 @@ CODE_SUFFIXES = {
 TEXT_NAMES = {"readme", "license", "licence", "changelog", "authors", "contributing", "makefile", "dockerfile", "notice"}
 
 # The reader of each document kind; every kind not named here is plain text.
-READERS = {"html": "localcr.readers.html:read"}
+READERS = {
+    "html": "localcr.readers.html:read", "pdf": "localcr.readers.pdf:read",
+    "docx": "localcr.readers.office:read_docx", "pptx": "localcr.readers.office:read_pptx",
+}
 PLAIN = "localcr.readers.plain:read"
 
 
@@ -32,9 +35,23 @@ class Read:
     """What a reader made of a file."""
 
     text: str
-    encoding: str = "utf-8"  # how the bytes were decoded
+    encoding: str = "utf-8"  # how the bytes were decoded; "" for a format that is not text (PDF, Office)
     warnings: list[str] = field(default_factory=list)  # said once per file, after its path
     size: int = 0  # the file's bytes (set by the worker that read it)
+    pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
+    title: str = ""  # the title the file's metadata gives, if any
+
+
+PAGE_BREAK = "\n\n"  # a paragraph break, so chunks prefer to end where a page does
+
+
+def paged(pages: list[str]) -> tuple[str, list[int]]:
+    """Pages (or slides) as one text, a paragraph break between two, and where each begins in it."""
+    starts, offset = [], 0
+    for page in pages:
+        starts.append(offset)
+        offset += len(page) + len(PAGE_BREAK)
+    return PAGE_BREAK.join(pages) + "\n", starts
 
 
 class ReaderError(Exception):

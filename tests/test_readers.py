@@ -1,0 +1,152 @@
+"""PDF, DOCX and PPTX files: their text, page starts and titles, and the files that are skipped and why.
+The tests write every file themselves (a PDF by hand, Office files with python-docx and python-pptx)."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from conftest import make_pdf, run, saved
+
+from localcr.chunking import chunk_document
+from localcr.documents import load_paths
+from localcr.search import page_at
+from localcr.structure import document_summary, structural_contexts
+
+PAGE_ONE = ["Orbit field manual, part one.", "The daemon starts at boot and reads its configuration."]
+PAGE_TWO = ["Glacier storage keeps cold archives.", "Restoring an archive takes twelve hours."]
+
+
+def _encrypted(pdf: bytes) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
+    writer.encrypt("secret", algorithm="RC4-128")  # RC4 needs no crypto library
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def test_a_pdf_is_read_page_by_page_with_where_each_page_starts(tmp_path):
+    (tmp_path / "manual.pdf").write_bytes(make_pdf([PAGE_ONE, PAGE_TWO], title="Orbit  Field Manual"))
+    report = load_paths([tmp_path / "manual.pdf"])
+    (doc,) = report.documents
+    assert (doc.kind, doc.encoding, doc.title, report.warnings) == ("pdf", "", "Orbit Field Manual", [])
+    assert doc.text == "\n".join(PAGE_ONE) + "\n\n" + "\n".join(PAGE_TWO) + "\n"
+    assert doc.pages == [0, doc.text.index(PAGE_TWO[0])]
+    assert [page_at(doc.pages, doc.text.index(line)) for line in (PAGE_ONE[1], PAGE_TWO[1])] == [1, 2]
+    assert document_summary(doc) == "Orbit Field Manual."  # the metadata title, for the structural context
+
+
+def test_page_at():
+    assert [page_at([0, 10, 10, 30], offset) for offset in (0, 9, 10, 29, 30, 500)] == [1, 1, 3, 3, 4, 4]
+    assert page_at([], 5) is None and page_at([0, 10], -1) is None  # no pages; an imported chunk not found
+
+
+def test_unreadable_pdfs_are_skipped_with_their_reasons_while_the_rest_is_read(tmp_path):
+    (tmp_path / "scan.pdf").write_bytes(make_pdf([[], []]))
+    (tmp_path / "locked.pdf").write_bytes(_encrypted(make_pdf([PAGE_ONE])))
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a PDF body")
+    (tmp_path / "good.pdf").write_bytes(make_pdf([PAGE_ONE]))
+    (tmp_path / "notes.txt").write_text("Plain notes.\n")
+    report = load_paths([tmp_path])
+    assert sorted(Path(d.path).name for d in report.documents) == ["good.pdf", "notes.txt"]
+    assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
+        ("broken.pdf", "not a readable PDF (damaged, or not a PDF)"),
+        ("locked.pdf", "encrypted"),
+        ("scan.pdf", "no text layer (scanned PDF?)"),
+    ]
+    assert f"{tmp_path / 'scan.pdf'}: no text layer (scanned PDF?), skipped" in report.warnings
+
+
+def test_a_pdf_with_some_pages_scanned_is_read_with_a_warning(tmp_path):
+    (tmp_path / "mixed.pdf").write_bytes(make_pdf([PAGE_ONE, [], PAGE_TWO]))
+    report = load_paths([tmp_path / "mixed.pdf"])
+    (doc,) = report.documents
+    assert page_at(doc.pages, doc.text.index(PAGE_TWO[0])) == 3
+    assert report.warnings == [f"{tmp_path / 'mixed.pdf'}: 1 of 3 pages have no text layer (scanned?): their text is missing"]
+
+
+def _report_docx():
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "Quarterly report"
+    document.add_heading("Report", 0)  # the Title style
+    document.add_heading("Storage", 1)
+    document.add_paragraph("Glacier keeps cold archives.")
+    document.add_heading("Costs", 2)
+    table = document.add_table(rows=2, cols=3)
+    for cell, text in zip(table.rows[0].cells, ["tier", "price", "restore"]):
+        cell.text = text
+    table.cell(1, 0).merge(table.cell(1, 1)).text = "cold, per GB"
+    table.cell(1, 2).text = "12 h"
+    document.add_paragraph("Prices fall every year.")
+    return document
+
+
+def test_docx_headings_become_markdown_headings_and_tables_lines_of_cells(tmp_path):
+    (tmp_path / "report.docx").write_bytes(saved(_report_docx()))
+    (doc,) = load_paths([tmp_path / "report.docx"]).documents
+    assert (doc.kind, doc.title, doc.pages) == ("docx", "Quarterly report", [])
+    assert doc.text == ("# Report\n\n# Storage\n\nGlacier keeps cold archives.\n\n## Costs\n\n"
+                        "tier | price | restore\ncold, per GB | 12 h\n\nPrices fall every year.\n")
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 12, 0)
+    structural_contexts(doc, chunks)
+    table = next(c for c in chunks if "12 h" in c.text)
+    assert table.context.endswith("Quarterly report. Section: Storage > Costs.")
+
+
+def test_a_broken_docx_is_skipped_with_the_reason(tmp_path):
+    (tmp_path / "broken.docx").write_bytes(b"PK\x03\x04 not really a zip")
+    (tmp_path / "slides.docx").write_bytes(saved(_deck()))  # a presentation under a Word name
+    report = load_paths([tmp_path])
+    assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
+        ("broken.docx", "not a readable DOCX (not a zip archive)"),
+        ("slides.docx", "not a readable DOCX (the file is not a Word file, content type is "
+                        "'application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml')"),
+    ]
+
+
+def _deck():
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    first = deck.slides.add_slide(deck.slide_layouts[1])
+    first.shapes.title.text = "Storage tiers"
+    first.placeholders[1].text = "Hot\nCold"
+    first.notes_slide.notes_text_frame.text = "Mention the restore time."
+    deck.slides.add_slide(deck.slide_layouts[6])  # blank
+    third = deck.slides.add_slide(deck.slide_layouts[5])
+    third.shapes.title.text = "Prices"
+    table = third.shapes.add_table(2, 2, Inches(1), Inches(2), Inches(4), Inches(1)).table
+    table.cell(0, 0).text, table.cell(0, 1).text = "tier", "price"
+    table.cell(1, 0).merge(table.cell(1, 1))
+    table.cell(1, 0).text = "cold is cheapest"
+    return deck
+
+
+def test_a_presentation_has_one_page_per_slide(tmp_path):
+    (tmp_path / "deck.pptx").write_bytes(saved(_deck()))
+    (doc,) = load_paths([tmp_path / "deck.pptx"]).documents
+    assert doc.text == ("# Storage tiers\n\nHot\nCold\n\nMention the restore time.\n\n\n\n"
+                        "# Prices\n\ntier | price\ncold is cheapest\n")
+    assert [page_at(doc.pages, doc.text.index(s)) for s in ("Hot", "# Prices", "cold is")] == [1, 3, 3]
+
+
+@pytest.mark.model
+def test_search_names_the_page_of_a_pdf_hit(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.pdf").write_bytes(make_pdf([PAGE_ONE * 4, PAGE_TWO * 4], title="Orbit Field Manual"))
+    (docs / "report.docx").write_bytes(saved(_report_docx()))
+    index = tmp_path / "index"
+    out = run("index", docs, "--index", index, "-q", "--chunk-tokens", 48)
+    assert "indexed 2 documents" in out
+    shown = run("search", "restoring an archive takes twelve hours", "--index", index, "-k", 1)
+    assert "manual.pdf" in shown and "  page 2  chars" in shown
+    assert "Orbit Field Manual." in shown  # the PDF's title in the structural context
+    hits = [json.loads(line) for line in run("search", "glacier archives", "--index", index, "--json").splitlines()]
+    assert {(Path(h["path"]).name, h["page"]) for h in hits} >= {("manual.pdf", 2), ("report.docx", None)}
