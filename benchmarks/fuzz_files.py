@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/fuzz_files.py [--per-format 500] [--seed 1] [--timeout 900]
 
-Each format's sample (Markdown with front matter, HTML with a script, Python, Rust, reST, and text in UTF-8,
-Windows-1252 and UTF-16) is mutated --per-format times (flipped, deleted, inserted and repeated bytes, cuts)
+Each format's sample (Markdown with front matter, HTML with a script, Python, Rust, reST, text in UTF-8,
+Windows-1252 and UTF-16, a PDF and a DOCX file as the tests write them) is mutated --per-format times (flipped, deleted, inserted and repeated bytes, cuts)
 and the batch is indexed by `localcr index` in a fresh process. A batch is a *crash* if the process dies with
 a traceback or an exit code other than 0 (indexed) or 2 (one clear error line), a *hang* if it outlives
 --timeout. The table (files, documents indexed, files skipped, warnings, crashes, hangs, seconds) goes to
@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from _common import machine, table  # noqa: E402
-from test_fuzz import _mutate  # noqa: E402
+from test_fuzz import _binary_samples, _mutate  # noqa: E402
 
-SAMPLES = {  # file name -> (text, encoding)
+TEXTS = {  # file name -> (text, encoding)
     "guide.md": ("---\ntitle: Operations guide\n---\n# Guide\n\n## Retries\n\nA failed job is retried three times, "
                  "waiting `backoff` seconds.\n\n```toml\nretries = 3\n```\n", "utf-8"),
     "page.html": ("<!doctype html><html><head><meta charset=utf-8><title>Status</title><script>alert(1)</script>"
@@ -45,13 +45,17 @@ SAMPLES = {  # file name -> (text, encoding)
 }
 
 
-def run_batch(name: str, text: str, encoding: str, count: int, rng: random.Random, timeout: float) -> list:
+def samples() -> dict[str, bytes]:
+    return {**{name: text.encode(encoding) for name, (text, encoding) in TEXTS.items()}, **_binary_samples()}
+
+
+def run_batch(name: str, sample: bytes, count: int, rng: random.Random, timeout: float) -> list:
     with tempfile.TemporaryDirectory() as tmp:
         docs = Path(tmp) / "docs"
         docs.mkdir()
         stem, suffix = os.path.splitext(name)
         for n in range(count):
-            (docs / f"{stem}-{n:05d}{suffix}").write_bytes(_mutate(text.encode(encoding), rng))
+            (docs / f"{stem}-{n:05d}{suffix}").write_bytes(_mutate(sample, rng))
         env = {**os.environ, "LOCALCR_CACHE_DIR": str(Path(tmp) / "cache")}
         started = time.perf_counter()
         try:
@@ -79,8 +83,8 @@ def main() -> None:
     args = p.parse_args()
     rng = random.Random(args.seed)
     rows = []
-    for name, (text, encoding) in SAMPLES.items():
-        rows.append(run_batch(name, text, encoding, args.per_format, rng, args.timeout))
+    for name, sample in samples().items():
+        rows.append(run_batch(name, sample, args.per_format, rng, args.timeout))
         print(rows[-1], file=sys.stderr)
     totals = ["all", *(sum(int(r[i] or 0) for r in rows) for i in range(1, 7)), sum(r[7] for r in rows)]
     head = ["format", "files", "indexed", "skipped", "warnings", "crashes", "hangs", "seconds"]
