@@ -11,6 +11,7 @@ import click
 
 import localcr
 from localcr.errors import ArgumentError, LocalcrError
+from localcr.language import embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_CANDIDATES
 from localcr.store import disk_size
@@ -327,7 +328,8 @@ def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
 @click.pass_context
 def stats(ctx, index_dir, list_skipped, as_json):
     """What an index holds: documents, chunks, models, contexts, size on disk, when it was built."""
-    info = _open_index(index_dir, _registry(ctx)).store.stats()
+    idx = _open_index(index_dir, _registry(ctx))
+    info = idx.store.stats()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -359,6 +361,9 @@ def stats(ctx, index_dir, list_skipped, as_json):
         _echo(f"{recorded:<11} {shown}")
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
+    embedder = idx.registry.models["embedder"].get(emb["name"])
+    if embedder and (warning := embedder_warning(info["languages"] or {}, emb["name"], embedder.languages)):
+        _echo(f"warning: {warning}")
     _echo(f"sources     {', '.join(info['sources'])}")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +24,7 @@ from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.language import document_language
+from localcr.language import document_language, embedder_warning
 from localcr.models import ModelSpec, Registry
 from localcr.structure import structural_contexts
 
@@ -101,6 +102,9 @@ def build_index(
         docs = loaded.documents
         for doc in docs:
             doc.language = document_language(doc.text, doc.is_code)
+        if warning := embedder_warning(Counter(d.language for d in docs), settings.embedder.name,
+                                       settings.embedder.languages):
+            log(f"warning: {warning}")
         chunks_by_doc, chunks = _chunk(docs, model, settings)
         summary = BuildSummary(directory=directory, documents=len(docs), chunks=len(chunks),
                                skipped=loaded.skipped, warnings=loaded.warnings)

@@ -22,3 +22,15 @@ def detect(text: str) -> str:
 
 def document_language(text: str, is_code: bool) -> str:
     return DEFAULT if is_code else detect(text)
+
+
+def embedder_warning(counts: dict[str, int], embedder: str, trained_for: str) -> str | None:
+    """A warning when most documents are in languages the embedder was not trained for (`trained_for`: its
+    `languages` setting, comma-separated codes; empty = not known, no warning)."""
+    known = {code.strip() for code in trained_for.split(",") if code.strip()}
+    other = {language: n for language, n in counts.items() if language not in known}
+    if not known or 2 * sum(other.values()) <= sum(counts.values()):
+        return None
+    listed = ", ".join(f"{language} {n}" for language, n in sorted(other.items(), key=lambda x: (-x[1], x[0])))
+    return (f"{sum(other.values())} of {sum(counts.values())} documents are in languages the embedder {embedder} was not "
+            f"trained for ({listed}): dense search will be weak on them, lexical search is not (README: Languages)")

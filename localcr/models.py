@@ -45,6 +45,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "batch_size": (int, 32),
         "query_prefix": (str, ""),
         "document_prefix": (str, ""),
+        "languages": (str, ""),
     },
     "reranker": {
         **_COMMON,

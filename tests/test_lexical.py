@@ -1,7 +1,7 @@
 """The identifier-aware tokenizer and the BM25 index over it."""
 from __future__ import annotations
 
-from localcr.language import detect, document_language
+from localcr.language import detect, document_language, embedder_warning
 from localcr.lexical import LexicalIndex, stopwords_of, tokenize
 
 
@@ -88,3 +88,11 @@ def test_language_detection():
     assert detect("12345 -- 678") == "en"  # nothing to go on: the default
     assert document_language("def main():\n    return 0  # Hauptprogramm", is_code=True) == "en"
 
+
+
+def test_a_warning_when_most_documents_are_in_languages_the_embedder_does_not_know():
+    assert embedder_warning({"en": 2, "de": 1}, "minilm", "en") is None  # a minority
+    assert embedder_warning({"ja": 2, "en": 1}, "minilm", "en").startswith(
+        "2 of 3 documents are in languages the embedder minilm was not trained for (ja 2)")
+    assert embedder_warning({"ja": 3}, "e5", "") is None  # languages not known: no warning
+    assert embedder_warning({"ja": 3, "zh": 1}, "e5", "en, ja, zh") is None
