@@ -9,7 +9,8 @@ words, a run of CJK characters one token), as English with CJK runs as character
 in the language localcr.language detects for it (its stemmer, the stop words of all the index's languages,
 CJK bigrams), the queries in every language of the index. Pass@1/5/20 (share of
 a query's gold chunks in the top k, as published) per set, and how often the detected language is the
-set's. No embedder is loaded. The table goes to stdout and benchmarks/results/lexical_languages.md.
+set's. If jieba is installed, Chinese is also indexed with its dictionary segmenter in place of bigrams
+(one more row), to compare the two. No embedder is loaded. The table goes to stdout and benchmarks/results/lexical_languages.md.
 """
 from __future__ import annotations
 
@@ -43,24 +44,48 @@ def pass_at(index, queries: list[tuple[str, set[int]]]) -> list[float]:
     return list(100 * totals / len(queries))
 
 
-class _without_bigrams:
-    """Runs an index build and its queries with CJK runs left whole, as localcr analysed them before."""
+class _Patched:
+    """An index built, and its queries analysed, with one attribute of localcr.lexical replaced."""
 
-    def __init__(self, build):
-        self.index = self._whole(build)
+    def __init__(self, name: str, value, build):
+        self.name, self.value = name, value
+        self.index = self._run(build)
 
-    @staticmethod
-    def _whole(fn):
+    def _run(self, fn):
         from localcr import lexical
 
-        cjk, lexical._CJK = lexical._CJK, re.compile(r"(?!)")
+        original = getattr(lexical, self.name)
+        setattr(lexical, self.name, self.value)
+        lexical._word_tokens.cache_clear()
         try:
             return fn()
         finally:
-            lexical._CJK = cjk
+            setattr(lexical, self.name, original)
+            lexical._word_tokens.cache_clear()
 
     def scores(self, query):
-        return self._whole(lambda: self.index.scores(query))
+        return self._run(lambda: self.index.scores(query))
+
+
+def _without_bigrams(build):
+    """CJK runs left whole, as localcr analysed them before."""
+    return _Patched("_CJK", re.compile(r"(?!)"), build)
+
+
+def _segmented(jieba, build):
+    """CJK runs cut into dictionary words by jieba instead of bigrams."""
+    return _Patched("_bigrams", lambda run: [w for w in jieba.lcut(run) if w.strip()], build)
+
+
+def _jieba():
+    try:
+        import logging
+
+        import jieba
+    except ImportError:
+        return None
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
 
 
 def main() -> None:
@@ -94,6 +119,9 @@ def main() -> None:
         rows.append([name, len(chunks), len(queries), f"{100 * right:.0f}",
                      *(" / ".join(f"{v:.1f}" for v in result) for result in (before, english, own))])
         print(rows[-1], file=sys.stderr)
+        if expected == "zh" and (segmenter := _jieba()):
+            segmented = pass_at(_segmented(segmenter, lambda: LexicalIndex.build(texts, ["zh"] * len(texts))), queries)
+            rows.append([f"{name}, jieba words", len(chunks), len(queries), "", "", "", " / ".join(f"{v:.1f}" for v in segmented)])
     head = ["set", "chunks", "queries", "language detected right %", "before: English P@1/5/20",
             "English + CJK bigrams", "per language (default)"]
     text = f"# BM25 by language\n\n{machine()}\n\n" + table(head, rows) + "\n"
