@@ -5,7 +5,8 @@
 Each format's sample (Markdown with front matter, HTML with a script, Python, Rust, reST, text in UTF-8,
 Windows-1252 and UTF-16, a PDF and a DOCX file as the tests write them) is mutated --per-format times (flipped, deleted, inserted and repeated bytes, cuts)
 and the batch is indexed by `localcr index` in a fresh process. A batch is a *crash* if the process dies with
-a traceback or an exit code other than 0 (indexed) or 2 (one clear error line), a *hang* if it outlives
+a traceback or an exit code other than 0 (indexed) or 2 (one clear error line: e.g. no file of the batch was
+readable), a *hang* if it outlives
 --timeout. The table (files, documents indexed, files skipped, warnings, crashes, hangs, seconds) goes to
 stdout and benchmarks/results/fuzz_files.md. The mutations are those of tests/test_fuzz.py.
 """
@@ -70,9 +71,10 @@ def run_batch(name: str, sample: bytes, count: int, rng: random.Random, timeout:
     if crashed:
         print(f"{name}: exit {done.returncode}\n{out[-3000:]}", file=sys.stderr)
     indexed = re.search(r"indexed (\d+) documents", out)
-    skipped = re.search(r"(\d+) files? skipped", out)
+    summary = re.search(r"(\d+) files? skipped", out)  # a batch of which nothing was readable has no summary
+    skipped = int(summary[1]) if summary else sum(line.endswith(", skipped") for line in out.splitlines())
     warnings = sum(line.startswith("warning:") for line in out.splitlines())
-    return [name, count, indexed[1] if indexed else 0, skipped[1] if skipped else 0, warnings, int(crashed), 0, seconds]
+    return [name, count, indexed[1] if indexed else 0, skipped, warnings, int(crashed), 0, seconds]
 
 
 def main() -> None:

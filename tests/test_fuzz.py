@@ -7,7 +7,9 @@ right-to-left marks.
 """
 from __future__ import annotations
 
+import io
 import random
+import zipfile
 
 import pytest
 from conftest import make_pdf, saved
@@ -88,7 +90,26 @@ SAMPLES = {
 
 
 def _mutate(data: bytes, rng: random.Random) -> bytes:
-    """One random edit of the kinds that break parsers: flipped, deleted, inserted or repeated bytes, or a cut."""
+    """Random edits of the kinds that break parsers: flipped, deleted, inserted or repeated bytes, or a cut. In
+    a zip container (DOCX, PPTX) half the time one member is edited and the container rebuilt, so that the
+    parser behind the zip layer (which a raw edit almost always fails at its checksum) is reached too."""
+    if data.startswith(b"PK") and rng.random() < 0.5:
+        return _mutate_member(data, rng)
+    return _mutate_bytes(data, rng)
+
+
+def _mutate_member(data: bytes, rng: random.Random) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(data)) as source:
+        members = [(info, source.read(info)) for info in source.infolist()]
+    chosen = rng.randrange(len(members))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for n, (info, content) in enumerate(members):
+            target.writestr(info, _mutate_bytes(content, rng) if n == chosen else content)
+    return out.getvalue()
+
+
+def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
     data = bytearray(data)
     for _ in range(rng.randint(1, 8)):
         where = rng.randrange(len(data) + 1)
