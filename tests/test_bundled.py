@@ -50,9 +50,9 @@ def test_a_missing_part_package_names_the_package_and_the_fix():
         ghost.path(progress=False)
 
 
-def test_bundled_qwen_packages_are_pinned_and_hash_checked_by_setup():
+def test_bundled_model_packages_are_pinned_and_hash_checked_by_setup():
     lines = [line for line in open(B.Path(__file__).parent.parent / "bundled-models.txt") if line.strip() and not line.startswith("#")]
-    assert len(lines) == B.QWEN_CODER_15B.parts + B.QWEN_CODER_05B.parts
+    assert len(lines) == B.QWEN_CODER_15B.parts + B.QWEN_CODER_05B.parts + 1  # and the multilingual sentence encoder
     assert all("==" in line and "--hash=sha256:" in line for line in lines)
 
 

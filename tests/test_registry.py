@@ -36,7 +36,8 @@ def test_bundled_registry_resolves_both_default_models():
 
 def test_models_command_lists_present_and_missing():
     out = CliRunner().invoke(cli, ["models"]).output
-    assert "qwen2.5-coder-1.5b" in out and "gemma3-270m" in out and "minilm" in out and out.count("present") == 4
+    assert "qwen2.5-coder-1.5b" in out and "gemma3-270m" in out and "minilm" in out and "use-multilingual" in out
+    assert out.count("present") == 5
     assert "MISSING" in out and "huggingface-cli download" in out and "no default reranker" in out
 
 
@@ -63,6 +64,7 @@ def test_override_by_option_and_environment(tmp_path, monkeypatch):
     ('[llm.x]\nbundled = "gpt-5"', "known bundled models"),
     ('[llm.x]\npath = "a.gguf"\nprompt_style = "poem"', "prompt_style"),
     ('[llm.x]\npath = "a.gguf"\nprompt = "sonnet"', "prompt = 'sonnet': use \"marked\" or \"published\""),
+    ('[embedder.x]\npath = "."\nbackend = "word2vec"', "backend = 'word2vec': use one of 'sentence-transformers', 'use'"),
     ('[defaults]\nllm = "ghost"', "no [llm.ghost] entry"),
     ('[defaults]\nvision = "x"', "unknown role"),
 ])
@@ -82,6 +84,7 @@ def test_missing_registry_file(tmp_path):
     ('[embedder.x]\npath = "sentence-transformers/all-MiniLM-L6-v2"', "looks like a model-hub id"),
     ('[reranker.x]\npath = "BAAI/bge-reranker-base"', "never downloads"),
     ('[embedder.x]\npath = "."', "no config.json"),
+    ('[embedder.x]\npath = "."\nbackend = "use"', "not a Universal Sentence Encoder directory (no sp.model or weights.npz"),
 ])
 def test_unusable_model_paths_name_the_entry_and_the_fix(tmp_path, entry, expected):
     (tmp_path / "fake.gguf").write_text("this is not a model")

@@ -1,4 +1,8 @@
-"""Dense embeddings with sentence-transformers, cached on disk by (model fingerprint, text).
+"""Dense embeddings, cached on disk by (model fingerprint, text), from one of several model families.
+
+A *backend* (one module each: `sbert` for sentence-transformers models, `use` for Google's Universal Sentence
+Encoder Multilingual) only counts and clips tokens and turns texts into vectors; everything else here is the
+same for every backend: windows, the cache, query and document prefixes, identifiers spelled out.
 
 Code identifiers are spelled out as words in everything embedded, queries included (`run_target` is
 embedded as "run target"): small embedders' vocabularies know words, and a question asked in words
@@ -13,6 +17,7 @@ exactly one window.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +25,6 @@ import numpy as np
 from localcr.cache import key, open_cache, tag
 from localcr.chunking import levels_for, pack, split_spans
 from localcr.documents import Chunk
-from localcr.errors import LocalcrError
 from localcr.models import ModelSpec
 from localcr.text import spell_out_identifiers
 
@@ -33,46 +37,58 @@ class Window:
     text: str
 
 
+class Backend:
+    """What a model family provides to the Embedder."""
+
+    dimension: int
+    max_length: int  # tokens of one text the model reads (its own limit, if lower than the registry's)
+    added_tokens: int  # special tokens the model puts around every text
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        raise NotImplementedError
+
+    def clip(self, text: str, n: int) -> str:
+        """The text cut to its first n tokens."""
+        raise NotImplementedError
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+# models.toml `backend` -> the module and class that implement it (imported on first use: torch is slow to load).
+BACKENDS = {"sentence-transformers": ("localcr.embeddings.sbert", "SentenceTransformersBackend"),
+            "use": ("localcr.embeddings.use", "UniversalSentenceEncoderBackend")}
+
+
 class Embedder:
-    """A sentence-transformers model loaded from a local directory, with its tokenizer and the disk cache."""
+    """An embedder of the registry, loaded from local files, with its disk cache."""
 
     def __init__(self, spec: ModelSpec):
         path = spec.resolve()
-        from sentence_transformers import SentenceTransformer  # slow import: only when embedding
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.set_verbosity_error()  # length warnings are expected: windows handle long text
-        transformers_logging.disable_progress_bar()
-
-        try:
-            self.model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        except Exception as exc:  # the library raises many types; the user needs one line
-            raise LocalcrError(f"{spec.where}: cannot load the embedder from {path} ({type(exc).__name__}: {exc})") from None
+        module, name = BACKENDS[spec.backend]
+        self.backend: Backend = getattr(importlib.import_module(module), name)(spec, path)
         self.spec = spec
-        self.max_length = min(spec.max_length, self.model.max_seq_length or spec.max_length)
-        self.model.max_seq_length = self.max_length
-        self.tokenizer = self.model.tokenizer
+        self.max_length = self.backend.max_length
         fingerprint = spec.fingerprint()
         self.id = f"{spec.name}:{fingerprint}"
         self.cache_tag = tag(spec.name, f"fingerprint {fingerprint}")
-        self.dimension = self.model.get_embedding_dimension()
+        self.dimension = self.backend.dimension
         self._cache = open_cache("embeddings")
 
     def count_tokens(self, texts: list[str]) -> list[int]:
-        encoded = self.tokenizer(texts, add_special_tokens=False, truncation=False)["input_ids"]
-        return [len(ids) for ids in encoded]
+        return self.backend.count_tokens(texts)
 
     def windows(self, chunks: list[Chunk]) -> list[Window]:
         """Split each chunk into embeddable windows of "context + piece" that fit the model's length; a chunk
         too long for one window is cut at the boundaries its kind knows."""
-        budget = self.max_length - 3  # [CLS], [SEP] and the newline between context and text
+        budget = self.max_length - self.backend.added_tokens - 1  # and the newline between context and text
         context_tokens = self.count_tokens([c.context for c in chunks])
         text_tokens = self.count_tokens([c.text for c in chunks])
         out: list[Window] = []
         for row, (chunk, n_context, n_text) in enumerate(zip(chunks, context_tokens, text_tokens)):
             context = chunk.context
             if n_context > budget * CONTEXT_SHARE:
-                context = self._clip_tokens(context, int(budget * CONTEXT_SHARE))
+                context = self.backend.clip(context, int(budget * CONTEXT_SHARE))
                 n_context = int(budget * CONTEXT_SHARE)
             room = budget - n_context
             prefix = self.spec.document_prefix + (context + "\n" if context else "")
@@ -85,10 +101,6 @@ class Embedder:
                 if piece:
                     out.append(Window(row, spell_out_identifiers(prefix + piece)))
         return out
-
-    def _clip_tokens(self, text: str, n: int) -> str:
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][:n]
-        return self.tokenizer.decode(ids)
 
     def embed(self, texts: list[str], progress=None) -> tuple[np.ndarray, int]:
         """Vectors for texts, from the disk cache where possible, and how many had to be computed;
@@ -114,7 +126,4 @@ class Embedder:
         return self._encode([self.spec.query_prefix + spell_out_identifiers(query)])[0]
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(
-            texts, batch_size=self.spec.batch_size, normalize_embeddings=self.spec.normalize,
-            convert_to_numpy=True, show_progress_bar=False,
-        ).astype(np.float32)
+        return self.backend.encode(texts).astype(np.float32)
