@@ -345,6 +345,8 @@ def stats(ctx, index_dir, list_skipped, as_json):
     _echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {info['chunking']['chunk_tokens']} tokens, "
                f"overlap {info['chunking']['overlap_tokens']})")
     _echo(f"embedder    {emb['name']} ({emb['id']}, {emb['dimension']}-d, max {emb['max_length']} tokens)")
+    if emb.get("chosen"):
+        _echo(f"            {emb['chosen']}")
     sources = ", ".join(f"{n} {s or 'none'}" for s, n in sorted(info["context_sources"].items(), key=lambda x: -x[1]))
     line = f"contexts    {ctxs['mode']}" + (f" by {ctxs['llm']}" if ctxs.get("llm") else "") + f": {sources}"
     if ctxs.get("llm"):

@@ -24,7 +24,7 @@ from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.language import document_language, embedder_warning
+from localcr.language import document_language, embedder_warning, languages_of
 from localcr.models import ModelSpec, Registry
 from localcr.structure import structural_contexts
 
@@ -96,15 +96,20 @@ def build_index(
         previous = store.current_documents(directory, marker)
         loaded = _load(settings.sources, log)
 
-        from localcr.embeddings import Embedder  # imports torch: only once there is work to do
-
-        model = Embedder(settings.embedder)
         docs = loaded.documents
         for doc in docs:
             doc.language = document_language(doc.text, doc.is_code)
+        if settings.embedder is None:
+            settings.embedder, settings.embedder_choice = choose_embedder(registry, docs)
+            settings.embedder.resolve()
+            log(f"embedder: {settings.embedder_choice}")
         if warning := embedder_warning(Counter(d.language for d in docs), settings.embedder.name,
                                        settings.embedder.languages):
             log(f"warning: {warning}")
+
+        from localcr.embeddings import Embedder  # imports torch: only once there is work to do
+
+        model = Embedder(settings.embedder)
         chunks_by_doc, chunks = _chunk(docs, model, settings)
         summary = BuildSummary(directory=directory, documents=len(docs), chunks=len(chunks),
                                skipped=loaded.skipped, warnings=loaded.warnings)
@@ -127,7 +132,8 @@ class _Settings:
     """What a build uses: each setting as given, else as the index was last built with, else the default."""
 
     sources: list[str] | None
-    embedder: ModelSpec
+    embedder: ModelSpec | None  # None: chosen by the documents' languages once they are read (choose_embedder)
+    embedder_choice: str  # why the embedder was chosen by language ("" when it was named)
     contexts: str
     llm: str | None
     composition: str  # how an LLM context joins the structural one (localcr.contexts.compose)
@@ -142,17 +148,37 @@ def _settings(last: dict, registry: Registry, paths: list[str], *, embedder, con
     chunking = last.get("chunking", {})
     contexts = contexts or last.get("contexts", {}).get("mode") or "structural"
     llm = llm or last.get("contexts", {}).get("llm")
-    spec = registry.require("embedder", embedder or last.get("embedder", {}).get("name"))
-    spec.resolve()
+    named = embedder or last.get("embedder", {}).get("name")
+    spec = registry.require("embedder", named) if named else None
+    (spec or registry.require("embedder")).resolve()  # the named one, or the default the choice falls back on
     if contexts == "llm":
         registry.require("llm", llm).resolve()
     return _Settings(
         sources=[str(Path(p).expanduser().resolve()) for p in paths] or last.get("sources"),
-        embedder=spec, contexts=contexts, llm=llm,
+        embedder=spec, embedder_choice="" if embedder else last.get("embedder", {}).get("chosen", ""),
+        contexts=contexts, llm=llm,
         composition=composition or last.get("contexts", {}).get("composition") or DEFAULT_COMPOSITION,
         chunk_tokens=chunk_tokens or chunking.get("chunk_tokens"),
         overlap_tokens=chunking.get("overlap_tokens") if overlap_tokens is None else overlap_tokens,
     )
+
+
+def choose_embedder(registry: Registry, docs: list[Document]) -> tuple[ModelSpec, str]:
+    """The embedder for documents when none is named: of the registry's embedders that declare their languages,
+    the one trained for the languages of the most documents; on a tie the default embedder (MiniLM, the best of
+    the two bundled ones in English and on code), else the first listed. Returns it and why, in words."""
+    default = registry.require("embedder")
+    candidates = [spec for spec in registry.models["embedder"].values() if spec.languages]
+    if not candidates:
+        return default, f"{default.name}, the default (no embedder declares its languages)"
+    counts = Counter(d.language for d in docs)
+    covered = {spec.name: sum(n for language, n in counts.items() if language in languages_of(spec.languages))
+               for spec in candidates}
+    best = max(covered.values())
+    tied = [spec for spec in candidates if covered[spec.name] == best]
+    spec = default if default in tied else tied[0]
+    listed = ", ".join(f"{language} {n}" for language, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
+    return spec, f"{spec.name}, chosen for the documents' languages ({listed}): trained for {best} of {len(docs)}"
 
 
 def _load(sources: list[str] | None, log) -> LoadReport:
@@ -197,7 +223,8 @@ def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSumm
         "localcr": localcr.__version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "sources": settings.sources,
-        "embedder": {"name": settings.embedder.name, "id": model.id, "dimension": model.dimension, "max_length": model.max_length},
+        "embedder": {"name": settings.embedder.name, "id": model.id, "dimension": model.dimension, "max_length": model.max_length,
+                     "chosen": settings.embedder_choice},
         "chunking": {"chunk_tokens": settings.chunk_tokens, "overlap_tokens": settings.overlap_tokens},
         "contexts": context_meta,
         "documents": summary.documents, "chunks": summary.chunks, "windows": summary.windows,

@@ -24,10 +24,15 @@ def document_language(text: str, is_code: bool) -> str:
     return DEFAULT if is_code else detect(text)
 
 
+def languages_of(setting: str) -> set[str]:
+    """The codes of an embedder's `languages` setting ("en,de, fr")."""
+    return {code.strip() for code in setting.split(",") if code.strip()}
+
+
 def embedder_warning(counts: dict[str, int], embedder: str, trained_for: str) -> str | None:
     """A warning when most documents are in languages the embedder was not trained for (`trained_for`: its
     `languages` setting, comma-separated codes; empty = not known, no warning)."""
-    known = {code.strip() for code in trained_for.split(",") if code.strip()}
+    known = languages_of(trained_for)
     other = {language: n for language, n in counts.items() if language not in known}
     if not known or 2 * sum(other.values()) <= sum(counts.values()):
         return None

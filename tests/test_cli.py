@@ -322,7 +322,7 @@ def test_llm_contexts_end_to_end_with_the_bundled_model(corpus, tmp_path):
 
 
 @pytest.mark.model
-def test_lexical_search_in_japanese_chinese_and_german(tmp_path):
+def test_a_multilingual_corpus_gets_the_multilingual_embedder_and_lexical_search_in_each_language(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "tokyo.md").write_text("# 東京\n\n東京タワーは港区にある電波塔で、高さは333メートルです。観光客に人気があります。\n")
@@ -331,12 +331,16 @@ def test_lexical_search_in_japanese_chinese_and_german(tmp_path):
                                      "bringen Container aus aller Welt in die Stadt.\n")
     (docs / "rome.md").write_text("# Rome\n\nThe Colosseum is an oval amphitheatre in the centre of the city of Rome.\n")
     index = tmp_path / "i"
-    warning = ("warning: 3 of 4 documents are in languages the embedder minilm was not trained for (de 1, ja 1, zh 1): "
-               "dense search will be weak on them, lexical search is not (README: Languages)")
-    assert warning in run("index", docs, "--index", index, "-q")
+    choice = "use-multilingual, chosen for the documents' languages (de 1, en 1, ja 1, zh 1): trained for 4 of 4"
+    assert f"embedder: {choice}" in run("index", docs, "--index", index, "-q")
     for query, expected in (("東京タワーの高さ", "tokyo.md"), ("烤鸭", "beijing.md"), ("Schiff", "hamburg.md"),
                             ("amphitheatres", "rome.md")):
         hit = json.loads(run("search", query, "--index", index, "--mode", "lexical", "-k", 1, "--json"))
         assert hit["path"].endswith(expected), query
     stats = run("stats", "--index", index)
-    assert "languages   de 1, en 1, ja 1, zh 1" in stats and warning in stats
+    assert "languages   de 1, en 1, ja 1, zh 1" in stats and choice in stats
+    warning = ("warning: 3 of 4 documents are in languages the embedder minilm was not trained for (de 1, ja 1, zh 1): "
+               "dense search will be weak on them, lexical search is not (README: Languages)")
+    named = tmp_path / "named"
+    assert warning in run("index", docs, "--index", named, "-q", "--embedder", "minilm")
+    assert warning in run("stats", "--index", named)

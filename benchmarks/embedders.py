@@ -1,0 +1,76 @@
+"""Both bundled embedders on every shared set: dense, lexical and hybrid (RRF and weighted) Pass@1/5/20.
+
+    .venv/bin/python benchmarks/embedders.py --data ../shared/data [--sets xquad-de,jsquad-ja]
+
+For each set (the code set, XQuAD en/de/es/ru/ar/zh, JSQuAD ja) and each embedder (MiniLM; the Universal
+Sentence Encoder Multilingual), an index of the published chunks with structural contexts is built (embeddings
+cached in --work) and evaluated with every fusion rule, so that the default rule can be chosen across all of
+them; the embedder localcr picks for the set by itself is marked. Embedding speed (windows/s, from a cold
+cache only) is reported per embedder. The table goes to stdout and benchmarks/results/embedders.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import corpus_files, machine, table  # noqa: E402
+
+SETS = ("anthropic-codebase", "xquad-en", "xquad-de", "xquad-es", "xquad-ru", "xquad-ar", "xquad-zh", "jsquad-ja")
+EMBEDDERS = ("minilm", "use-multilingual")
+CONFIGS = ("dense", "lexical", "hybrid", "hybrid,fusion=weighted,alpha=0.3", "hybrid,fusion=weighted,alpha=0.5",
+           "hybrid,fusion=weighted,alpha=0.7")
+KS = (1, 5, 20)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", type=Path, required=True, help="the shared data directory")
+    p.add_argument("--sets", default=",".join(SETS))
+    p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"))
+    args = p.parse_args()
+    os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
+    from localcr import evaluation
+    from localcr.documents import import_prechunked
+    from localcr.index import build_index, choose_embedder
+    from localcr.language import document_language
+    from localcr.models import load_registry
+    from localcr.search import Index
+
+    registry = load_registry()
+    configs = [evaluation.parse_config(c) for c in CONFIGS]
+    rows, speed = [], {name: [0, 0.0] for name in EMBEDDERS}
+    for name in args.sets.split(","):
+        chunks, queries_file = corpus_files(args.data / name)
+        docs = import_prechunked(chunks)
+        for doc in docs:
+            doc.language = document_language(doc.text, doc.is_code)
+        chosen, _ = choose_embedder(registry, docs)
+        for embedder in EMBEDDERS:
+            directory = args.work / f"embedders-{name}-{embedder}"
+            started = time.perf_counter()
+            summary = build_index([str(chunks)], directory, registry, embedder=embedder, contexts="structural",
+                                  progress=False, log=lambda m: None)
+            if summary.embedded == summary.windows:  # a cold cache: the time is the embedder's
+                speed[embedder][0] += summary.embedded
+                speed[embedder][1] += time.perf_counter() - started
+            index = Index(directory, registry)
+            queries = evaluation.load_queries(queries_file, index)
+            for result in evaluation.evaluate(index, queries, configs, KS, progress=False):
+                rows.append([name, embedder + (" (auto)" if embedder == chosen.name else ""), result.config.name,
+                             " / ".join(f"{100 * result.metrics[f'pass@{k}']:.1f}" for k in KS)])
+            print(rows[-len(configs):], file=sys.stderr)
+    rates = ", ".join(f"{e} {n / s:.1f} windows/s ({n} windows)" for e, (n, s) in speed.items() if s)
+    text = (f"# Embedders by set\n\n{machine()}; structural contexts; Pass@1 / @5 / @20\n\n"
+            + table(["set", "embedder", "config", "Pass@1 / 5 / 20"], rows) + f"\n\n- embedding speed (cold cache, "
+            f"with indexing): {rates or 'all cached'}\n")
+    print(text)
+    (Path(__file__).parent / "results" / "embedders.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
