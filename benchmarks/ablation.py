@@ -26,7 +26,7 @@ PUBLISHED = [  # ../shared/README.md: cloud models, codebase set, Pass@5 / @10 /
     ("published: contextual dense + contextual BM25", 86.43, 93.21, 94.99),
     ("published: contextual dense + Cohere rerank", 91.24, 94.79, 96.30),
 ]
-CONFIGS = ("dense", "lexical", "hybrid", "hybrid,fusion=weighted,alpha=0.3")
+CONFIGS = ("dense", "lexical", "hybrid,fusion=rrf", "hybrid,fusion=weighted,alpha=0.3")
 
 
 def variants(llm: str | None) -> list[tuple[str, str, str | None]]:

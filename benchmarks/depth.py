@@ -43,7 +43,7 @@ def main() -> None:
         index = Index(directory, registry)
         queries = evaluation.load_queries(queries_file, index)
         for fusion in ("rrf", "weighted"):
-            spec = "hybrid" if fusion == "rrf" else "hybrid,fusion=weighted,alpha=0.5"
+            spec = "hybrid,fusion=rrf" if fusion == "rrf" else "hybrid,fusion=weighted,alpha=0.5"
             configs = [evaluation.parse_config(f"{spec},candidates={d},name={d}") for d in DEPTHS]
             for result in evaluation.evaluate(index, queries, configs, KS, progress=False):
                 rows.append([data.name, fusion, result.config.candidates, *(100 * result.metrics[f"pass@{k}"] for k in KS)])

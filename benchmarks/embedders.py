@@ -2,15 +2,18 @@
 
     .venv/bin/python benchmarks/embedders.py --data ../shared/data [--sets xquad-de,jsquad-ja]
 
-For each set (the code set, XQuAD en/de/es/ru/ar/zh, JSQuAD ja) and each embedder (MiniLM; the Universal
+For each set (the code set, XQuAD en/de/es/ru/ar/zh, JSQuAD ja, and "mixed": a third of the XQuAD articles
+in English, another third in German, the last third in Chinese, with their queries) and each embedder (MiniLM; the Universal
 Sentence Encoder Multilingual), an index of the published chunks with structural contexts is built (embeddings
 cached in --work) and evaluated with every fusion rule, so that the default rule can be chosen across all of
 them; the embedder localcr picks for the set by itself is marked. Embedding speed (windows/s, from a cold
-cache only) is reported per embedder. The table goes to stdout and benchmarks/results/embedders.md.
+cache only) is reported per embedder. The table goes to stdout and benchmarks/results/embedders.md
+(embedders-<sets>.md for a choice of sets).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -20,9 +23,31 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import corpus_files, machine, table  # noqa: E402
 
-SETS = ("anthropic-codebase", "xquad-en", "xquad-de", "xquad-es", "xquad-ru", "xquad-ar", "xquad-zh", "jsquad-ja")
+SETS = ("anthropic-codebase", "xquad-en", "xquad-de", "xquad-es", "xquad-ru", "xquad-ar", "xquad-zh", "jsquad-ja", "mixed")
+MIXED = ("xquad-en", "xquad-de", "xquad-zh")  # each gives a different third of the (parallel) articles
+
+
+def mixed_set(data: Path, work: Path) -> Path:
+    """A corpus in three languages with no article in two of them (translations would be near-duplicates)."""
+    out = work / "mixed"
+    out.mkdir(parents=True, exist_ok=True)
+    corpus, queries = [], []
+    for part, name in enumerate(MIXED):
+        docs = json.loads((data / name / "corpus.json").read_text(encoding="utf-8"))
+        third = len(docs) // len(MIXED)
+        chosen = docs[part * third:(part + 1) * third]
+        for doc in chosen:
+            doc = {**doc, "doc_id": f"{name}-{doc['doc_id']}"}
+            doc["chunks"] = [{**c, "chunk_id": f"{name}-{c['chunk_id']}"} for c in doc["chunks"]]
+            corpus.append(doc)
+        uuids = {d["original_uuid"] for d in chosen}
+        queries += [line for line in (data / name / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+                    if line.strip() and all(g[0] in uuids for g in json.loads(line)["golden_chunk_uuids"])]
+    (out / "corpus.json").write_text(json.dumps(corpus, ensure_ascii=False))
+    (out / "queries.jsonl").write_text("\n".join(queries) + "\n")
+    return out
 EMBEDDERS = ("minilm", "use-multilingual")
-CONFIGS = ("dense", "lexical", "hybrid", "hybrid,fusion=weighted,alpha=0.3", "hybrid,fusion=weighted,alpha=0.5",
+CONFIGS = ("dense", "lexical", "hybrid,fusion=rrf", "hybrid,fusion=weighted,alpha=0.3", "hybrid,fusion=weighted,alpha=0.5",
            "hybrid,fusion=weighted,alpha=0.7")
 KS = (1, 5, 20)
 
@@ -45,7 +70,7 @@ def main() -> None:
     configs = [evaluation.parse_config(c) for c in CONFIGS]
     rows, speed = [], {name: [0, 0.0] for name in EMBEDDERS}
     for name in args.sets.split(","):
-        chunks, queries_file = corpus_files(args.data / name)
+        chunks, queries_file = corpus_files(mixed_set(args.data, args.work) if name == "mixed" else args.data / name)
         docs = import_prechunked(chunks)
         for doc in docs:
             doc.language = document_language(doc.text, doc.is_code)
@@ -69,7 +94,8 @@ def main() -> None:
             + table(["set", "embedder", "config", "Pass@1 / 5 / 20"], rows) + f"\n\n- embedding speed (cold cache, "
             f"with indexing): {rates or 'all cached'}\n")
     print(text)
-    (Path(__file__).parent / "results" / "embedders.md").write_text(text)
+    suffix = "" if args.sets == ",".join(SETS) else "-" + args.sets.replace(",", "-")
+    (Path(__file__).parent / "results" / f"embedders{suffix}.md").write_text(text)
 
 
 if __name__ == "__main__":

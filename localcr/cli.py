@@ -13,7 +13,7 @@ import localcr
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.language import embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
-from localcr.search import DEFAULT_CANDIDATES
+from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION
 from localcr.store import disk_size
 from localcr.text import printable
 
@@ -174,9 +174,9 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @_index_option
 @click.option("-k", type=click.IntRange(1), default=5, show_default=True, help="Results to return.")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
-@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default="rrf", show_default=True,
-              help="Reciprocal rank fusion, or weighted min-max-normalised scores (see --alpha).")
-@click.option("--alpha", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default=DEFAULT_FUSION, show_default=True,
+              help="Weighted min-max-normalised scores (see --alpha), or reciprocal rank fusion.")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
               help="Weight of the dense side in weighted fusion.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")

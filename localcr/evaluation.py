@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.search import DEFAULT_CANDIDATES, FUSIONS, MODES
+from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, FUSIONS, MODES
 
 DEFAULT_KS = (5, 10, 20)
 METRICS = ("pass", "recall", "precision", "hit", "mrr", "ndcg")
@@ -397,8 +397,8 @@ class SearchConfig:
 
     name: str
     mode: str = "hybrid"
-    fusion: str = "rrf"
-    alpha: float = 0.5
+    fusion: str = DEFAULT_FUSION
+    alpha: float = DEFAULT_ALPHA
     rerank: bool = False
     window: int = 0
     candidates: int = DEFAULT_CANDIDATES
@@ -475,9 +475,9 @@ def _set_option(cfg: SearchConfig, key: str, value: str, has_value: bool, part: 
 def describe(cfg: SearchConfig) -> str:
     """The canonical spelling of a configuration (defaults left out), used as its name."""
     parts = [cfg.mode]
-    if cfg.mode == "hybrid" and cfg.fusion != "rrf":
+    if cfg.mode == "hybrid" and cfg.fusion != SearchConfig.fusion:
         parts.append(f"fusion={cfg.fusion}")
-    if cfg.mode == "hybrid" and cfg.fusion == "weighted":
+    if cfg.mode == "hybrid" and cfg.fusion == "weighted" and cfg.alpha != SearchConfig.alpha:
         parts.append(f"alpha={cfg.alpha:g}")
     if cfg.rerank:
         parts.append("rerank")
