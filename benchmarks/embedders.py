@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -74,7 +75,7 @@ def main() -> None:
         docs = import_prechunked(chunks)
         for doc in docs:
             doc.language = document_language(doc.text, doc.is_code)
-        chosen, _ = choose_embedder(registry, docs)
+        chosen, _ = choose_embedder(registry, Counter(doc.language for doc in docs))
         for embedder in EMBEDDERS:
             directory = args.work / f"embedders-{name}-{embedder}"
             started = time.perf_counter()

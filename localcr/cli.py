@@ -11,7 +11,7 @@ import click
 
 import localcr
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.language import embedder_warning
+from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION
 from localcr.store import disk_size
@@ -359,7 +359,7 @@ def stats(ctx, index_dir, list_skipped, as_json):
         if counts is None:
             shown = "not recorded (index built by an older localcr)"
         else:
-            shown = ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda x: -x[1])) or "none (no text files)"
+            shown = counted(counts) or "none (no text files)"
         _echo(f"{recorded:<11} {shown}")
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")

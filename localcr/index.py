@@ -24,7 +24,7 @@ from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.language import document_language, embedder_warning, languages_of
+from localcr.language import counted, document_language, embedder_warning, languages_of
 from localcr.models import ModelSpec, Registry
 from localcr.structure import structural_contexts
 
@@ -99,12 +99,12 @@ def build_index(
         docs = loaded.documents
         for doc in docs:
             doc.language = document_language(doc.text, doc.is_code)
+        languages = Counter(d.language for d in docs)
         if settings.embedder is None:
-            settings.embedder, settings.embedder_choice = choose_embedder(registry, docs)
+            settings.embedder, settings.embedder_choice = choose_embedder(registry, languages)
             settings.embedder.resolve()
             log(f"embedder: {settings.embedder_choice}")
-        if warning := embedder_warning(Counter(d.language for d in docs), settings.embedder.name,
-                                       settings.embedder.languages):
+        if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):
             log(f"warning: {warning}")
 
         from localcr.embeddings import Embedder  # imports torch: only once there is work to do
@@ -163,22 +163,24 @@ def _settings(last: dict, registry: Registry, paths: list[str], *, embedder, con
     )
 
 
-def choose_embedder(registry: Registry, docs: list[Document]) -> tuple[ModelSpec, str]:
-    """The embedder for documents when none is named: of the registry's embedders that declare their languages,
-    the one trained for the languages of the most documents; on a tie the default embedder (MiniLM, the best of
-    the two bundled ones in English and on code), else the first listed. Returns it and why, in words."""
+def choose_embedder(registry: Registry, languages: dict[str, int]) -> tuple[ModelSpec, str]:
+    """The embedder for documents in these languages (code -> number of documents) when none is named: of the
+    registry's embedders that declare their languages, the one trained for the languages of the most documents;
+    on a tie the default embedder (MiniLM, the best of the two bundled ones in English and on code), else the
+    first listed. Returns it and why, in words."""
     default = registry.require("embedder")
     candidates = [spec for spec in registry.models["embedder"].values() if spec.languages]
     if not candidates:
         return default, f"{default.name}, the default (no embedder declares its languages)"
-    counts = Counter(d.language for d in docs)
-    covered = {spec.name: sum(n for language, n in counts.items() if language in languages_of(spec.languages))
-               for spec in candidates}
+    covered = {}
+    for spec in candidates:
+        trained_for = languages_of(spec.languages)
+        covered[spec.name] = sum(n for language, n in languages.items() if language in trained_for)
     best = max(covered.values())
     tied = [spec for spec in candidates if covered[spec.name] == best]
     spec = default if default in tied else tied[0]
-    listed = ", ".join(f"{language} {n}" for language, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
-    return spec, f"{spec.name}, chosen for the documents' languages ({listed}): trained for {best} of {len(docs)}"
+    return spec, (f"{spec.name}, chosen for the documents' languages ({counted(languages)}): trained for {best} "
+                  f"of {sum(languages.values())}")
 
 
 def _load(sources: list[str] | None, log) -> LoadReport:

@@ -29,6 +29,11 @@ def languages_of(setting: str) -> set[str]:
     return {code.strip() for code in setting.split(",") if code.strip()}
 
 
+def counted(counts: dict[str, int]) -> str:
+    """"de 2, en 1, zh 1": most first, then by name."""
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
+
+
 def embedder_warning(counts: dict[str, int], embedder: str, trained_for: str) -> str | None:
     """A warning when most documents are in languages the embedder was not trained for (`trained_for`: its
     `languages` setting, comma-separated codes; empty = not known, no warning)."""
@@ -36,6 +41,5 @@ def embedder_warning(counts: dict[str, int], embedder: str, trained_for: str) ->
     other = {language: n for language, n in counts.items() if language not in known}
     if not known or 2 * sum(other.values()) <= sum(counts.values()):
         return None
-    listed = ", ".join(f"{language} {n}" for language, n in sorted(other.items(), key=lambda x: (-x[1], x[0])))
     return (f"{sum(other.values())} of {sum(counts.values())} documents are in languages the embedder {embedder} was not "
-            f"trained for ({listed}): dense search will be weak on them, lexical search is not (README: Languages)")
+            f"trained for ({counted(other)}): dense search will be weak on them, lexical search is not (README: Languages)")

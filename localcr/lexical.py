@@ -45,6 +45,7 @@ _BM25S_STOPWORDS = {"da": "DANISH", "de": "GERMAN", "es": "SPANISH", "fr": "FREN
 # Han, kana and hangul: scripts written without spaces between words.
 _CJK = re.compile(r"[\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf"
                   r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]+")
+_CJK_PIECES = re.compile(f"({_CJK.pattern})")  # splits a word into its CJK runs and the rest, runs kept
 
 
 @lru_cache(maxsize=None)
@@ -99,7 +100,7 @@ def tokenize(text: str, language: str = "en", stopwords: frozenset[str] | None =
         if not _CJK.search(word):
             tokens.extend(_word_tokens(word, language, stopwords))
             continue
-        for piece in re.split(f"({_CJK.pattern})", word):
+        for piece in _CJK_PIECES.split(word):
             if _CJK.fullmatch(piece):
                 tokens.extend(_bigrams(piece))
             elif piece:

@@ -123,12 +123,12 @@ def test_bundled_package_missing_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_the_embedder_is_chosen_by_the_languages_of_the_documents(tmp_path):
-    from localcr.documents import Document
+    from collections import Counter
+
     from localcr.index import choose_embedder
 
     def docs(*languages):
-        return [Document(doc_id=str(n), path=str(n), kind="text", text="", size=0, language=lang)
-                for n, lang in enumerate(languages)]
+        return Counter(languages)
 
     registry = load_registry(write(tmp_path, '[defaults]\nembedder = "en"\n[embedder.multi]\npath = "m"\n'
                                              'languages = "de,en,zh"\n[embedder.en]\npath = "e"\nlanguages = "en"\n'))
