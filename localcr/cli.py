@@ -369,6 +369,40 @@ def stats(ctx, index_dir, list_skipped, as_json):
     _echo(f"sources     {', '.join(info['sources'])}")
 
 
+@cli.command()
+@_index_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but a loopback address needs --token.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option("--token", envvar="LOCALCR_TOKEN", help="Every API request must send `Authorization: Bearer TOKEN` "
+              "(env LOCALCR_TOKEN).")
+@click.pass_context
+def serve(ctx, index_dir, host, port, token):
+    """Serve an index over HTTP: a JSON API (OpenAPI at /openapi.json) and a search page at /."""
+    from localcr.serve.http import check_binding, serve as run
+    from localcr.serve.service import Service
+
+    check_binding(host, token)
+    _open_index(index_dir, None)  # the same one-line errors as search for a missing or empty directory
+    service = Service(index_dir, _registry(ctx))
+    shown = f"[{host}]" if ":" in host else host
+    _echo(f"localcr: serving {index_dir} ({service.index.store.n_chunks} chunks) at http://{shown}:{port}/ "
+          f"- API under /api, OpenAPI at /openapi.json; Ctrl-C stops", err=True)
+    run(service, host=host, port=port, token=token)
+
+
+@cli.command()
+@_index_option
+@click.pass_context
+def mcp(ctx, index_dir):
+    """Serve an index to agents over the Model Context Protocol (stdio)."""
+    from localcr.serve.mcp import serve_stdio
+    from localcr.serve.service import Service
+
+    _open_index(index_dir, None)
+    serve_stdio(Service(index_dir, _registry(ctx)))
+
+
 @cli.command("cache")
 @click.option("--prune-model", metavar="NAME", help="Delete the cached results of this model (its name as listed).")
 @click.option("--older-than", metavar="AGE", help="Delete cached results written more than AGE ago (e.g. 30d, 12h, 2w).")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from localcr.errors import LocalcrError
-from localcr.text import identifier_parts, words
+from localcr.text import identifier_parts, word_spans, words
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
@@ -151,6 +151,27 @@ class LexicalIndex:
         """The query's terms in every language of the index that the index knows, each once."""
         terms = dict.fromkeys(t for language in self.languages for t in tokenize(query, language, self.stopwords))
         return [t for t in terms if t in self.vocab]
+
+    def matches(self, query: str, text: str) -> list[tuple[int, int]]:
+        """Where the query's terms occur in a text, as (start, end) character spans in order, overlaps merged:
+        the words (and CJK bigrams) that the index analyses into one of the query's terms, for highlighting."""
+        terms = set(self.query_terms(query))
+        spans: list[tuple[int, int]] = []
+        for word in word_spans(text):
+            start = word.start()
+            for piece in _CJK_PIECES.split(word.group()) if _CJK.search(word.group()) else [word.group()]:
+                if _CJK.fullmatch(piece):
+                    spans.extend((start + i, start + i + len(g)) for i, g in enumerate(_bigrams(piece)) if g in terms)
+                elif piece and any(t in terms for lang in self.languages for t in _word_tokens(piece, lang, self.stopwords)):
+                    spans.append((start, start + len(piece)))
+                start += len(piece)
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for the query (zeros where no term matches)."""

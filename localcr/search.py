@@ -33,6 +33,8 @@ DEFAULT_CANDIDATES = 150
 # up to 14 points below BM25 alone).
 DEFAULT_FUSION = "weighted"
 DEFAULT_ALPHA = 0.3
+# Query vectors kept per opened index (a served index sees endless distinct queries): 384-d floats, ~15 MB.
+QUERY_CACHE_SIZE = 10_000
 
 
 @dataclass
@@ -100,11 +102,15 @@ def widen(rows: list[int], doc_of_row, window: int, n_rows: int) -> list[tuple[i
 
 
 class Index:
-    """An opened index: the generation current when it was opened (`store`), and the embedder it was built with."""
+    """An opened index: the generation current when it was opened (`store`), and the embedder it was built with.
 
-    def __init__(self, directory: str | Path, registry: Registry | None = None):
+    `embedder` hands over one already loaded (a server reopening a rebuilt index keeps its model); it is used
+    only if the index was built with that same model."""
+
+    def __init__(self, directory: str | Path, registry: Registry | None = None, *, embedder=None):
         self.store = StoreReader(directory)
         self._registry = registry
+        self._loaded_embedder = embedder
         self._query_cache: dict[str, np.ndarray] = {}
 
     # -- loading, lazily: a lexical-only search never loads torch -------------------------------------------
@@ -124,6 +130,8 @@ class Index:
         if f"{spec.name}:{spec.fingerprint()}" != recorded["id"]:
             raise LocalcrError(f"{self.store.directory} was built with a different {recorded['name']!r} embedder than {self.registry.path} "
                                "now points at: rebuild the index with `localcr index`")
+        if self._loaded_embedder is not None and self._loaded_embedder.id == recorded["id"]:
+            return self._loaded_embedder
         return Embedder(spec)
 
     @cached_property
@@ -139,7 +147,10 @@ class Index:
         """Top chunks by cosine similarity; a chunk embedded as several windows scores as its best window."""
         vector = self._query_cache.get(query)
         if vector is None:
-            vector = self._query_cache[query] = self.embedder.embed_query(query)
+            vector = self.embedder.embed_query(query)
+            if len(self._query_cache) >= QUERY_CACHE_SIZE:
+                self._query_cache.pop(next(iter(self._query_cache)), None)  # the oldest query
+            self._query_cache[query] = vector
         window_rows = self.store.window_rows
         n = len(window_rows)
         per_chunk = max(1.0, n / max(self.store.n_chunks, 1))

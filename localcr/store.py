@@ -19,8 +19,10 @@ import os
 import shutil
 import sqlite3
 import uuid
+from collections import Counter
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -283,6 +285,30 @@ class StoreReader:
         rows = self.db.execute("SELECT d.external_id, c.external_index, c.chunk_id FROM chunks c JOIN documents d USING (doc_id) "
                                "WHERE d.external_id IS NOT NULL AND c.external_index IS NOT NULL")
         return {(r["external_id"], r["external_index"]): r["chunk_id"] for r in rows}
+
+    @property
+    def generation(self) -> str:
+        return self.path.name
+
+    def row_of_chunk(self, chunk_id: str) -> int | None:
+        found = self.db.execute("SELECT row FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
+        return None if found is None else found["row"]
+
+    def rows_of_document(self, doc_id: str) -> range:
+        """A document's chunk rows, in order (a document's chunks are stored consecutively); empty if unknown."""
+        first = self._first_rows.get(doc_id)
+        return range(0) if first is None else range(first, first + self._row_counts[doc_id])
+
+    @cached_property
+    def _first_rows(self) -> dict[str, int]:
+        first: dict[str, int] = {}
+        for row, doc_id in enumerate(self.row_doc_ids):
+            first.setdefault(doc_id, row)
+        return first
+
+    @cached_property
+    def _row_counts(self) -> dict[str, int]:
+        return Counter(self.row_doc_ids)
 
     def doc_ids(self) -> set[str]:
         return set(self.row_doc_ids)

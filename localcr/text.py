@@ -18,6 +18,11 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def word_spans(text: str):
+    """The words and identifiers of a text as regex matches (with their offsets), in order."""
+    return _WORD.finditer(text)
+
+
 def identifier_parts(word: str) -> list[str]:
     """`DiffExecutor` -> [Diff, Executor], `run_target` -> [run, target], `HTTPServer` -> [HTTP, Server]."""
     return _PART.findall(word)

@@ -4,6 +4,7 @@ marked `model`; `pytest -m "not model"` runs the others in seconds (see tests/RE
 from __future__ import annotations
 
 import io
+import ipaddress
 import socket
 from pathlib import Path
 
@@ -13,10 +14,13 @@ from click.testing import CliRunner
 import localcr  # noqa: F401  (switches the model hub off before any test imports transformers)
 
 CONNECT_ATTEMPTS: list[tuple] = []
+LOOPBACK = {"allowed": False}  # set for tests marked `loopback` (a served index on this machine)
 
 
 def _refuse(self, address, *args, **kwargs):
     if self.family in (socket.AF_INET, socket.AF_INET6):
+        if LOOPBACK["allowed"] and _is_loopback(address[0]):
+            return _real_connect(self, address, *args, **kwargs)
         CONNECT_ATTEMPTS.append(address)
         raise OSError(f"network blocked in tests (tried {address})")
     return _real_connect(self, address, *args, **kwargs)
@@ -25,18 +29,29 @@ def _refuse(self, address, *args, **kwargs):
 _real_connect = socket.socket.connect
 
 
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: connect() is given addresses, names were resolved before
+        return False
+
+
 def pytest_configure(config):
     """Block every IPv4/IPv6 connection for the whole run; every test fails if it attempted one."""
+    config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
     socket.socket.connect = _refuse
     socket.socket.connect_ex = _refuse
 
 
 @pytest.fixture(autouse=True)
-def no_connection_attempted():
-    """Whatever order tests run in, each one fails if it tried to reach the network."""
+def no_connection_attempted(request):
+    """Whatever order tests run in, each one fails if it tried to reach the network (tests marked `loopback`
+    may reach this machine's loopback addresses, and only those)."""
     before = len(CONNECT_ATTEMPTS)
+    LOOPBACK["allowed"] = request.node.get_closest_marker("loopback") is not None
     yield
+    LOOPBACK["allowed"] = False
     assert CONNECT_ATTEMPTS[before:] == [], f"connection attempts: {CONNECT_ATTEMPTS[before:]}"
 
 

@@ -1,0 +1,162 @@
+"""One index kept loaded for many requests: what the HTTP API, the search page and the MCP tools all call.
+
+Requests are answered concurrently from the generation that was current when the index was last (re)opened.
+Every request first looks at the index marker (one small file); when a rebuild has switched a new generation
+in, one request opens it (the embedder already loaded is handed over) while the others keep answering from
+the previous one, which the store keeps on disk, and the new one takes over once it is ready.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localcr.errors import LocalcrError
+from localcr.models import Registry, load_registry
+from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, Index, page_at
+from localcr.store import read_marker
+
+log = logging.getLogger("localcr.serve")
+
+# Limits on what one request may ask for: each bounds the work (and memory) of a request.
+MAX_QUERY_CHARS = 1000
+MAX_K = 100
+MAX_CANDIDATES = 1000
+MAX_WINDOW = 10
+MAX_BODY_BYTES = 16 * 1024
+
+
+class NotFound(LocalcrError):
+    """A document or chunk id the index does not hold."""
+
+
+class SearchRequest(BaseModel):
+    """A search, with every option `localcr search` has; the defaults are the CLI's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for, in any words.")
+    k: int = Field(5, ge=1, le=MAX_K, description="Results to return.")
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    fusion: Literal["weighted", "rrf"] = Field(DEFAULT_FUSION, description="How hybrid search fuses its two lists.")
+    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="Weight of the dense side in weighted fusion.")
+    rerank: bool = Field(False, description="Rerank the fused candidates with a cross-encoder.")
+    reranker: str | None = Field(None, max_length=200, description="Which reranker in models.toml (default: the default one).")
+    candidates: int = Field(DEFAULT_CANDIDATES, ge=1, le=MAX_CANDIDATES,
+                            description="Candidates each retriever hands to fusion, and fusion to the reranker.")
+    window: int = Field(0, ge=0, le=MAX_WINDOW, description="Neighbouring chunks added on each side of a hit.")
+
+
+class Service:
+    """An index and its models, loaded once and shared by concurrent requests."""
+
+    def __init__(self, directory: str | Path, registry: Registry | None = None):
+        self.directory = Path(directory)
+        self.registry = registry or load_registry()
+        self._index = self._open(embedder=None)
+        self._switching = threading.Lock()
+        self._rerankers: dict[str | None, object] = {}
+        self._rerankers_lock = threading.Lock()
+        self.started = time.time()
+
+    # -- the current generation ---------------------------------------------------------------------------
+    def _open(self, embedder) -> Index:
+        """Open the current generation with everything a search needs loaded, so no request pays for it."""
+        index = Index(self.directory, self.registry, embedder=embedder)
+        index.dense, index.lexical  # noqa: B018 - loads both
+        if embedder is None:
+            index.embedder.embed_query("warm up")
+        else:
+            index.embedder  # noqa: B018 - the one handed over, or a new one if the rebuild changed models
+        return index
+
+    @property
+    def index(self) -> Index:
+        """The newest complete generation: switched to when a rebuild has published a new one. Only one request
+        opens it; the others meanwhile keep using the previous generation."""
+        index = self._index
+        try:
+            marker = read_marker(self.directory)
+        except LocalcrError as exc:  # the directory was replaced by something else: keep serving what we have
+            log.warning("%s", exc)
+            return index
+        if marker is None or marker["current"] == index.store.generation or not self._switching.acquire(blocking=False):
+            return index
+        try:
+            if self._index is index:
+                self._index = self._open(embedder=index.__dict__.get("embedder"))
+                log.info("switched to %s", self._index.store.generation)
+        except LocalcrError as exc:
+            log.warning("staying on %s: %s", index.store.generation, exc)
+        finally:
+            self._switching.release()
+        return self._index
+
+    def _reranker(self, name: str | None):
+        with self._rerankers_lock:  # a reranker loads once, however many requests ask for it at the same time
+            if name not in self._rerankers:
+                from localcr.rerank import load_reranker
+
+                self._rerankers[name] = load_reranker(self.registry, name)
+            return self._rerankers[name]
+
+    # -- requests -----------------------------------------------------------------------------------------
+    def search(self, request: SearchRequest) -> dict:
+        """Hits with, for each, where the query's terms occur in its text, context and window (for highlighting)."""
+        began = time.perf_counter()
+        index = self.index
+        reranker = self._reranker(request.reranker) if request.rerank else None
+        hits = index.search(request.query, request.k, mode=request.mode, fusion=request.fusion, alpha=request.alpha,
+                            rerank=reranker, candidates=request.candidates, window=request.window)
+        lexical = index.lexical
+        results = []
+        for hit in hits:
+            result = hit.to_dict()
+            result["matches"] = {field: lexical.matches(request.query, result[field])
+                                 for field in ("text", "context", "window_text") if result[field]}
+            results.append(result)
+        return {"query": request.query, "generation": index.store.generation, "hits": results,
+                "took_ms": round((time.perf_counter() - began) * 1000, 2)}
+
+    def document(self, doc_id: str) -> dict:
+        """A document's chunks in order, each with its context."""
+        store = self.index.store
+        rows = list(store.rows_of_document(doc_id))
+        if not rows:
+            raise NotFound(f"no document {doc_id!r} in this index")
+        chunks = [_chunk(record) for record in store.hit_records(rows)]
+        first = store.hit_records(rows[:1])[0]
+        return {"doc_id": doc_id, "path": first["path"], "external_id": first["external_id"], "chunks": chunks}
+
+    def chunk(self, chunk_id: str, window: int = 1) -> dict:
+        """A chunk and up to `window` neighbours on each side from its own document."""
+        if not 0 <= window <= MAX_WINDOW:
+            raise LocalcrError(f"window must be between 0 and {MAX_WINDOW}")
+        store = self.index.store
+        row = store.row_of_chunk(chunk_id)
+        if row is None:
+            raise NotFound(f"no chunk {chunk_id!r} in this index")
+        rows = store.rows_of_document(store.row_doc_ids[row])
+        span = [r for r in range(max(rows.start, row - window), min(rows.stop, row + window + 1))]
+        records = {r["row"]: r for r in store.hit_records(span)}
+        return {"chunk": _chunk(records[row]), "path": records[row]["path"], "doc_id": records[row]["doc_id"],
+                "before": [_chunk(records[r]) for r in span if r < row],
+                "after": [_chunk(records[r]) for r in span if r > row]}
+
+    def stats(self) -> dict:
+        return self.index.store.stats()
+
+    def health(self) -> dict:
+        index = self.index
+        return {"status": "ok", "generation": index.store.generation, "chunks": index.store.n_chunks,
+                "embedder": index.store.manifest["embedder"]["name"], "uptime_s": round(time.time() - self.started, 1)}
+
+
+def _chunk(record: dict) -> dict:
+    return {"chunk_id": record["chunk_id"], "position": record["position"], "start": record["start"],
+            "end": record["end"], "page": page_at(record["pages"], record["start"]),
+            "context": record["context"], "text": record["text"]}
