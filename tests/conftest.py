@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import json
+import os
 import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -214,3 +223,107 @@ def saved(document) -> bytes:
     buffer = io.BytesIO()
     document.save(buffer)
     return buffer.getvalue()
+
+
+HOSTILE = """# Release notes
+
+The <script>document.title = 'owned'</script> tag and <img src=x onerror="document.title='owned'"> must show
+as text. Version 2 adds quota alerts for every team.
+"""
+
+
+@dataclass
+class Served:
+    """A `localcr serve` process on a free loopback port, over an index of a small corpus."""
+
+    url: str
+    index: Path
+    corpus: Path
+    process: subprocess.Popen
+    cache: Path
+    token: str | None = None
+
+    def request(self, method: str, path: str, body: bytes | dict | None = None, headers: dict | None = None):
+        """(status, parsed JSON or text) of one HTTP request."""
+        data = json.dumps(body).encode() if isinstance(body, dict) else body
+        headers = {"Content-Type": "application/json", **(headers or {})}
+        if self.token and "Authorization" not in headers:
+            headers["Authorization"] = f"Bearer {self.token}"
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw.decode("utf-8", "replace")
+
+
+@contextmanager
+def loopback_allowed():
+    """For fixtures that start a server before any test runs (the per-test switch is not set yet)."""
+    before, LOOPBACK["allowed"] = LOOPBACK["allowed"], True
+    try:
+        yield
+    finally:
+        LOOPBACK["allowed"] = before
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(index: Path, cache: Path, *extra: str, token: str | None = None, corpus: Path | None = None) -> Served:
+    """`localcr serve` in its own process (the real command), once its health endpoint answers."""
+    port = free_port()
+    env = {**os.environ, "LOCALCR_CACHE_DIR": str(cache)}
+    env.pop("LOCALCR_TOKEN", None)
+    args = [sys.executable, "-m", "localcr", "serve", "--index", str(index), "--port", str(port), *extra]
+    if token:
+        args += ["--token", token]
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    served = Served(f"http://127.0.0.1:{port}", index, corpus or index, process, cache, token)
+    deadline = time.monotonic() + 120
+    with loopback_allowed():
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"localcr serve exited: {process.stderr.read()}")
+            try:
+                if served.request("GET", "/api/health")[0] == 200:
+                    return served
+            except OSError:
+                time.sleep(0.3)
+    process.kill()
+    raise RuntimeError("localcr serve did not answer within 120 s")
+
+
+def stop_server(served: Served) -> None:
+    served.process.terminate()
+    try:
+        served.process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        served.process.kill()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Served:
+    """A served index of the small corpus plus a document holding HTML and script tags (module-wide: the
+    server loads the embedder once)."""
+    root = tmp_path_factory.mktemp("served")
+    corpus, index, cache = root / "orbit", root / "index", root / "cache"
+    (corpus / "docs").mkdir(parents=True)
+    (corpus / "src").mkdir()
+    (corpus / "docs" / "guide.md").write_text(GUIDE)
+    (corpus / "docs" / "release.md").write_text(HOSTILE)
+    (corpus / "src" / "scheduler.py").write_text(SCHEDULER)
+    build = subprocess.run([sys.executable, "-m", "localcr", "index", str(corpus), "--index", str(index),
+                            "--contexts", "structural", "--chunk-tokens", "48", "-q"],
+                           env={**os.environ, "LOCALCR_CACHE_DIR": str(cache)}, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    server = start_server(index, cache, corpus=corpus)
+    yield server
+    stop_server(server)
