@@ -277,12 +277,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(index: Path, cache: Path, *extra: str, token: str | None = None, corpus: Path | None = None) -> Served:
+def start_server(index: Path, cache: Path, *, token: str | None = None, corpus: Path | None = None,
+                 models: Path | None = None) -> Served:
     """`localcr serve` in its own process (the real command), once its health endpoint answers."""
     port = free_port()
     env = {**os.environ, "LOCALCR_CACHE_DIR": str(cache)}
     env.pop("LOCALCR_TOKEN", None)
-    args = [sys.executable, "-m", "localcr", "serve", "--index", str(index), "--port", str(port), *extra]
+    args = [sys.executable, "-m", "localcr", *(["--models", str(models)] if models else []),
+            "serve", "--index", str(index), "--port", str(port)]
     if token:
         args += ["--token", token]
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
