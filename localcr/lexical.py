@@ -152,26 +152,40 @@ class LexicalIndex:
         terms = dict.fromkeys(t for language in self.languages for t in tokenize(query, language, self.stopwords))
         return [t for t in terms if t in self.vocab]
 
-    def matches(self, query: str, text: str) -> list[tuple[int, int]]:
-        """Where the query's terms occur in a text, as (start, end) character spans in order, overlaps merged:
-        the words (and CJK bigrams) that the index analyses into one of the query's terms, for highlighting."""
+    def highlighter(self, query: str):
+        """A function giving where the query's terms occur in a text, as (start, end) character spans in order,
+        overlaps merged: the words (and CJK bigrams) that the index analyses into one of the query's terms."""
         terms = set(self.query_terms(query))
-        spans: list[tuple[int, int]] = []
-        for word in word_spans(text):
-            start = word.start()
-            for piece in _CJK_PIECES.split(word.group()) if _CJK.search(word.group()) else [word.group()]:
-                if _CJK.fullmatch(piece):
-                    spans.extend((start + i, start + i + len(g)) for i, g in enumerate(_bigrams(piece)) if g in terms)
-                elif piece and any(t in terms for lang in self.languages for t in _word_tokens(piece, lang, self.stopwords)):
-                    spans.append((start, start + len(piece)))
-                start += len(piece)
-        merged: list[tuple[int, int]] = []
-        for start, end in spans:
-            if merged and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-            else:
-                merged.append((start, end))
-        return merged
+        matching: dict[str, bool] = {}  # each word's answer, computed once for all the texts (words repeat)
+
+        def matches(word: str) -> bool:
+            if word not in matching:
+                matching[word] = any(t in terms for lang in self.languages for t in _word_tokens(word, lang, self.stopwords))
+            return matching[word]
+
+        def spans_in(text: str) -> list[tuple[int, int]]:
+            spans: list[tuple[int, int]] = []
+            for found in word_spans(text):
+                word, start = found.group(), found.start()
+                if word.isascii() or not _CJK.search(word):
+                    if matches(word):
+                        spans.append((start, start + len(word)))
+                    continue
+                for piece in _CJK_PIECES.split(word):
+                    if _CJK.fullmatch(piece):
+                        spans.extend((start + i, start + i + len(g)) for i, g in enumerate(_bigrams(piece)) if g in terms)
+                    elif piece and matches(piece):
+                        spans.append((start, start + len(piece)))
+                    start += len(piece)
+            merged: list[tuple[int, int]] = []
+            for start, end in spans:
+                if merged and start <= merged[-1][1]:
+                    merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+                else:
+                    merged.append((start, end))
+            return merged
+
+        return spans_in
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for the query (zeros where no term matches)."""

@@ -96,3 +96,24 @@ def test_a_warning_when_most_documents_are_in_languages_the_embedder_does_not_kn
         "2 of 3 documents are in languages the embedder minilm was not trained for (ja 2)")
     assert embedder_warning({"ja": 3}, "e5", "") is None  # languages not known: no warning
     assert embedder_warning({"ja": 3, "zh": 1}, "e5", "en, ja, zh") is None
+
+
+def marked(index, query: str, text: str) -> list[str]:
+    return [text[a:b] for a, b in index.highlighter(query)(text)]
+
+
+def test_highlighter_marks_the_words_that_match_the_query_terms():
+    index = LexicalIndex.build(["retries use exponential backoff", "the DiffExecutor runs run_target"])
+    text = "A failed job is retried with backoff; see DiffExecutor and run_target."
+    assert marked(index, "retry backoff", text) == ["retried", "backoff"]  # stems: retry ~ retried
+    assert marked(index, "diff executor", text) == ["DiffExecutor"]  # a part of an identifier marks the identifier
+    assert marked(index, "the and with", text) == []  # stop words mark nothing
+    assert marked(index, "unknown words", text) == []
+
+
+def test_highlighter_marks_cjk_bigrams_inside_unspaced_text_with_exact_offsets():
+    index = LexicalIndex.build(["東京都の天気は晴れです", "Die Häuser sind groß"], ["ja", "de"])
+    text = "今日の東京都の天気\u3002Die Häuser"
+    assert marked(index, "天気", text) == ["天気"]
+    assert marked(index, "東京都", text) == ["東京都"]  # two overlapping bigrams merged into one span
+    assert marked(index, "Haus", text) == ["Häuser"]  # German stemming on both sides

@@ -24,13 +24,15 @@ def quoted(identifier: str) -> str:
 
 
 def test_search_returns_hits_with_contexts_and_matches(served):
-    status, body = served.request("POST", "/api/search", {"query": "how long is the retry backoff?", "k": 3})
+    status, body = served.request("POST", "/api/search", {"query": "how long is the retry backoff?", "k": 3,
+                                                           "highlight": True})
     assert status == 200, body
     top = body["hits"][0]
     assert top["path"].endswith("guide.md") and "backoff" in top["text"]
     assert "guide.md" in top["context"] and "Retries" in top["context"]
     assert any(top["text"][a:b].lower() == "backoff" for a, b in top["matches"]["text"])
     assert top["ranks"].keys() >= {"dense", "lexical", "fused"}
+    assert "matches" not in served.request("POST", "/api/search", {"query": "retry"})[1]["hits"][0]
 
 
 def test_every_search_option_of_the_cli_is_accepted_by_post_and_get(served):

@@ -49,6 +49,8 @@ class SearchRequest(BaseModel):
     candidates: int = Field(DEFAULT_CANDIDATES, ge=1, le=MAX_CANDIDATES,
                             description="Candidates each retriever hands to fusion, and fusion to the reranker.")
     window: int = Field(0, ge=0, le=MAX_WINDOW, description="Neighbouring chunks added on each side of a hit.")
+    highlight: bool = Field(False, description="Add `matches` to each hit: where the query's terms occur in its text, "
+                            "context and window, as [start, end] character spans (what the search page marks).")
 
 
 class Service:
@@ -106,19 +108,17 @@ class Service:
 
     # -- requests -----------------------------------------------------------------------------------------
     def search(self, request: SearchRequest) -> dict:
-        """Hits with, for each, where the query's terms occur in its text, context and window (for highlighting)."""
+        """Hits, each with where the query's terms occur in its text, context and window if asked (highlight)."""
         began = time.perf_counter()
         index = self.index
         reranker = self._reranker(request.reranker) if request.rerank else None
         hits = index.search(request.query, request.k, mode=request.mode, fusion=request.fusion, alpha=request.alpha,
                             rerank=reranker, candidates=request.candidates, window=request.window)
-        lexical = index.lexical
-        results = []
-        for hit in hits:
-            result = hit.to_dict()
-            result["matches"] = {field: lexical.matches(request.query, result[field])
-                                 for field in ("text", "context", "window_text") if result[field]}
-            results.append(result)
+        results = [hit.to_dict() for hit in hits]
+        if request.highlight:
+            spans_in = index.lexical.highlighter(request.query)
+            for result in results:
+                result["matches"] = {field: spans_in(result[field]) for field in ("text", "context", "window_text") if result[field]}
         return {"query": request.query, "generation": index.store.generation, "hits": results,
                 "took_ms": round((time.perf_counter() - began) * 1000, 2)}
 
