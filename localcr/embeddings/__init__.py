@@ -123,7 +123,11 @@ class Embedder:
         return matrix, len(missing)
 
     def embed_query(self, query: str) -> np.ndarray:
-        return self._encode([self.spec.query_prefix + spell_out_identifiers(query)])[0]
+        return self.embed_queries([query])[0]
+
+    def embed_queries(self, queries: list[str]) -> np.ndarray:
+        """One vector per query, in one batch (a server embeds the queries of concurrent requests together)."""
+        return self._encode([self.spec.query_prefix + spell_out_identifiers(q) for q in queries])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self.backend.encode(texts).astype(np.float32)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localcr.errors import LocalcrError
 from localcr.models import Registry, load_registry
+from localcr.serve.batching import QueryBatcher
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, Index, page_at
 from localcr.store import read_marker
 
@@ -66,14 +67,14 @@ class Service:
         self.started = time.time()
 
     # -- the current generation ---------------------------------------------------------------------------
-    def _open(self, embedder) -> Index:
-        """Open the current generation with everything a search needs loaded, so no request pays for it."""
+    def _open(self, embedder: QueryBatcher | None) -> Index:
+        """Open the current generation with everything a search needs loaded, so no request pays for it; the
+        embedder (behind a QueryBatcher) is the one already loaded unless the index now uses another model."""
         index = Index(self.directory, self.registry, embedder=embedder)
-        index.dense, index.lexical  # noqa: B018 - loads both
-        if embedder is None:
+        if index.embedder is not embedder:
+            index = Index(self.directory, self.registry, embedder=QueryBatcher(index.embedder))
             index.embedder.embed_query("warm up")
-        else:
-            index.embedder  # noqa: B018 - the one handed over, or a new one if the rebuild changed models
+        index.dense, index.lexical  # noqa: B018 - loads both
         return index
 
     @property
