@@ -47,7 +47,7 @@ def create_server(service: Service) -> MCPServer:
         options = {name: given[name] for name in SearchRequest.model_fields if given[name] is not None}
         result = service.search(SearchRequest(**options))
         hits = result["hits"]
-        lines = [f"{len(hits)} hits for {result['query']!r}" + (":" if hits else ".")]
+        lines = [f"{len(hits)} hit{'' if len(hits) == 1 else 's'} for {result['query']!r}" + (":" if hits else ".")]
         lines += [_render(hit, f"{n}. ") for n, hit in enumerate(hits, start=1)]
         return _result("\n\n".join(lines), result)
 
