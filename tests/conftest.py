@@ -311,10 +311,18 @@ def stop_server(served: Served) -> None:
         served.process.kill()
 
 
+@dataclass
+class Indexed:
+    """An index built by the real `localcr index` in its own process, with the cache it used."""
+
+    corpus: Path
+    index: Path
+    cache: Path
+
+
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Served:
-    """A served index of the small corpus plus a document holding HTML and script tags (module-wide: the
-    server loads the embedder once)."""
+def indexed(tmp_path_factory) -> Indexed:
+    """The small corpus plus a document holding HTML and script tags, indexed (module-wide, for a server to load)."""
     root = tmp_path_factory.mktemp("served")
     corpus, index, cache = root / "orbit", root / "index", root / "cache"
     (corpus / "docs").mkdir(parents=True)
@@ -326,6 +334,12 @@ def served(tmp_path_factory) -> Served:
                             "--contexts", "structural", "--chunk-tokens", "48", "-q"],
                            env={**os.environ, "LOCALCR_CACHE_DIR": str(cache)}, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
-    server = start_server(index, cache, corpus=corpus)
+    return Indexed(corpus, index, cache)
+
+
+@pytest.fixture(scope="module")
+def served(indexed) -> Served:
+    """`localcr serve` over the `indexed` corpus (module-wide: the server loads the embedder once)."""
+    server = start_server(indexed.index, indexed.cache, corpus=indexed.corpus)
     yield server
     stop_server(server)
