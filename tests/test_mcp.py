@@ -61,7 +61,7 @@ async def test_three_tools_with_their_schemas_and_instructions(client):
     assert set(tools) == {"search", "get_document", "get_chunk"}
     assert all(tool.description and tool.annotations.read_only_hint for tool in tools.values())
     search = tools["search"].input_schema
-    assert set(search["properties"]) == set(SearchRequest.model_fields) and search["required"] == ["query"]
+    assert set(search["properties"]) == set(SearchRequest.model_fields) - {"highlight"} and search["required"] == ["query"]
     assert search["properties"]["k"]["maximum"] == MAX_K
     assert tools["get_document"].input_schema["required"] == ["doc_id"]
     assert set(tools["get_chunk"].input_schema["properties"]) == {"chunk_id", "window"}

@@ -43,8 +43,7 @@ def create_server(service: Service) -> MCPServer:
         file's path, the chunk's position in it, a context situating the chunk in its document, the chunk's
         text and its chunk_id (for get_chunk; its doc_id for get_document). Only `query` is needed: omitted
         options take their defaults. Use `window` to get the neighbouring chunks of each hit at once."""
-        given = locals()  # the options given (it also holds `service`, which this function uses)
-        options = {name: given[name] for name in SearchRequest.model_fields if given[name] is not None}
+        options = {name: value for name, value in locals().items() if name in SearchRequest.model_fields and value is not None}
         result = service.search(SearchRequest(**options))
         hits = result["hits"]
         lines = [f"{len(hits)} hit{'' if len(hits) == 1 else 's'} for {result['query']!r}" + (":" if hits else ".")]
@@ -72,8 +71,10 @@ def create_server(service: Service) -> MCPServer:
         return _result("\n\n".join(parts), result)
 
     tools = [Tool.from_function(fn, annotations=READ_ONLY) for fn in (search, get_document, get_chunk)]
-    # The search tool publishes SearchRequest's own schema: its defaults, limits and choices, which it enforces.
+    # The search tool publishes SearchRequest's own schema: its defaults, limits and choices, which it enforces
+    # (all but highlight: character spans are for the search page, not for a model reading text).
     tools[0].parameters = SearchRequest.model_json_schema()
+    del tools[0].parameters["properties"]["highlight"]
     return _Server(
         "localcr", version=localcr.__version__, tools=tools,
         instructions=f"Search a local index of {', '.join(stats['sources'])} ({stats['documents']} documents): "
