@@ -23,9 +23,10 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _LINE = re.compile(r"\n")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
 _SPACE = re.compile(r"\s+")
+_SECTIONED = [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE]
 LEVELS = {
-    "markdown": [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE],
-    "rst": [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE],
+    # Markdown and reST; the HTML, DOCX and PPTX readers write headings (slide titles) as Markdown headings
+    "markdown": _SECTIONED, "rst": _SECTIONED, "html": _SECTIONED, "docx": _SECTIONED, "pptx": _SECTIONED,
     "code": [_TOP_LEVEL, _PARAGRAPH, _LINE, _SPACE],
     "text": [_PARAGRAPH, _LINE, _SENTENCE, _SPACE],
 }

@@ -64,9 +64,10 @@ def test_a_single_overlong_line_is_still_split():
     assert len(chunks) >= 4 and all(words([c.text])[0] <= 30 for c in chunks)
 
 
-def test_markdown_sections_start_new_chunks():
+@pytest.mark.parametrize("kind", ["markdown", "html", "docx", "pptx"])  # the readers write headings as Markdown
+def test_sections_start_new_chunks(kind):
     text = "# A\n\n" + "alpha " * 30 + "\n\n## B\n\n" + "beta " * 30 + "\n\n## C\n\ngamma gamma\n"
-    chunks = chunk_document(doc(text, "markdown"), words, 50, 10)
+    chunks = chunk_document(doc(text, kind), words, 50, 10)
     assert [c.text.split("\n")[0] for c in chunks] == ["# A", "## B", "## C"]
 
 
