@@ -1,0 +1,164 @@
+"""The index layer at scale: build, open, search and change costs as the chunk count grows.
+
+    .venv/bin/python benchmarks/scale.py [--data ../shared/data/anthropic-codebase] [--sizes 10000,100000,1000000]
+
+Synthetic corpora, so the numbers are the index's and not the embedder's: chunks of 120 words drawn
+Zipf-distributed from the vocabulary of --data's corpus (or of pseudo-words without --data), in documents of
+8 chunks, with random unit vectors (384-d, MiniLM's size) as embeddings. For each size it writes a generation
+with localcr.store, then, in a fresh process, opens it as `localcr search` does (time and peak RSS) and runs
+200 queries (3-6 vocabulary words each, with a random query vector: query embedding is excluded) in each
+mode. "One change" is what applying one changed document costs today: writing a whole new generation
+(SQLite, hnswlib graph, BM25) from chunks and vectors already in memory, i.e. without reading, chunking or
+embedding anything. The table goes to stdout and benchmarks/results/scale.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _common import corpus_files, machine, table  # noqa: E402
+
+WORDS_PER_CHUNK = 120
+CHUNKS_PER_DOC = 8
+DIMENSION = 384
+QUERIES = 200
+
+
+def vocabulary(data: Path | None, size: int = 30_000) -> tuple[list[str], np.ndarray]:
+    """Words and their Zipf probabilities: the corpus's words by frequency, or pseudo-words."""
+    if data:
+        chunks, _ = corpus_files(data)
+        text = " ".join(c["content"] for d in json.loads(chunks.read_text()) for c in d["chunks"])
+        words = [w for w, _ in Counter(re.findall(r"[A-Za-z_][A-Za-z0-9_]{1,}", text)).most_common(size)]
+    else:
+        rng = np.random.default_rng(1)
+        letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+        words = sorted({"".join(rng.choice(letters, rng.integers(3, 10))) for _ in range(size)})
+    ranks = np.arange(1, len(words) + 1)
+    return words, (1 / ranks) / (1 / ranks).sum()
+
+
+def build(directory: Path, n_chunks: int, words: list[str], p: np.ndarray) -> dict:
+    """Write one generation of n_chunks synthetic chunks; the seconds each part took."""
+    from localcr import store
+    from localcr.documents import Chunk, Document
+    from localcr.lexical import LexicalIndex
+    from localcr.models import load_registry
+
+    rng = np.random.default_rng(n_chunks)
+    vocab = np.array(words)
+    docs, chunks_by_doc, texts = [], {}, []
+    for d in range(-(-n_chunks // CHUNKS_PER_DOC)):
+        doc_id = f"doc{d}.txt"
+        chunks = []
+        for position in range(min(CHUNKS_PER_DOC, n_chunks - d * CHUNKS_PER_DOC)):
+            text = " ".join(vocab[rng.choice(len(vocab), WORDS_PER_CHUNK, p=p)])
+            chunks.append(Chunk(chunk_id=f"{doc_id}#{position}", doc_id=doc_id, position=position, start=0, end=len(text),
+                                text=text, context=f"File {doc_id}.", context_source="structural"))
+            texts.append(f"File {doc_id}.\n{text}")
+        docs.append(Document(doc_id=doc_id, path=doc_id, kind="text", text=str(d), size=0))
+        chunks_by_doc[doc_id] = chunks
+    vectors = rng.standard_normal((n_chunks, DIMENSION), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    spec = load_registry().require("embedder", "minilm")
+    manifest = {"localcr": "scale", "created": "", "sources": [], "documents": len(docs), "chunks": n_chunks,
+                "windows": n_chunks, "embedder": {"name": spec.name, "id": f"{spec.name}:{spec.fingerprint()}",
+                                                  "dimension": DIMENSION, "max_length": 256, "chosen": ""},
+                "chunking": {}, "contexts": {}, "skipped": []}
+    began = time.perf_counter()
+    lexical = LexicalIndex.build(texts)
+    bm25 = time.perf_counter() - began
+    began = time.perf_counter()
+    with store.writer_lock(directory):
+        store.write_generation(directory, store.read_marker(directory), manifest, docs, chunks_by_doc, vectors,
+                               np.arange(n_chunks), lexical)
+    return {"bm25": bm25, "write": time.perf_counter() - began}
+
+
+SEARCHER = r"""
+import json, resource, sys, time
+import numpy as np
+began = time.perf_counter()
+from localcr.search import Index
+from localcr.models import load_registry
+
+class QueryVectors:
+    '''Stands in for the embedder: random unit query vectors (the benchmark measures the index only).'''
+    def __init__(self, spec, dimension):
+        self.spec, self.id = spec, f"{spec.name}:{spec.fingerprint()}"
+        self.rng = np.random.default_rng(0)
+        self.dimension = dimension
+    def embed_query(self, query):
+        v = self.rng.standard_normal(self.dimension).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+registry = load_registry()
+index = Index(sys.argv[1], registry, embedder=QueryVectors(registry.require("embedder", "minilm"), 384))
+index.embedder, index.dense, index.lexical, index.store.n_chunks
+opened = time.perf_counter() - began
+queries = json.loads(sys.argv[2])
+out = {"open": opened}
+for mode in ("dense", "lexical", "hybrid"):
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        index.search(q, 20, mode=mode)
+        times.append((time.perf_counter() - t) * 1000)
+    out[mode] = [float(np.percentile(times, 50)), float(np.percentile(times, 95))]
+out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def main() -> None:
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", type=Path, help="a public set whose vocabulary the synthetic texts use")
+    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000 takes about half an hour)")
+    p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"))
+    args = p.parse_args()
+    words, probabilities = vocabulary(args.data)
+    rng = np.random.default_rng(7)
+    queries = [" ".join(rng.choice(words[50:5000], rng.integers(3, 7))) for _ in range(QUERIES)]
+    rows = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        directory = args.work / f"scale-{n}"
+        if directory.exists():
+            import shutil
+
+            shutil.rmtree(directory)
+        began = time.perf_counter()
+        costs = build(directory, n, words, probabilities)
+        total = time.perf_counter() - began
+        searched = subprocess.run([sys.executable, "-c", SEARCHER, str(directory), json.dumps(queries)],
+                                  capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if searched.returncode:
+            raise SystemExit(searched.stderr)
+        s = json.loads(searched.stdout.strip().splitlines()[-1])
+        rows.append([f"{n:,}", f"{total:.1f}", f"{costs['bm25'] + costs['write']:.1f}", f"{s['open']:.2f}",
+                     f"{s['rss_mb']:.0f}", *(f"{s[m][0]:.1f} / {s[m][1]:.1f}" for m in ("dense", "lexical", "hybrid"))])
+        print(rows[-1], file=sys.stderr)
+    head = ["chunks", "generating + build s", "one change s", "open s", "peak RSS MB", "dense p50/p95 ms",
+            "lexical p50/p95 ms", "hybrid p50/p95 ms"]
+    text = (f"# The index layer at scale (one generation, rebuilt whole)\n\n{machine()}; {WORDS_PER_CHUNK}-word "
+            f"chunks, {DIMENSION}-d random unit vectors, {QUERIES} queries per mode, k=20, 150 candidates\n\n"
+            + table(head, rows) + "\n")
+    print(text)
+    (ROOT / "benchmarks" / "results" / "scale.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
