@@ -10,9 +10,11 @@ let latest = 0; // number of the newest search: answers to older ones are droppe
 // -- the token: #token=... in the address, kept for this tab only -----------------------------------------
 function takeTokenFromAddress() {
   const match = /^#token=(.+)$/.exec(location.hash);
-  if (!match) return;
+  if (!match) return false;
   sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
   history.replaceState(null, "", location.pathname + location.search); // out of the address bar and history
+  $("token-form").hidden = true;
+  return true;
 }
 
 class ApiError extends Error {
@@ -226,5 +228,11 @@ document.addEventListener("DOMContentLoaded", () => {
   takeTokenFromAddress();
   $("search").addEventListener("submit", search);
   $("token-form").addEventListener("submit", useToken);
+  window.addEventListener("hashchange", () => { // a #token= link opened in a tab already showing the page
+    if (takeTokenFromAddress()) {
+      clearError();
+      describeIndex();
+    }
+  });
   describeIndex();
 });
