@@ -38,11 +38,13 @@ def _binary(*names: str) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def browser(served, tmp_path_factory):
+def browser(tmp_path_factory):
     chromium, chromedriver = _binary("chromium", "chromium-browser"), _binary("chromedriver")
     if not (chromium and chromedriver):
-        missing = " and ".join(name for name, path in (("chromium", chromium), ("chromedriver", chromedriver)) if not path)
-        reason = f"no {missing} on this machine: install the Debian packages chromium and chromium-driver (./setup.sh --test)"
+        missing = " and ".join(name for name, found in (("chromium", chromium), ("chromedriver", chromedriver))
+                               if not found)
+        reason = (f"no {missing} on this machine: install the Debian packages chromium and chromium-driver "
+                  "(./setup.sh --test)")
         print(reason)
         pytest.skip(reason)
     options = Options()
@@ -81,19 +83,20 @@ def search(browser, query: str, k: int = 5) -> list:
     box.clear()
     browser.find_element(By.ID, "k").clear()
     browser.find_element(By.ID, "k").send_keys(str(k))
-    box.send_keys(query, Keys.ENTER)
-    WebDriverWait(browser, WAIT_S).until(lambda b: b.find_element(By.ID, "summary").text.endswith(" ms")
-                                         or b.find_element(By.ID, "error").is_displayed())
+    box.send_keys(query, Keys.ENTER)  # the page marks the form busy as it sends, and unmarks it on the answer
+
+    def answered(b):
+        return b.find_element(By.ID, "search").get_attribute("aria-busy") is None and (
+            b.find_element(By.ID, "summary").text.endswith(" ms") or b.find_element(By.ID, "error").is_displayed())
+
+    WebDriverWait(browser, WAIT_S).until(answered)
     return browser.find_elements(By.CSS_SELECTOR, "#hits > li.hit")
 
 
-def test_the_served_page_is_this_package(served):
-    for name in ("index.html", "page.js", "page.css", "favicon.svg"):
+def test_hits_show_context_apart_and_marked_terms(browser, served):
+    for name in ("index.html", "page.js", "page.css", "favicon.svg"):  # the page under test is this package's
         status, body = served.request("GET", "/" if name == "index.html" else f"/page/{name}")
         assert status == 200 and body == (PAGE / name).read_text(), name
-
-
-def test_hits_show_context_apart_and_marked_terms(browser, served):
     browser.get_log("browser")  # drop what earlier pages logged
     open_page(browser, served)
     hits = search(browser, "how long is the retry backoff")
@@ -171,8 +174,8 @@ class _Answers:
 
     def search(self, request):
         hit = {"chunk_id": "docs/a.md#0", "doc_id": "docs/a.md", "path": "docs/a.md", "position": 0, "start": 0,
-               "end": 13, "score": 1.0, "ranks": {"lexical": 1}, "context": "", "text": "retry backoff",
-               "neighbours": [], "window_text": "", "page": None, "matches": {"text": [[0, 5]]}}
+               "end": 15, "score": 1.0, "ranks": {"lexical": 1}, "context": "", "text": "\U0001f642 retry backoff",
+               "neighbours": [], "window_text": "", "page": None, "matches": {"text": [[2, 7]]}}  # code points
         return {"query": request.query, "generation": "g1", "took_ms": 1.0, "hits": [hit]}
 
 
@@ -217,4 +220,5 @@ def test_a_token_from_the_address_or_the_token_field(browser, guarded):
     WebDriverWait(browser, WAIT_S).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#hits > li.hit"))
     assert not browser.find_element(By.ID, "token-form").is_displayed()
     assert not browser.find_element(By.ID, "error").is_displayed()
+    # the server counts code points, JavaScript UTF-16 units: after an emoji they differ by one
     assert browser.find_element(By.CSS_SELECTOR, "#hits mark").text == "retry"
