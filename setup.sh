@@ -3,7 +3,9 @@
 # llama-cpp-python compiled with CPU flags that run, then localcr itself with its bundled models.
 #
 #   ./setup.sh            install localcr
-#   ./setup.sh --test     also install the test tools
+#   ./setup.sh --test     also install the test tools, and Chromium with its driver for the search page's
+#                         browser test (Debian/Ubuntu packages chromium and chromium-driver, through apt-get,
+#                         where this runs as root or has passwordless sudo; elsewhere that test is skipped)
 #
 # LOCALCR_CMAKE_ARGS overrides the llama.cpp build flags, for example
 #   LOCALCR_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON" ./setup.sh
@@ -72,6 +74,27 @@ extras=""
 [ "${1:-}" = "--test" ] && extras="[test]"
 step "localcr$extras and its dependencies, bundled models included"
 "${PIP[@]}" install -e ".$extras"
+
+# The page test drives headless Chromium through the system's chromedriver (Selenium never downloads one).
+browser_for_tests() {
+  if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+    step "chromium and chromedriver already installed (for tests/test_page.py)"; return
+  fi
+  local sudo=()
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo=(sudo -n); else
+      echo "chromium or chromedriver missing, and installing them needs root or passwordless sudo: tests/test_page.py will be skipped"; return
+    fi
+  fi
+  if ! command -v apt-get >/dev/null; then
+    echo "chromium or chromedriver missing, and no apt-get here to install them: tests/test_page.py will be skipped"; return
+  fi
+  step "chromium and chromium-driver (Debian packages, for tests/test_page.py)"
+  if ! { ${sudo[@]+"${sudo[@]}"} apt-get update -qq && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }; then
+    echo "apt-get could not install chromium and chromium-driver: tests/test_page.py will be skipped"
+  fi
+}
+[ "${1:-}" = "--test" ] && browser_for_tests
 
 step "assembling and checking the bundled GGUF models"
 .venv/bin/python -m localcr.bundled

@@ -1,0 +1,224 @@
+"""The search page in a real browser: headless Chromium driven by Selenium through the system's chromedriver,
+against the real `localcr serve` (the `served` fixture). One browser for the module.
+
+Skipped only when no Chromium or chromedriver is installed (`./setup.sh --test` installs the Debian packages
+`chromium` and `chromium-driver` where it can)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+import localcr
+from conftest import free_port, loopback_allowed
+
+pytestmark = [pytest.mark.model, pytest.mark.loopback]
+
+PAGE = Path(localcr.__file__).parent / "serve" / "page"
+WAIT_S = 30
+
+
+def _binary(*names: str) -> str | None:
+    for name in names:
+        found = shutil.which(name) or (f"/usr/bin/{name}" if os.access(f"/usr/bin/{name}", os.X_OK) else None)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    chromium, chromedriver = _binary("chromium", "chromium-browser"), _binary("chromedriver")
+    if not (chromium and chromedriver):
+        missing = " and ".join(name for name, found in (("chromium", chromium), ("chromedriver", chromedriver))
+                               if not found)
+        reason = (f"no {missing} on this machine: install the Debian packages chromium and chromium-driver "
+                  "(./setup.sh --test)")
+        print(reason)
+        pytest.skip(reason)
+    options = Options()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900",
+                f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+                # nothing but this machine: no background requests, and no name resolves
+                "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                "--disable-domain-reliability", "--disable-client-side-phishing-detection",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
+        options.add_argument(arg)
+    if os.geteuid() == 0:
+        options.add_argument("--no-sandbox")  # Chromium refuses to start its sandbox as root
+    # The driver is given by path, so Selenium never runs Selenium Manager (selenium/webdriver/common/
+    # driver_finder.py skips it when Service has a path); SE_OFFLINE keeps it from downloading if it ever did.
+    service = Service(executable_path=chromedriver, log_output=subprocess.DEVNULL)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SE_OFFLINE", "true")
+        with loopback_allowed():  # chromedriver is driven over loopback HTTP, before any test's switch is set
+            driver = webdriver.Chrome(options=options, service=service)
+    assert driver.service.path == chromedriver
+    yield driver
+    with loopback_allowed():
+        driver.quit()
+
+
+def open_page(browser, served):
+    browser.get(served.url + "/")
+    assert browser.title == "localcr search"
+    assert not browser.find_element(By.ID, "token-form").is_displayed()  # no token asked for where none is needed
+
+
+def search(browser, query: str, k: int = 5) -> list:
+    box = browser.find_element(By.ID, "query")
+    box.clear()
+    browser.find_element(By.ID, "k").clear()
+    browser.find_element(By.ID, "k").send_keys(str(k))
+    box.send_keys(query, Keys.ENTER)  # the page marks the form busy as it sends, and unmarks it on the answer
+
+    def answered(b):
+        return b.find_element(By.ID, "search").get_attribute("aria-busy") is None and (
+            b.find_element(By.ID, "summary").text.endswith(" ms") or b.find_element(By.ID, "error").is_displayed())
+
+    WebDriverWait(browser, WAIT_S).until(answered)
+    return browser.find_elements(By.CSS_SELECTOR, "#hits > li.hit")
+
+
+def test_hits_show_context_apart_and_marked_terms(browser, served):
+    for name in ("index.html", "page.js", "page.css", "favicon.svg"):  # the page under test is this package's
+        status, body = served.request("GET", "/" if name == "index.html" else f"/page/{name}")
+        assert status == 200 and body == (PAGE / name).read_text(), name
+    browser.get_log("browser")  # drop what earlier pages logged
+    open_page(browser, served)
+    hits = search(browser, "how long is the retry backoff")
+    assert hits, browser.find_element(By.ID, "error").text
+    top = hits[0]
+    assert top.find_element(By.CSS_SELECTOR, ".path").text.endswith("guide.md")
+    context = top.find_element(By.CSS_SELECTOR, ":scope > .context").text
+    text = top.find_element(By.CSS_SELECTOR, ":scope > .text").text
+    assert "guide.md" in context and "Retries" in context
+    assert "backoff" in text and context not in text
+    marked = [m.text.lower() for m in top.find_elements(By.CSS_SELECTOR, ":scope > .text mark")]
+    assert "backoff" in marked
+    assert float(top.find_element(By.CSS_SELECTOR, ".score").text.split()[-1]) > 0
+    # everything the page loaded came from the server that served it
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(url.startswith(served.url + "/") for url in loaded), loaded
+    # and nothing failed: no script error, no resource refused by the Content-Security-Policy, no 404
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+
+def test_document_markup_shows_as_text(browser, served):
+    open_page(browser, served)
+    hits = search(browser, "quota alerts release", k=10)
+    release = [hit for hit in hits if hit.find_element(By.CSS_SELECTOR, ".path").text.endswith("release.md")]
+    assert release, [hit.find_element(By.CSS_SELECTOR, ".path").text for hit in hits]
+    shown = "\n".join(hit.find_element(By.CSS_SELECTOR, ":scope > .text").text for hit in release)
+    assert "<script>document.title = 'owned'</script>" in shown
+    assert "<img src=x onerror=\"document.title='owned'\">" in shown
+    assert browser.find_elements(By.CSS_SELECTOR, "#hits img, #hits script, #hits [onerror]") == []
+    assert len(browser.find_elements(By.TAG_NAME, "script")) == 1  # page.js alone
+    assert browser.find_elements(By.TAG_NAME, "img") == []
+    assert browser.title == "localcr search"
+    assert browser.execute_script("return document.title") != "owned"
+
+
+def test_neighbours_link_shows_the_chunks_around_a_hit(browser, served):
+    open_page(browser, served)
+    top = search(browser, "how long is the retry backoff")[0]
+    chunk_id = browser.execute_script("return arguments[0].dataset.chunkId", top)
+    status, expected = served.request("GET", f"/api/chunks/{quote(chunk_id, safe='')}?window=1")
+    assert status == 200, expected
+    wanted = [c["text"] for c in expected["before"] + expected["after"]]
+    assert wanted, "the guide's retry chunk has neighbours"
+
+    link = top.find_element(By.CSS_SELECTOR, ".neighbours-link")
+    link.click()
+    WebDriverWait(browser, WAIT_S).until(lambda b: top.find_elements(By.CSS_SELECTOR, ".neighbour .text"))
+    assert link.get_attribute("aria-expanded") == "true"
+    shown = [n.get_attribute("textContent") for n in top.find_elements(By.CSS_SELECTOR, ".neighbour .text")]
+    assert shown == wanted
+    link.click()
+    assert not top.find_element(By.CSS_SELECTOR, ".neighbours").is_displayed()
+
+
+def test_an_api_error_shows_as_one_line(browser, served):
+    open_page(browser, served)
+    browser.find_element(By.ID, "rerank").click()
+    status, body = served.request("POST", "/api/search", {"query": "backoff", "rerank": True})
+    hits = search(browser, "backoff")
+    if status == 200:  # a reranker is configured and loads here: the page shows its hits
+        assert hits
+        return
+    error = browser.find_element(By.ID, "error")
+    assert error.is_displayed() and error.text == body["error"].splitlines()[0]
+    assert hits == []
+
+
+
+class _Answers:
+    """Stands in for Service behind the real app (create_app and its token check): a second real server would
+    load the embedder again, 20 s of this module's time for a test of the page's token handling."""
+
+    def health(self):
+        return {"status": "ok", "generation": "g1", "chunks": 1, "embedder": "none", "uptime_s": 0}
+
+    def search(self, request):
+        hit = {"chunk_id": "docs/a.md#0", "doc_id": "docs/a.md", "path": "docs/a.md", "position": 0, "start": 0,
+               "end": 15, "score": 1.0, "ranks": {"lexical": 1}, "context": "", "text": "\U0001f642 retry backoff",
+               "neighbours": [], "window_text": "", "page": None, "matches": {"text": [[2, 7]]}}  # code points
+        return {"query": request.query, "generation": "g1", "took_ms": 1.0, "hits": [hit]}
+
+
+@pytest.fixture
+def guarded():
+    """The real app over `_Answers`, with a token, on a free loopback port (uvicorn in a thread)."""
+    import threading
+
+    import uvicorn
+
+    from localcr.serve.http import create_app
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(_Answers(), token="page-test-token"), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_a_token_from_the_address_or_the_token_field(browser, guarded):
+    """#token= in the address is kept for the tab and taken out of the address; without it the server answers
+    401 and the page asks for the token."""
+    browser.get(guarded + "/#token=page-test-token")
+    assert browser.execute_script("return location.hash") == ""
+    assert browser.execute_script("return sessionStorage.getItem('localcr.token')") == "page-test-token"
+    assert search(browser, "retry backoff"), browser.find_element(By.ID, "error").text
+    assert not browser.find_element(By.ID, "token-form").is_displayed()
+
+    browser.execute_script("sessionStorage.clear()")
+    browser.refresh()
+    WebDriverWait(browser, WAIT_S).until(lambda b: b.find_element(By.ID, "token-form").is_displayed())
+    assert "token" in browser.find_element(By.ID, "error").text
+    assert search(browser, "retry backoff") == []  # refused: 401, the error line stays
+    browser.find_element(By.ID, "token").send_keys("page-test-token", Keys.ENTER)
+    WebDriverWait(browser, WAIT_S).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#hits > li.hit"))
+    assert not browser.find_element(By.ID, "token-form").is_displayed()
+    assert not browser.find_element(By.ID, "error").is_displayed()
+    # the server counts code points, JavaScript UTF-16 units: after an emoji they differ by one
+    assert browser.find_element(By.CSS_SELECTOR, "#hits mark").text == "retry"
