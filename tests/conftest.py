@@ -228,7 +228,7 @@ def saved(document) -> bytes:
 HOSTILE = """# Release notes
 
 The <script>document.title = 'owned'</script> tag and <img src=x onerror="document.title='owned'"> must show
-as text. Version 2 adds quota alerts for every team.
+as text. \U0001f642 Version 2 adds quota alerts for every team.
 """
 
 

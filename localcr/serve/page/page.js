@@ -117,6 +117,7 @@ function request() {
     k: Number(form.k.value) || 5,
     mode: form.mode.value,
     rerank: form.rerank.checked,
+    highlight: true,
   };
 }
 
