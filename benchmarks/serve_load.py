@@ -1,7 +1,7 @@
 """Load on a served index: N concurrent clients against the real `localcr serve`, loopback only.
 
     .venv/bin/python benchmarks/serve_load.py --data ../shared/data/anthropic-codebase \
-        [--clients 1,2,4,8] [--mode hybrid] [--requests 744] [--seconds 60] [--rebuild-at 8]
+        [--clients 1,2,4,8] [--mode hybrid] [-k 5] [--requests 744] [--seconds 60] [--rebuild-at 8]
 
 Builds (once, in --work) an index of the set with structural contexts. For each number of clients it starts a
 fresh `localcr serve` (no query vector cached yet) and the clients, each on its own keep-alive connection,
@@ -13,7 +13,7 @@ the latencies of the requests whose query the server had not seen.
 A last run at --rebuild-at clients rebuilds the index halfway through (build_index in this process, as
 `localcr index` would, embeddings from the cache) and checks that no request fails and that the server
 answers from the new generation afterwards. Clients run in this process, on the same two cores as the server.
-The table goes to stdout and benchmarks/results/serve_load.md.
+The table goes to stdout and benchmarks/results/serve_load-MODE-kK.md.
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class Server:
         self.process.wait(timeout=30)
 
 
-def load(server: Server, queries: list[str], clients: int, mode: str, requests: int, seconds: float, during=None) -> dict:
+def load(server: Server, queries: list[str], clients: int, mode: str, k: int, requests: int, seconds: float, during=None) -> dict:
     """Clients send queries round-robin until `requests` answers or `seconds`; `during` runs halfway through."""
     next_query = iter(range(requests))
     lock = threading.Lock()
@@ -96,7 +96,7 @@ def load(server: Server, queries: list[str], clients: int, mode: str, requests: 
                 query = queries[n % len(queries)]
                 is_first = query not in seen
                 seen.add(query)
-            body = json.dumps({"query": query, "k": 20, "mode": mode})
+            body = json.dumps({"query": query, "k": k, "mode": mode})
             began = time.perf_counter()
             try:
                 connection.request("POST", "/api/search", body, {"Content-Type": "application/json"})
@@ -135,6 +135,7 @@ def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--clients", default="1,2,4,8", help="numbers of concurrent clients, one run each")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "lexical"])
+    p.add_argument("-k", type=int, default=5, help="hits per answer (default 5, the API's; each hit carries its text)")
     p.add_argument("--requests", type=int, default=744, help="answers per run (default: the code set's queries three times)")
     p.add_argument("--seconds", type=float, default=60, help="time limit per run")
     p.add_argument("--rebuild-at", type=int, default=8, help="clients for the run with a rebuild halfway (0: none)")
@@ -157,7 +158,7 @@ def main() -> None:
         server = Server(index)
         try:
             before = server.get("/api/health")["generation"]
-            result = load(server, queries, clients, args.mode, args.requests, args.seconds, rebuild if with_rebuild else None)
+            result = load(server, queries, clients, args.mode, args.k, args.requests, args.seconds, rebuild if with_rebuild else None)
             after = server.get("/api/health")["generation"]
             rss = server.peak_rss_mb()
         finally:
@@ -175,11 +176,11 @@ def main() -> None:
 
     head = ["clients", "answered", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "first p50", "first p95",
             "server p50", "peak RSS MB"]
-    text = (f"# Served index under load ({args.mode})\n\n{machine()}; {args.data.name}, {len(queries)} queries, k=20, "
+    text = (f"# Served index under load ({args.mode})\n\n{machine()}; {args.data.name}, {len(queries)} queries, k={args.k}, "
             f"at most {args.requests} answers or {args.seconds:.0f} s per run, clients in the benchmark's process\n\n"
             + table(head, rows) + "\n\n" + "".join(f"- {n}\n" for n in notes))
     print(text)
-    out = ROOT / "benchmarks" / "results" / "serve_load.md"
+    out = ROOT / "benchmarks" / "results" / f"serve_load-{args.mode}-k{args.k}.md"
     out.write_text(text)
 
 
