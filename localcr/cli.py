@@ -353,6 +353,8 @@ def stats(ctx, index_dir, list_skipped, as_json):
         total = info["chunks"] or 1
         line += f"; guard fallback rate {ctxs.get('fallbacks', 0) / total:.1%}"
     _echo(line)
+    dead = f", {info['dead_chunks']} dead chunks of replaced or deleted documents until `localcr compact`" if info["dead_chunks"] else ""
+    _echo(f"segments    {info['segments']}{dead}")
     _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
     for recorded in ("encodings", "languages"):
         counts = info[recorded]
@@ -367,6 +369,21 @@ def stats(ctx, index_dir, list_skipped, as_json):
     if embedder and (warning := embedder_warning(info["languages"] or {}, emb["name"], embedder.languages)):
         _echo(f"warning: {warning}")
     _echo(f"sources     {', '.join(info['sources'])}")
+
+
+@cli.command()
+@_index_option
+def compact(index_dir):
+    """Merge an index's segments into one, dropping replaced and deleted documents (no model needed)."""
+    from localcr.index import compact as compact_index
+    from localcr.store import StoreReader
+
+    _open_index(index_dir, None)
+    before = StoreReader(index_dir).stats()
+    started = time.monotonic()
+    compact_index(index_dir)
+    _echo(f"compacted {index_dir}: {before['segments']} segments with {before['dead_chunks']} dead chunks -> 1 segment "
+          f"of {before['chunks']} chunks in {time.monotonic() - started:.1f} s")
 
 
 @cli.command()

@@ -53,6 +53,8 @@ class Document:
     pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
     title: str = ""  # the title in the file's metadata (PDF, Office), for its structural context
     language: str = ""  # ISO 639-1, set when indexed (localcr.language); decides the BM25 analysis
+    mtime: int | None = None  # the file's modification time (ns) when read: with its size, how a re-index
+    #                           knows a file unchanged without reading it (None for imported documents)
 
     @property
     def sha(self) -> str:
@@ -74,6 +76,7 @@ class Skipped:
 @dataclass
 class LoadReport:
     documents: list[Document] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # ids of files not read: the same size and mtime as known
     warnings: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
@@ -88,11 +91,13 @@ def sha(text: str) -> str:
 
 
 def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = None,
-               timeout: float = READ_TIMEOUT) -> LoadReport:
+               timeout: float = READ_TIMEOUT, known: dict[str, tuple[int, int | None]] | None = None) -> LoadReport:
     """Read every supported file under `paths`; a pre-chunked corpus (.json in the codebase_chunks format) is
     imported. Files are read in worker processes (localcr.readers.workers), so a file whose reader crashes or
     takes longer than `timeout` seconds is skipped, not fatal. readers: more file types, as
-    {".suffix": "module:function"} (see localcr.readers)."""
+    {".suffix": "module:function"} (see localcr.readers). known: doc_id -> (size, mtime) of files indexed
+    before; a file with the same size and modification time is not read, only listed in `unchanged`."""
+    known = known or {}
     report = LoadReport()
     readers = {suffix.lower(): name for suffix, name in (readers or {}).items()}
     found: list[list[Document] | tuple[Path, str, str]] = []  # in order: imported documents, or (file, kind, id) to read
@@ -109,9 +114,14 @@ def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = 
             if kind is None:
                 report.skip(file, "unsupported file type", warn=root.is_file())
             else:
-                found.append((file, kind, file.resolve().relative_to(base).as_posix()))
+                doc_id = file.resolve().relative_to(base).as_posix()
+                stat = file.stat()
+                if known.get(doc_id) == (stat.st_size, stat.st_mtime_ns):
+                    report.unchanged.append(doc_id)
+                    continue
+                found.append((file, kind, doc_id, stat.st_mtime_ns))
     to_read = [f for f in found if isinstance(f, tuple)]
-    read = dict(read_files([(file, readers.get(file.suffix.lower()) or reader_for(kind)) for file, kind, _ in to_read], timeout))
+    read = dict(read_files([(file, readers.get(file.suffix.lower()) or reader_for(kind)) for file, kind, _, _ in to_read], timeout))
     seen: set[str] = set()
     for item in found:
         if isinstance(item, list):
@@ -122,7 +132,7 @@ def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = 
     return report
 
 
-def _document(file: Path, kind: str, doc_id: str, outcome: Read | str, report: LoadReport) -> Document | None:
+def _document(file: Path, kind: str, doc_id: str, mtime: int, outcome: Read | str, report: LoadReport) -> Document | None:
     """The document a reader made of a file, or None (and the reason recorded) when there is none."""
     if isinstance(outcome, str):
         report.skip(file, outcome)
@@ -132,7 +142,7 @@ def _document(file: Path, kind: str, doc_id: str, outcome: Read | str, report: L
         report.skip(file, "empty")
         return None
     return Document(doc_id=doc_id, path=str(file), kind=kind, text=outcome.text, size=outcome.size,
-                    encoding=outcome.encoding, pages=outcome.pages, title=outcome.title)
+                    encoding=outcome.encoding, pages=outcome.pages, title=outcome.title, mtime=mtime)
 
 
 def _add(report: LoadReport, seen: set[str], docs: list[Document]) -> None:

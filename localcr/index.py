@@ -36,7 +36,7 @@ class BuildSummary:
     directory: Path
     documents: int = 0
     chunks: int = 0
-    windows: int = 0
+    windows: int = 0  # dense windows of the documents indexed this run (new or changed)
     added: int = 0
     changed: int = 0
     removed: int = 0
@@ -49,9 +49,9 @@ class BuildSummary:
 
     def text(self) -> str:
         lines = [
-            f"indexed {self.documents} documents, {self.chunks} chunks ({self.windows} dense windows) into {self.directory} "
-            f"in {self.seconds:.1f} s",
-            f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged",
+            f"indexed {self.documents} documents, {self.chunks} chunks into {self.directory} in {self.seconds:.1f} s",
+            f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
+            + ("" if self.added + self.changed + self.removed else " (nothing to do)"),
             f"  embeddings: {self.embedded} computed, {self.windows - self.embedded} from cache",
         ]
         if self.skipped:
@@ -72,6 +72,12 @@ def _skipped_line(skipped: list[Skipped]) -> str:
     return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped: {shown}{more}"
 
 
+# The policy that keeps search fast as changes pile up: compact when a change leaves more segments than this,
+# or more than this share of the rows tombstoned.
+MAX_SEGMENTS = 8
+MAX_DEAD_SHARE = 0.3
+
+
 def build_index(
     paths: list[str], directory: str | os.PathLike, registry: Registry, *,
     embedder: str | None = None, contexts: str | None = None, llm: str | None = None,
@@ -80,7 +86,9 @@ def build_index(
 ) -> BuildSummary:
     """Index documents under `paths` into `directory`. Re-indexing keeps every setting not given again
     (paths, embedder, context mode, LLM, how LLM contexts join structural ones, chunk sizes) as the index
-    was last built with."""
+    was last built with, and only reads, chunks, contextualises and embeds the files that changed (same size
+    and modification time: not even read), writing them as a new segment; with other settings than last
+    time, everything is rebuilt."""
     log = log or (lambda message: print(message, file=sys.stderr))
     started = time.monotonic()
     directory = Path(directory)
@@ -90,41 +98,123 @@ def build_index(
     with store.writer_lock(directory):
         marker = store.read_marker(directory)
         store.remove_stale_builds(directory)
-        settings = _settings(store.current_manifest(directory, marker), registry, paths, embedder=embedder,
-                             contexts=contexts, llm=llm, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
-                             composition=composition)
-        previous = store.current_documents(directory, marker)
-        loaded = _load(settings.sources, log)
+        last = store.current_manifest(directory, marker)
+        settings = _settings(last, registry, paths, embedder=embedder, contexts=contexts, llm=llm,
+                             chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, composition=composition)
+        whole = contexts_from is not None or not _same_settings(last, settings)
+        stored = {} if whole else store.live_documents(directory, last)
+        loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items()})
 
-        docs = loaded.documents
+        read = {d.doc_id: d for d in loaded.documents}
+        docs = [d for d in loaded.documents if d.doc_id not in stored or stored[d.doc_id].sha != d.sha]
+        kept = set(loaded.unchanged) | (read.keys() - {d.doc_id for d in docs})
+        gone = {doc_id for doc_id in stored if doc_id not in kept}  # changed (replaced by docs) or removed
+        summary = BuildSummary(directory=directory, skipped=loaded.skipped, warnings=loaded.warnings)
+        summary.added = sum(1 for d in docs if d.doc_id not in stored)
+        summary.changed = len(docs) - summary.added
+        summary.removed = len(gone) - summary.changed
+        summary.unchanged = len(kept)
         for doc in docs:
             doc.language = document_language(doc.text, doc.is_code)
-        languages = Counter(d.language for d in docs)
+        languages = Counter(d.language for d in docs) + Counter(d.language for i, d in stored.items() if i in kept)
         if settings.embedder is None:
             settings.embedder, settings.embedder_choice = choose_embedder(registry, languages)
             settings.embedder.resolve()
             log(f"embedder: {settings.embedder_choice}")
         if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):
             log(f"warning: {warning}")
+        if not docs and not gone and not whole:
+            summary.documents, summary.chunks = len(kept), last.get("chunks", 0)
+            summary.seconds = time.monotonic() - started
+            return summary  # nothing changed: no new generation
 
         from localcr.embeddings import Embedder  # imports torch: only once there is work to do
 
         model = Embedder(settings.embedder)
-        chunks_by_doc, chunks = _chunk(docs, model, settings)
-        summary = BuildSummary(directory=directory, documents=len(docs), chunks=len(chunks),
-                               skipped=loaded.skipped, warnings=loaded.warnings)
-        _count_changes(summary, previous, docs)
-        context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log)
-        vectors, window_rows = _embed(model, chunks, summary, progress)
+        segments = [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in last["segments"]]
+        index_languages = sorted(set(last.get("languages", [])) | set(languages))
+        context_meta = last.get("contexts", {"mode": settings.contexts})
+        if docs:
+            summary.documents = len(docs)
+            chunks_by_doc, chunks = _chunk(docs, model, settings)
+            context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log)
+            vectors, window_rows = _embed(model, chunks, summary, progress)
+            from localcr.lexical import LexicalIndex, stopwords_of
 
-        from localcr.lexical import LexicalIndex
-
-        language = {d.doc_id: d.language for d in docs}
-        lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks])
-        manifest = _manifest(settings, model, context_meta, summary)
-        store.write_generation(directory, marker, manifest, docs, chunks_by_doc, vectors, window_rows, lexical)
+            language = {d.doc_id: d.language for d in docs}
+            lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks],
+                                         stopwords_of(index_languages))
+            segments.append(store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical))
+            if settings.contexts == "llm" and last.get("contexts", {}).get("mode") == "llm" and not whole:
+                context_meta = _merged_context_meta(last["contexts"], context_meta)
+        manifest = _manifest(settings, model, context_meta, summary, segments, index_languages)
+        store.publish(directory, marker, manifest)
+        stopwords_changed = set(index_languages) != set(last.get("languages", index_languages))
+        if len(segments) > MAX_SEGMENTS or _dead_share(segments) > MAX_DEAD_SHARE or stopwords_changed:
+            compact(directory, log=log, locked=True)
+        reader = store.StoreReader(directory)
+        summary.documents, summary.chunks = len(reader.doc_ids()), reader.stats()["chunks"]
         summary.seconds = time.monotonic() - started
         return summary
+
+
+def _same_settings(last: dict, settings: "_Settings") -> bool:
+    """Whether a build with these settings can add to the last one: the same embedder (model and files),
+    chunk sizes and contexts; anything else and every chunk must be redone."""
+    if not last.get("segments"):
+        return False
+    embedder = settings.embedder
+    contexts = last.get("contexts", {})
+    return (embedder is not None and last["embedder"]["id"] == f"{embedder.name}:{embedder.fingerprint()}"
+            and settings.chunk_tokens == last["chunking"].get("chunk_tokens")
+            and settings.overlap_tokens == last["chunking"].get("overlap_tokens")
+            and settings.contexts == contexts.get("mode")
+            and (settings.contexts != "llm" or (settings.llm in (None, contexts.get("llm"))
+                                                and settings.composition == contexts.get("composition"))))
+
+
+def _merged_context_meta(before: dict, now: dict) -> dict:
+    """The LLM context counts of the whole index: the last build's plus this one's."""
+    merged = dict(now)
+    for key in ("fallbacks", "generated", "cached", "windowed_documents"):
+        merged[key] = before.get(key, 0) + now.get(key, 0)
+    return merged
+
+
+def _tombstoned(segment: dict, gone: dict) -> dict:
+    """A segment's manifest entry with the documents of it that are gone (changed or removed) added as dead."""
+    dead = {doc_id: d.chunks for doc_id, d in gone.items() if d.segment == segment["name"]}
+    return {**segment, "dead": sorted(set(segment["dead"]) | dead.keys()), "dead_chunks": segment["dead_chunks"] + sum(dead.values())}
+
+
+def _dead_share(segments: list[dict]) -> float:
+    chunks = sum(s["chunks"] for s in segments)
+    return sum(s.get("dead_chunks", 0) for s in segments) / max(chunks, 1)
+
+
+def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> None:
+    """Merge every live chunk of the index into one segment (no model is needed: chunks, contexts and vectors
+    are copied, the dense graph and BM25 postings rebuilt), published as a new generation. Searches keep
+    reading the previous generation until the merged one is switched in; a compaction killed halfway leaves
+    the index as it was."""
+    directory = Path(directory)
+    if not locked:
+        with store.writer_lock(directory):
+            store.remove_stale_builds(directory)
+            return compact(directory, log=log, locked=True)
+    marker = store.read_marker(directory)
+    if marker is None:
+        raise LocalcrError(f"{directory}: empty, not an index yet; build one with `localcr index`")
+    reader = store.StoreReader(directory)
+    from localcr.lexical import LexicalIndex, stopwords_of
+
+    docs, chunks_by_doc = reader.stored_documents()
+    texts_and_languages = [(f"{c.context}\n{c.text}", d.language) for d in docs for c in chunks_by_doc[d.doc_id]]
+    vectors, window_rows = reader.live_vectors()
+    lexical = LexicalIndex.build([t for t, _ in texts_and_languages], [lang for _, lang in texts_and_languages],
+                                 stopwords_of(reader.manifest.get("languages", ["en"])))
+    segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical, shas=reader.document_shas())
+    store.publish(directory, marker, {**reader.manifest, "segments": [segment]})
 
 
 @dataclass
@@ -183,13 +273,13 @@ def choose_embedder(registry: Registry, languages: dict[str, int]) -> tuple[Mode
                   f"of {sum(languages.values())}")
 
 
-def _load(sources: list[str] | None, log) -> LoadReport:
+def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None]]) -> LoadReport:
     if not sources:
         raise ArgumentError("nothing to index: ", ("paths", []), " names no files or directories and the index records none")
-    loaded = load_paths(sources)
+    loaded = load_paths(sources, known=known)
     for warning in loaded.warnings:
         log(f"warning: {warning}")
-    if not loaded.documents:
+    if not loaded.documents and not loaded.unchanged:
         raise LocalcrError(f"no indexable documents under {', '.join(sources)}: nothing was changed")
     return loaded
 
@@ -220,8 +310,10 @@ def _embed(model, chunks: list[Chunk], summary: BuildSummary, progress: bool) ->
     return vectors, np.array([w.chunk_row for w in windows], dtype=np.int64)
 
 
-def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSummary) -> dict:
+def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSummary, segments: list[dict],
+              languages: list[str]) -> dict:
     return {
+        "segments": segments, "languages": languages,
         "localcr": localcr.__version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "sources": settings.sources,
@@ -229,7 +321,7 @@ def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSumm
                      "chosen": settings.embedder_choice},
         "chunking": {"chunk_tokens": settings.chunk_tokens, "overlap_tokens": settings.overlap_tokens},
         "contexts": context_meta,
-        "documents": summary.documents, "chunks": summary.chunks, "windows": summary.windows,
+        "documents": sum(s["documents"] for s in segments), "chunks": sum(s["chunks"] for s in segments),
         "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
     }
 
@@ -260,11 +352,3 @@ def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry
         meta["imported"] = load_contexts_file(contexts_from, chunks)
         meta["imported_from"] = str(contexts_from)
     return meta
-
-
-def _count_changes(summary: BuildSummary, previous: dict[str, str], docs: list[Document]) -> None:
-    current = {d.doc_id: d.sha for d in docs}
-    summary.added = sum(1 for d in current if d not in previous)
-    summary.changed = sum(1 for d, s in current.items() if d in previous and previous[d] != s)
-    summary.unchanged = sum(1 for d, s in current.items() if previous.get(d) == s)
-    summary.removed = sum(1 for d in previous if d not in current)

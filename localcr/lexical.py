@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -108,49 +109,108 @@ def tokenize(text: str, language: str = "en", stopwords: frozenset[str] | None =
     return tokens
 
 
-class LexicalIndex:
-    """BM25 over the chunks' indexed texts, row i = chunk row i of the store."""
+K1, B = 1.2, 0.75  # bm25s's defaults, which localcr has always used
+EMPTY = "\u2400"  # the one term of a text with none, so that every chunk has a length (as bm25s requires)
 
-    LANGUAGES = "languages.json"  # beside bm25s's files: the languages the chunks were analysed in
 
-    def __init__(self, retriever, languages: list[str]):
-        self.retriever = retriever
-        self.vocab = retriever.vocab_dict
+def bm25(tf: np.ndarray, length: np.ndarray, mean_length: float, df: int, n: int) -> np.ndarray:
+    """BM25 (the Lucene variant bm25s computes) of one term in chunks holding it tf times: idf from the term's
+    document frequency df among n chunks, term frequency saturated and normalised by chunk length."""
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf / (K1 * ((1 - B) + B * length / mean_length) + tf)
+
+
+class Postings:
+    """One segment's raw BM25 statistics: for each term the chunks holding it and how often (a CSC matrix:
+    terms x chunks), and each chunk's length. Scores are not stored: they depend on statistics of the whole
+    index (chunk count, mean length, document frequencies), which change as segments come and go."""
+
+    FILES = ("indptr", "rows", "tfs", "lengths")
+    TERMS, LANGUAGES = "terms.json", "languages.json"
+
+    def __init__(self, terms: dict[str, int], indptr, rows, tfs, lengths, languages: list[str]):
+        self.terms, self.indptr, self.rows, self.tfs, self.lengths = terms, indptr, rows, tfs, lengths
         self.languages = languages
-        self.stopwords = stopwords_of(languages)
 
     @classmethod
-    def build(cls, texts: list[str], languages: list[str] | None = None) -> "LexicalIndex":
-        """BM25 over texts, each analysed in its language (languages[i]; English when not given)."""
-        import bm25s
-
-        languages = languages or ["en"] * len(texts)
-        stopwords = stopwords_of(set(languages))
-        retriever = bm25s.BM25(k1=1.2, b=0.75)
-        corpus = [tokenize(t, lang, stopwords) or ["\u2400"] for t, lang in zip(texts, languages)]  # bm25s needs a token per document
-        retriever.index(corpus, show_progress=False)
-        return cls(retriever, sorted(set(languages)))
+    def build(cls, texts: list[str], languages: list[str], stopwords: frozenset[str]) -> "Postings":
+        terms: dict[str, int] = {}
+        term_ids, rows, tfs, lengths = [], [], [], np.zeros(len(texts), dtype=np.float32)
+        for row, (text, language) in enumerate(zip(texts, languages)):
+            tokens = tokenize(text, language, stopwords) or [EMPTY]
+            lengths[row] = len(tokens)
+            for term, count in Counter(tokens).items():
+                term_ids.append(terms.setdefault(term, len(terms)))
+                rows.append(row)
+                tfs.append(count)
+        order = np.argsort(np.asarray(term_ids, dtype=np.int64), kind="stable")
+        counts = np.bincount(np.asarray(term_ids, dtype=np.int64), minlength=len(terms))
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(terms, indptr, np.asarray(rows, dtype=np.int32)[order], np.asarray(tfs, dtype=np.float32)[order],
+                   lengths, sorted(set(languages)))
 
     def save(self, directory: Path) -> None:
-        self.retriever.save(str(directory))
+        directory.mkdir(parents=True, exist_ok=True)
+        for name in self.FILES:
+            np.save(directory / f"{name}.npy", getattr(self, name))
+        (directory / self.TERMS).write_text(json.dumps(list(self.terms), ensure_ascii=False))
         (directory / self.LANGUAGES).write_text(json.dumps(self.languages))
 
     @classmethod
-    def load(cls, directory: Path) -> "LexicalIndex":
-        import bm25s
-
+    def load(cls, directory: Path) -> "Postings":
+        """Memory-mapped: opening an index reads the term list, not the postings."""
         try:
-            retriever = bm25s.BM25.load(str(directory), mmap=False)
-            path = directory / cls.LANGUAGES
-            languages = json.loads(path.read_text()) if path.exists() else ["en"]  # built before languages were
-        except Exception as exc:
+            arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in cls.FILES}
+            terms = {term: i for i, term in enumerate(json.loads((directory / cls.TERMS).read_text()))}
+            languages = json.loads((directory / cls.LANGUAGES).read_text())
+        except (OSError, ValueError) as exc:
             raise LocalcrError(f"{directory}: the lexical index is unreadable ({type(exc).__name__}): rebuild with `localcr index`") from None
-        return cls(retriever, languages)
+        return cls(terms, languages=languages, **arrays)
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk rows, term frequencies) of a term; empty if the segment never saw it."""
+        i = self.terms.get(term)
+        if i is None:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        return self.rows[self.indptr[i]:self.indptr[i + 1]], self.tfs[self.indptr[i]:self.indptr[i + 1]]
+
+
+class LexicalIndex:
+    """BM25 over the live chunks of one or more segments (`parts`, whose rows follow each other: part i's row r
+    is row offset_i + r). The collection statistics are those of the live chunks of all parts together, counted
+    at query time (chunk count and total length once, document frequency per query term), so scores equal
+    those of one index built from the live chunks alone, whatever the segments and tombstones."""
+
+    def __init__(self, parts: list[Postings], live: list[np.ndarray | None] | None = None):
+        self.parts = parts
+        self.live = live or [None] * len(parts)  # per part: a boolean mask of live rows (None: all live)
+        self.offsets = np.cumsum([0] + [len(p.lengths) for p in parts])
+        self.languages = sorted({language for p in parts for language in p.languages})
+        self.stopwords = stopwords_of(self.languages)
+        lengths = [np.asarray(p.lengths if m is None else p.lengths[m], dtype=np.float64) for p, m in zip(parts, self.live)]
+        self.n_live = sum(len(x) for x in lengths)
+        self.mean_length = sum(float(x.sum()) for x in lengths) / max(self.n_live, 1)
+
+    @classmethod
+    def build(cls, texts: list[str], languages: list[str] | None = None,
+              stopwords: frozenset[str] | None = None) -> "LexicalIndex":
+        """BM25 over texts, each analysed in its language (languages[i]; English when not given), with the
+        stop words of all of them unless given (see stopwords_of)."""
+        languages = languages or ["en"] * len(texts)
+        return cls([Postings.build(texts, languages, stopwords_of(set(languages)) if stopwords is None else stopwords)])
+
+    def save(self, directory: Path) -> None:
+        (part,) = self.parts
+        part.save(directory)
+
+    @classmethod
+    def load(cls, directory: Path) -> "LexicalIndex":
+        return cls([Postings.load(directory)])
 
     def query_terms(self, query: str) -> list[str]:
-        """The query's terms in every language of the index that the index knows, each once."""
+        """The query's terms in every language of the index that some part knows, each once."""
         terms = dict.fromkeys(t for language in self.languages for t in tokenize(query, language, self.stopwords))
-        return [t for t in terms if t in self.vocab]
+        return [t for t in terms if any(t in p.terms for p in self.parts)]
 
     def highlighter(self, query: str):
         """A function giving where the query's terms occur in a text, as (start, end) character spans in order,
@@ -188,9 +248,17 @@ class LexicalIndex:
         return spans_in
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every chunk for the query (zeros where no term matches)."""
-        terms = self.query_terms(query)
-        n = self.retriever.scores["num_docs"]
-        if not terms:
-            return np.zeros(n, dtype=np.float32)
-        return np.asarray(self.retriever.get_scores(terms), dtype=np.float32)
+        """BM25 score of every row for the query (zeros where no term matches, and for dead rows)."""
+        out = np.zeros(int(self.offsets[-1]), dtype=np.float32)
+        for term in self.query_terms(query):
+            found = []
+            for part, live, offset in zip(self.parts, self.live, self.offsets):
+                rows, tfs = part.postings(term)
+                if live is not None:
+                    keep = live[rows]
+                    rows, tfs = rows[keep], tfs[keep]
+                found.append((rows + offset, tfs, part.lengths[rows]))
+            df = sum(len(rows) for rows, _, _ in found)
+            for rows, tfs, lengths in found:
+                out[rows] += bm25(tfs, lengths, self.mean_length, df, self.n_live).astype(np.float32)
+        return out

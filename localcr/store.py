@@ -1,15 +1,21 @@
-"""The on-disk index format, in one place: file names, SQL schema, dense-index parameters, writing a
-generation and switching to it atomically, and opening the current generation for reading.
+"""The on-disk index format, in one place: file names, SQL schema, dense-index parameters, segments, writing
+a generation and switching to it atomically, and opening the current generation for reading.
 
 Layout of an index directory:
     localcr-index.json   marker: format, version and the name of the current generation
-    gen-*/               complete generations: manifest.json, store.sqlite (chunks, contexts, offsets),
-                         dense.hnsw + windows.npy (vector label -> chunk row), lexical/ (bm25s)
-    .building-*/         a build in progress (removed by the next run if the process died)
+    segments/seg-*/      immutable segments: store.sqlite (documents, chunks, contexts, offsets, file stats),
+                         vectors.npy + windows.npy (each dense window's vector and chunk row), dense.hnsw,
+                         lexical/ (BM25 postings and chunk lengths, memory-mapped)
+    gen-*/manifest.json  complete generations: the build's settings and the segments that make the index,
+                         each with its tombstones (documents deleted or replaced since it was written)
+    .building-*/         a generation or segment being written (removed by the next writer if its process died)
     .lock                held by the one writer
 
-A search reads the marker once and sees only complete generations; a build killed at any point
-leaves the marker, and so the previous index, untouched.
+A change writes a small new segment and a new generation that lists it beside the old ones, with the old
+versions of changed or deleted documents as tombstones; compaction writes one segment of everything live.
+A search reads the marker once and sees only complete generations and the segments they list; a writer
+killed at any point leaves the marker, and so the previous index, untouched. Segments no kept generation
+lists are removed by the next writer.
 """
 from __future__ import annotations
 
@@ -19,8 +25,10 @@ import os
 import shutil
 import sqlite3
 import uuid
+from bisect import bisect_right
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
@@ -32,14 +40,17 @@ from localcr.errors import LocalcrError
 
 MARKER = "localcr-index.json"
 FORMAT = "localcr-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: segments
 LOCK = ".lock"
 MANIFEST = "manifest.json"
 STORE = "store.sqlite"
 DENSE = "dense.hnsw"
 WINDOWS = "windows.npy"
+VECTORS = "vectors.npy"
 LEXICAL = "lexical"
+SEGMENTS = "segments"
 GENERATION_PREFIX = "gen-"
+SEGMENT_PREFIX = "seg-"
 STAGING_PREFIX = ".building-"
 
 # hnswlib: built once with these, searched with HNSW_EF candidates per query.
@@ -51,12 +62,14 @@ HNSW_SEED = 7
 
 SCHEMA = """
     CREATE TABLE documents (doc_id TEXT PRIMARY KEY, path TEXT, kind TEXT, sha TEXT, size INTEGER,
-                            external_id TEXT, n_chunks INTEGER, encoding TEXT, pages TEXT, language TEXT);
+                            external_id TEXT, n_chunks INTEGER, encoding TEXT, pages TEXT, language TEXT,
+                            mtime INTEGER);
     CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE, doc_id TEXT, position INTEGER,
                          start INTEGER, end INTEGER, text TEXT, context TEXT, context_source TEXT,
                          external_index INTEGER);
 """
-DOCUMENT_COLUMNS = ("doc_id", "path", "kind", "sha", "size", "external_id", "n_chunks", "encoding", "pages", "language")
+DOCUMENT_COLUMNS = ("doc_id", "path", "kind", "sha", "size", "external_id", "n_chunks", "encoding", "pages", "language",
+                    "mtime")
 CHUNK_COLUMNS = ("row", "chunk_id", "doc_id", "position", "start", "end", "text", "context", "context_source",
                  "external_index")
 # The columns a search hit shows: the chunk's own, and its document's path, imported id and page starts.
@@ -86,9 +99,13 @@ def read_marker(directory: Path) -> dict | None:
             raise ValueError("wrong format")
     except (ValueError, OSError):
         raise LocalcrError(f"{marker}: not a localcr index marker; choose a new or empty directory") from None
-    if data.get("version") != FORMAT_VERSION:
-        raise LocalcrError(f"{directory}: index format {data.get('version')} is not {FORMAT_VERSION}: rebuild it with `localcr index`")
     return data
+
+
+def check_version(directory: Path, marker: dict) -> None:
+    """Readers need this version; a writer rebuilds an older index whole instead."""
+    if marker.get("version") != FORMAT_VERSION:
+        raise LocalcrError(f"{directory}: index format {marker.get('version')} is not {FORMAT_VERSION}: rebuild it with `localcr index`")
 
 
 def _switch_marker(directory: Path, generation: str) -> None:
@@ -125,8 +142,9 @@ def writer_lock(directory: Path):
 
 
 def current_manifest(directory: Path, marker: dict | None) -> dict:
-    """The current generation's manifest, or {} for a new index (or an unreadable one, which is rebuilt)."""
-    if not marker:
+    """The current generation's manifest, or {} for a new index (or an unreadable or older-format one, which
+    is rebuilt whole)."""
+    if not marker or marker.get("version") != FORMAT_VERSION:
         return {}
     try:
         return json.loads((directory / marker["current"] / MANIFEST).read_text())
@@ -134,41 +152,75 @@ def current_manifest(directory: Path, marker: dict | None) -> dict:
         return {}
 
 
-def current_documents(directory: Path, marker: dict | None) -> dict[str, str]:
-    """doc_id -> content sha of the current generation's documents ({} if there is none, or it is unreadable)."""
-    if not marker:
-        return {}
-    try:
-        with sqlite3.connect(f"file:{directory / marker['current'] / STORE}?mode=ro", uri=True) as db:
-            return dict(db.execute("SELECT doc_id, sha FROM documents"))
-    except sqlite3.Error:
-        return {}  # an unreadable previous generation only costs the change counts
+@dataclass
+class StoredDocument:
+    """What the current generation records of a live document: enough to tell whether its file changed."""
+
+    segment: str
+    sha: str
+    size: int
+    mtime: int | None
+    language: str
+    chunks: int
 
 
-def write_generation(directory: Path, marker: dict | None, manifest: dict, docs: list[Document],
-                     chunks_by_doc: dict[str, list[Chunk]], vectors: np.ndarray, window_rows: np.ndarray, lexical) -> str:
-    """Write a complete generation into a staging directory, make it current, and remove what is no longer
-    needed; `marker` is the one read under the writer lock. Returns the new generation's name."""
-    staging = directory / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
+def live_documents(directory: Path, manifest: dict) -> dict[str, StoredDocument]:
+    """doc_id -> its record, for the live documents of the generation whose manifest this is."""
+    found: dict[str, StoredDocument] = {}
+    for segment in manifest.get("segments", []):
+        dead = set(segment["dead"])
+        with sqlite3.connect(f"file:{directory / SEGMENTS / segment['name'] / STORE}?mode=ro", uri=True) as db:
+            for doc_id, sha, size, mtime, language, n in db.execute(
+                    "SELECT doc_id, sha, size, mtime, language, n_chunks FROM documents"):
+                if doc_id not in dead:
+                    found[doc_id] = StoredDocument(segment["name"], sha, size, mtime, language or "", n)
+    return found
+
+
+def write_segment(directory: Path, docs: list[Document], chunks_by_doc: dict[str, list[Chunk]], vectors: np.ndarray,
+                  window_rows: np.ndarray, lexical, shas: dict[str, str] | None = None) -> dict:
+    """Write an immutable segment of these documents; its manifest entry (no tombstones yet). `shas`: the
+    documents' content hashes where their text is not at hand (compaction copies stored documents)."""
+    (directory / SEGMENTS).mkdir(parents=True, exist_ok=True)
+    staging = directory / SEGMENTS / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
     staging.mkdir()
-    _write_store(staging / STORE, docs, chunks_by_doc)
+    _write_store(staging / STORE, docs, chunks_by_doc, shas or {})
     _write_dense(staging, vectors, window_rows)
     lexical.save(staging / LEXICAL)
+    _fsync_tree(staging)
+    name = SEGMENT_PREFIX + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    staging.rename(directory / SEGMENTS / name)
+    return {"name": name, "documents": len(docs), "chunks": sum(len(chunks_by_doc[d.doc_id]) for d in docs),
+            "windows": len(window_rows), "dead": [], "dead_chunks": 0}
+
+
+def publish(directory: Path, marker: dict | None, manifest: dict) -> str:
+    """Make a generation of these segments (manifest["segments"]) current, and remove what no kept generation
+    needs; `marker` is the one read under the writer lock. Returns the new generation's name."""
+    staging = directory / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
+    staging.mkdir()
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
     _fsync_tree(staging)
     generation = GENERATION_PREFIX + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     staging.rename(directory / generation)
     _switch_marker(directory, generation)
-    _remove_old_generations(directory, keep={generation, marker["current"] if marker else ""})
+    _remove_unused(directory, keep={generation, marker["current"] if marker else ""})
     return generation
 
 
-def _write_store(path: Path, docs: list[Document], chunks_by_doc: dict[str, list[Chunk]]) -> None:
+def write_generation(directory: Path, marker: dict | None, manifest: dict, docs: list[Document],
+                     chunks_by_doc: dict[str, list[Chunk]], vectors: np.ndarray, window_rows: np.ndarray, lexical) -> str:
+    """A generation of one new segment holding these documents: a whole build."""
+    segment = write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical)
+    return publish(directory, marker, {**manifest, "segments": [segment]})
+
+
+def _write_store(path: Path, docs: list[Document], chunks_by_doc: dict[str, list[Chunk]], shas: dict[str, str]) -> None:
     db = sqlite3.connect(path)
     db.executescript(SCHEMA)
     db.executemany(_insert("documents", DOCUMENT_COLUMNS),
-                   [(d.doc_id, d.path, d.kind, d.sha, d.size, d.external_id, len(chunks_by_doc[d.doc_id]), d.encoding,
-                     json.dumps(d.pages) if d.pages else None, d.language) for d in docs])
+                   [(d.doc_id, d.path, d.kind, shas.get(d.doc_id) or d.sha, d.size, d.external_id, len(chunks_by_doc[d.doc_id]), d.encoding,
+                     json.dumps(d.pages) if d.pages else None, d.language, d.mtime) for d in docs])
     rows = (c for d in docs for c in chunks_by_doc[d.doc_id])
     db.executemany(_insert("chunks", CHUNK_COLUMNS),
                    [(i, c.chunk_id, c.doc_id, c.position, c.start, c.end, c.text, c.context, c.context_source,
@@ -188,6 +240,7 @@ def _write_dense(directory: Path, vectors: np.ndarray, window_rows: np.ndarray) 
     index.init_index(max_elements=max(len(vectors), 1), ef_construction=HNSW_EF_CONSTRUCTION, M=HNSW_M, random_seed=HNSW_SEED)
     index.add_items(vectors, np.arange(len(vectors)), num_threads=1)
     index.save_index(str(directory / DENSE))
+    np.save(directory / VECTORS, vectors.astype(np.float32))
     np.save(directory / WINDOWS, window_rows)
 
 
@@ -199,24 +252,83 @@ def _fsync_tree(directory: Path) -> None:
 
 
 def remove_stale_builds(directory: Path) -> None:
-    """Staging directories of builds that died; call it holding the writer lock."""
-    for path in directory.glob(f"{STAGING_PREFIX}*"):
+    """Staging directories of writers that died; call it holding the writer lock."""
+    for path in [*directory.glob(f"{STAGING_PREFIX}*"), *(directory / SEGMENTS).glob(f"{STAGING_PREFIX}*")]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _remove_old_generations(directory: Path, keep: set[str]) -> None:
-    """Keep the new generation and the one before it, which searches started earlier may still be reading."""
+def _remove_unused(directory: Path, keep: set[str]) -> None:
+    """Keep the new generation and the one before it (searches started earlier may still be reading it) and
+    the segments either lists; remove the rest, including everything an older format left."""
+    needed: set[str] = set()
+    for name in keep:
+        try:
+            needed.update(s["name"] for s in json.loads((directory / name / MANIFEST).read_text()).get("segments", []))
+        except (OSError, ValueError):
+            pass
     for path in directory.glob(f"{GENERATION_PREFIX}*"):
         if path.name not in keep:
+            shutil.rmtree(path, ignore_errors=True)
+    for path in (directory / SEGMENTS).glob(f"{SEGMENT_PREFIX}*"):
+        if path.name not in needed:
             shutil.rmtree(path, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------- reading
 
 
+class Segment:
+    """One segment as a generation sees it: its chunk rows, and which of them are live (not tombstoned)."""
+
+    def __init__(self, path: Path, dead_docs: set[str]):
+        self.path = path
+        self.db = sqlite3.connect(f"file:{path / STORE}?mode=ro", uri=True, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.doc_ids = [r["doc_id"] for r in self.db.execute("SELECT doc_id FROM chunks ORDER BY row")]
+        self.live = np.array([doc_id not in dead_docs for doc_id in self.doc_ids], dtype=bool)
+        self.dead_docs = dead_docs
+        self.window_rows = np.load(path / WINDOWS)
+        self.n_chunks = len(self.doc_ids)
+
+    def dense(self, dimension: int):
+        """Its hnswlib graph, with the windows of dead chunks marked deleted (in memory; the file is never changed)."""
+        import hnswlib
+
+        index = hnswlib.Index(space=HNSW_SPACE, dim=dimension)
+        try:
+            index.load_index(str(self.path / DENSE), max_elements=len(self.window_rows))
+        except Exception as exc:
+            raise LocalcrError(f"{self.path / DENSE}: unreadable ({exc}); rebuild the index with `localcr index`") from None
+        for label in np.flatnonzero(~self.live[self.window_rows]) if self.n_chunks else []:
+            index.mark_deleted(int(label))
+        index.set_ef(HNSW_EF)
+        return index
+
+
+class SegmentedDense:
+    """k nearest windows over every segment's graph, as one index whose label i is window i of the generation."""
+
+    def __init__(self, graphs: list, live_windows: list[int], window_offsets: list[int]):
+        self.graphs, self.live_windows, self.window_offsets = graphs, live_windows, window_offsets
+
+    def knn_query(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        labels, distances = [], []
+        for graph, live, offset in zip(self.graphs, self.live_windows, self.window_offsets):
+            if live:
+                found, dist = graph.knn_query(vector, k=min(k, live))
+                labels.append(found[0].astype(np.int64) + offset)
+                distances.append(dist[0])
+        if not labels:
+            return np.zeros((1, 0), dtype=np.int64), np.zeros((1, 0), dtype=np.float32)
+        labels, distances = np.concatenate(labels), np.concatenate(distances)
+        best = np.argsort(distances, kind="stable")[:k]
+        return labels[best][None, :], distances[best][None, :]
+
+
 class StoreReader:
-    """The generation current when it was opened: its manifest, its chunks and documents (read by column
-    name), and its dense and lexical indexes, loaded when first asked for."""
+    """The generation current when it was opened: its manifest, its segments' chunks and documents (read by
+    column name) as one sequence of rows (segment after segment; the rows of tombstoned documents stay in the
+    sequence, marked dead, and are never returned), and its dense and lexical indexes, loaded when first asked for."""
 
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
@@ -225,77 +337,123 @@ class StoreReader:
         marker = read_marker(self.directory)
         if marker is None:
             raise LocalcrError(f"{self.directory}: empty, not an index yet; build one with localcr.build_index")
+        check_version(self.directory, marker)
         self.path = self.directory / marker["current"]
         try:
             self.manifest = json.loads((self.path / MANIFEST).read_text())
-            self.db = sqlite3.connect(f"file:{self.path / STORE}?mode=ro", uri=True, check_same_thread=False)
-            self.db.row_factory = sqlite3.Row
-            rows = self.db.execute("SELECT doc_id FROM chunks ORDER BY row").fetchall()
-            has_pages = any(r["name"] == "pages" for r in self.db.execute("PRAGMA table_info(documents)"))
-            self.window_rows = np.load(self.path / WINDOWS)
-        except (OSError, ValueError, sqlite3.Error) as exc:
+            self.segments = [Segment(self.directory / SEGMENTS / s["name"], set(s["dead"])) for s in self.manifest["segments"]]
+        except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
             raise LocalcrError(f"{self.path}: index is corrupt ({type(exc).__name__}: {exc}); rebuild it with `localcr index`") from None
-        self.row_doc_ids = [r["doc_id"] for r in rows]  # chunk row -> its document's id
-        # an index built before pages were recorded has no such column: its documents have no pages
-        self._hit_columns = ", ".join(c if has_pages or c != "d.pages" else "NULL AS pages" for c in HIT_COLUMNS)
-        self.n_chunks = len(rows)
-
-    def dense(self):
-        """The hnswlib index of the chunks' windows (label i is window i; `window_rows[i]` its chunk row)."""
-        import hnswlib
-
-        index = hnswlib.Index(space=HNSW_SPACE, dim=self.manifest["embedder"]["dimension"])
-        try:
-            index.load_index(str(self.path / DENSE), max_elements=len(self.window_rows))
-        except Exception as exc:
-            raise LocalcrError(f"{self.path / DENSE}: unreadable ({exc}); rebuild the index with `localcr index`") from None
-        index.set_ef(HNSW_EF)
-        return index
-
-    def lexical(self):
-        from localcr.lexical import LexicalIndex
-
-        return LexicalIndex.load(self.path / LEXICAL)
-
-    def hit_records(self, rows: list[int]) -> list[dict]:
-        """For each chunk row, in the order given: the chunk's fields plus its document's path, external id
-        and page starts (a list, empty for a document without pages)."""
-        if not rows:
-            return []
-        marks = ",".join("?" * len(rows))
-        found = self.db.execute(f"SELECT {self._hit_columns} FROM chunks c JOIN documents d USING (doc_id) "
-                                f"WHERE c.row IN ({marks})", rows)
-        by_row = {r["row"]: dict(r, pages=json.loads(r["pages"] or "[]")) for r in found}
-        return [by_row[row] for row in rows]
-
-    def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
-        """The indexed documents (without their full text) and their chunks, in index order; a chunk's
-        kind is its document's."""
-        docs = [Document(doc_id=r["doc_id"], path=r["path"], kind=r["kind"], text="", size=r["size"], external_id=r["external_id"])
-                for r in self.db.execute("SELECT doc_id, path, kind, size, external_id FROM documents")]
-        chunks: dict[str, list[Chunk]] = {d.doc_id: [] for d in docs}
-        fields = [c for c in CHUNK_COLUMNS if c != "row"]
-        query = f"SELECT {', '.join('c.' + f for f in fields)}, d.kind FROM chunks c JOIN documents d USING (doc_id) ORDER BY c.row"
-        for r in self.db.execute(query):
-            chunks[r["doc_id"]].append(Chunk(**{f: r[f] for f in fields}, kind=r["kind"]))
-        return docs, chunks
-
-    def chunk_ids_for_external(self) -> dict[tuple[str, int], str]:
-        """(imported document uuid, chunk index) -> chunk id, for the chunks of an imported corpus."""
-        rows = self.db.execute("SELECT d.external_id, c.external_index, c.chunk_id FROM chunks c JOIN documents d USING (doc_id) "
-                               "WHERE d.external_id IS NOT NULL AND c.external_index IS NOT NULL")
-        return {(r["external_id"], r["external_index"]): r["chunk_id"] for r in rows}
+        self.offsets = [0]
+        for segment in self.segments:
+            self.offsets.append(self.offsets[-1] + segment.n_chunks)
+        self.n_chunks = self.offsets[-1]  # rows, dead ones included
+        # row -> its document's id, None for a dead row
+        self.row_doc_ids = [d if live else None for seg in self.segments for d, live in zip(seg.doc_ids, seg.live)]
+        self.window_rows = np.concatenate([seg.window_rows + offset for seg, offset in zip(self.segments, self.offsets)]
+                                          or [np.zeros(0, dtype=np.int64)])
 
     @property
     def generation(self) -> str:
         return self.path.name
 
+    def _locate(self, row: int) -> tuple[Segment, int]:
+        i = bisect_right(self.offsets, row) - 1
+        return self.segments[i], row - self.offsets[i]
+
+    def dense(self) -> SegmentedDense:
+        """The dense index of the chunks' windows (label i is window i; `window_rows[i]` its chunk row)."""
+        dimension = self.manifest["embedder"]["dimension"]
+        window_offsets = np.cumsum([0] + [len(seg.window_rows) for seg in self.segments]).tolist()
+        return SegmentedDense([seg.dense(dimension) for seg in self.segments],
+                              [int(seg.live[seg.window_rows].sum()) if seg.n_chunks else 0 for seg in self.segments],
+                              window_offsets)
+
+    def lexical(self):
+        """BM25 over the live chunks of every segment, with statistics of them all (see localcr.lexical)."""
+        from localcr.lexical import LexicalIndex, Postings
+
+        return LexicalIndex([Postings.load(seg.path / LEXICAL) for seg in self.segments],
+                            [None if seg.live.all() else seg.live for seg in self.segments])
+
+    def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """The vectors of the live chunks' windows, and each window's row once dead rows are dropped (as in
+        stored_documents): what compaction copies."""
+        vectors, rows, base = [], [], 0
+        for seg in self.segments:
+            if not seg.n_chunks:
+                continue
+            keep = seg.live[seg.window_rows]
+            renumbered = np.cumsum(seg.live) - 1 + base
+            vectors.append(np.load(seg.path / VECTORS, mmap_mode="r")[keep])
+            rows.append(renumbered[seg.window_rows[keep]])
+            base += int(seg.live.sum())
+        return np.concatenate(vectors).astype(np.float32), np.concatenate(rows).astype(np.int64)
+
+    def document_shas(self) -> dict[str, str]:
+        return {r["doc_id"]: r["sha"] for seg in self.segments for r in seg.db.execute("SELECT doc_id, sha FROM documents")
+                if r["doc_id"] not in seg.dead_docs}
+
+    def hit_records(self, rows: list[int]) -> list[dict]:
+        """For each chunk row, in the order given: the chunk's fields plus its document's path, external id
+        and page starts (a list, empty for a document without pages); "row" is the generation's row."""
+        by_row: dict[int, dict] = {}
+        wanted: dict[int, list[int]] = {}
+        for row in rows:
+            i = bisect_right(self.offsets, row) - 1
+            wanted.setdefault(i, []).append(row - self.offsets[i])
+        for i, local in wanted.items():
+            marks = ",".join("?" * len(local))
+            found = self.segments[i].db.execute(f"SELECT {', '.join(HIT_COLUMNS)} FROM chunks c JOIN documents d USING (doc_id) "
+                                                f"WHERE c.row IN ({marks})", local)
+            for r in found:
+                by_row[r["row"] + self.offsets[i]] = dict(r, row=r["row"] + self.offsets[i], pages=json.loads(r["pages"] or "[]"))
+        return [by_row[row] for row in rows]
+
+    def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
+        """The live documents (without their full text) and their chunks, in index order; a chunk's kind is
+        its document's."""
+        docs, chunks = self._live_documents(with_text=False)
+        return docs, chunks
+
+    def _live_documents(self, with_text: bool):
+        docs: list[Document] = []
+        chunks: dict[str, list[Chunk]] = {}
+        fields = [c for c in CHUNK_COLUMNS if c != "row"]
+        for seg in self.segments:
+            for r in seg.db.execute("SELECT * FROM documents"):
+                if r["doc_id"] not in seg.dead_docs:
+                    docs.append(Document(doc_id=r["doc_id"], path=r["path"], kind=r["kind"], text="", size=r["size"],
+                                         external_id=r["external_id"], encoding=r["encoding"] or "",
+                                         pages=json.loads(r["pages"] or "[]"), language=r["language"] or "", mtime=r["mtime"]))
+                    chunks[r["doc_id"]] = []
+            query = f"SELECT {', '.join('c.' + f for f in fields)}, d.kind FROM chunks c JOIN documents d USING (doc_id) ORDER BY c.row"
+            for r in seg.db.execute(query):
+                if r["doc_id"] not in seg.dead_docs:
+                    chunks[r["doc_id"]].append(Chunk(**{f: r[f] for f in fields}, kind=r["kind"]))
+        order = {doc_id: i for i, doc_id in enumerate(chunks)}
+        docs.sort(key=lambda d: order[d.doc_id])
+        return docs, chunks
+
+    def chunk_ids_for_external(self) -> dict[tuple[str, int], str]:
+        """(imported document uuid, chunk index) -> chunk id, for the live chunks of an imported corpus."""
+        found = {}
+        for seg in self.segments:
+            rows = seg.db.execute("SELECT d.external_id, c.external_index, c.chunk_id, c.doc_id FROM chunks c JOIN documents d "
+                                  "USING (doc_id) WHERE d.external_id IS NOT NULL AND c.external_index IS NOT NULL")
+            found.update({(r["external_id"], r["external_index"]): r["chunk_id"] for r in rows if r["doc_id"] not in seg.dead_docs})
+        return found
+
     def row_of_chunk(self, chunk_id: str) -> int | None:
-        found = self.db.execute("SELECT row FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
-        return None if found is None else found["row"]
+        """The live row of a chunk id (an older version of its document may still lie, dead, in another segment)."""
+        for seg, offset in zip(self.segments, self.offsets):
+            found = seg.db.execute("SELECT row FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
+            if found is not None and seg.live[found["row"]]:
+                return found["row"] + offset
+        return None
 
     def rows_of_document(self, doc_id: str) -> range:
-        """A document's chunk rows, in order (a document's chunks are stored consecutively); empty if unknown."""
+        """A live document's chunk rows, in order (a document's chunks are stored consecutively); empty if unknown."""
         first = self._first_rows.get(doc_id)
         return range(0) if first is None else range(first, first + self._row_counts[doc_id])
 
@@ -303,41 +461,51 @@ class StoreReader:
     def _first_rows(self) -> dict[str, int]:
         first: dict[str, int] = {}
         for row, doc_id in enumerate(self.row_doc_ids):
-            first.setdefault(doc_id, row)
+            if doc_id is not None:
+                first.setdefault(doc_id, row)
         return first
 
     @cached_property
     def _row_counts(self) -> dict[str, int]:
-        return Counter(self.row_doc_ids)
+        return Counter(d for d in self.row_doc_ids if d is not None)
 
     def doc_ids(self) -> set[str]:
-        return set(self.row_doc_ids)
+        return {d for d in self.row_doc_ids if d is not None}
 
     def chunk_id_set(self) -> set[str]:
-        return {r["chunk_id"] for r in self.db.execute("SELECT chunk_id FROM chunks")}
+        return {r["chunk_id"] for seg in self.segments for r in seg.db.execute("SELECT chunk_id, row FROM chunks") if seg.live[r["row"]]}
 
     def stats(self) -> dict:
         """What the index holds and what it cost on disk."""
-        sizes = {p.name: disk_size(p) for p in self.path.iterdir()}
-        sources = {r["context_source"]: r["n"] for r in
-                   self.db.execute("SELECT context_source, COUNT(*) AS n FROM chunks GROUP BY context_source")}
+        sizes: Counter = Counter()
+        for seg in self.segments:
+            for part in seg.path.iterdir():
+                sizes[part.name] += disk_size(part)
+        sizes[MANIFEST] = disk_size(self.path / MANIFEST)
+        sources: Counter = Counter()
+        for seg in self.segments:
+            for r in seg.db.execute("SELECT context_source, doc_id FROM chunks"):
+                if r["doc_id"] not in seg.dead_docs:
+                    sources[r["context_source"]] += 1
         m = self.manifest
         return {
             "directory": str(self.directory), "generation": self.path.name,
             "created": m["created"], "localcr": m["localcr"],
-            "documents": m["documents"], "chunks": m["chunks"], "windows": m["windows"],
+            "documents": len(self.doc_ids()), "chunks": sum(int(seg.live.sum()) for seg in self.segments),
+            "windows": int(sum(seg.live[seg.window_rows].sum() for seg in self.segments if seg.n_chunks)),
+            "segments": len(self.segments), "dead_chunks": int(sum((~seg.live).sum() for seg in self.segments)),
             "embedder": m["embedder"], "chunking": m["chunking"], "contexts": m["contexts"],
-            "context_sources": sources, "sources": m["sources"],
+            "context_sources": dict(sources), "sources": m["sources"],
             "encodings": self._counts("encoding"), "languages": self._counts("language"),
             "skipped": m.get("skipped", []),
-            "bytes": sizes, "total_bytes": sum(sizes.values()),
+            "bytes": dict(sizes), "total_bytes": sum(sizes.values()),
         }
 
-    def _counts(self, column: str) -> dict[str, int] | None:
-        """How many documents have each value of a column recorded per document (encoding, language); None for
-        an index built before the column was (PDF and Office files have no encoding)."""
-        try:
-            rows = self.db.execute(f"SELECT {column} AS value, COUNT(*) AS n FROM documents GROUP BY {column}")
-            return {r["value"]: r["n"] for r in rows if r["value"]}
-        except sqlite3.OperationalError:
-            return None
+    def _counts(self, column: str) -> dict[str, int]:
+        """How many live documents have each value of a column recorded per document (encoding, language)."""
+        counts: Counter = Counter()
+        for seg in self.segments:
+            for r in seg.db.execute(f"SELECT doc_id, {column} AS value FROM documents"):
+                if r["value"] and r["doc_id"] not in seg.dead_docs:
+                    counts[r["value"]] += 1
+        return dict(counts)

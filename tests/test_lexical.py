@@ -1,8 +1,10 @@
 """The identifier-aware tokenizer and the BM25 index over it."""
 from __future__ import annotations
 
+import numpy as np
+
 from localcr.language import detect, document_language, embedder_warning
-from localcr.lexical import LexicalIndex, stopwords_of, tokenize
+from localcr.lexical import EMPTY, LexicalIndex, Postings, stopwords_of, tokenize
 
 
 def test_camel_case_identifier_is_kept_whole_and_split():
@@ -40,13 +42,6 @@ def test_save_and_load(tmp_path):
     assert loaded.languages == ["de", "en"] and loaded.scores("Straße").argmax() == 1
 
 
-def test_an_index_saved_before_languages_were_recorded_is_english(tmp_path):
-    LexicalIndex.build(["running dogs", "cats"]).save(tmp_path / "lex")
-    (tmp_path / "lex" / LexicalIndex.LANGUAGES).unlink()
-    loaded = LexicalIndex.load(tmp_path / "lex")
-    assert loaded.languages == ["en"] and loaded.scores("run").argmax() == 0
-
-
 def test_cjk_runs_become_character_bigrams_beside_other_words():
     assert tokenize("黑豹队的防守", "zh") == ["黑豹", "豹队", "队的", "的防", "防守"]
     assert tokenize("東京タワーは2024年に完成", "ja") == ["東京", "京タ", "タワ", "ワー", "ーは", "2024", "年に", "に完", "完成"]
@@ -73,7 +68,7 @@ def test_one_stop_list_for_every_text_of_an_index():
     term that would rank it first for every query holding that word."""
     index = LexicalIndex.build(["El perro de la casa", "El gato de la calle", "La niña de la escuela"], ["es", "es", "en"])
     assert "de" in stopwords_of(["es", "en"]) and "the" in index.stopwords
-    assert "de" not in index.vocab and "la" not in index.vocab
+    assert "de" not in index.parts[0].terms and "la" not in index.parts[0].terms
     assert index.scores("la casa del perro").argmax() == 0
 
 
@@ -117,3 +112,53 @@ def test_highlighter_marks_cjk_bigrams_inside_unspaced_text_with_exact_offsets()
     assert marked(index, "天気", text) == ["天気"]
     assert marked(index, "東京都", text) == ["東京都"]  # two overlapping bigrams merged into one span
     assert marked(index, "Haus", text) == ["Häuser"]  # German stemming on both sides
+
+
+TEXTS = [
+    "A failed job is retried three times with exponential backoff.",
+    "The backoff starts at two seconds and doubles after every attempt.",
+    "Each team has a CPU quota measured in core-hours per day.",
+    "Quotas reset at midnight UTC; jobs wait in the pending queue.",
+    "The DiffExecutor runs run_target for every changed file.",
+    "Install the orbit package with pip and start the daemon.",
+    "",
+    "retry retry retry: the word repeated saturates the term frequency",
+]
+QUERIES = ["retry backoff", "quota reset midnight", "diff executor target", "daemon install pip", "the word"]
+
+
+def test_scores_are_bm25s_scores():
+    """The reference: bm25s itself, on the same terms (a chunk without terms holds the one placeholder term)."""
+    import bm25s
+
+    index = LexicalIndex.build(TEXTS)
+    reference = bm25s.BM25(k1=1.2, b=0.75)
+    reference.index([tokenize(t, "en", index.stopwords) or [EMPTY] for t in TEXTS], show_progress=False)
+    for query in QUERIES:
+        terms = index.query_terms(query)
+        np.testing.assert_allclose(index.scores(query), reference.get_scores(terms), rtol=1e-6, atol=1e-7)
+
+
+def test_scores_over_segments_and_tombstones_equal_one_index_of_the_live_chunks():
+    """Collection statistics come from the live chunks of all parts: chunk count, mean length, document
+    frequency. Three parts, two dead chunks, against one index of the six live ones."""
+    stopwords = stopwords_of(["en"])
+    parts = [Postings.build(TEXTS[:3], ["en"] * 3, stopwords), Postings.build(TEXTS[3:6], ["en"] * 3, stopwords),
+             Postings.build(TEXTS[6:], ["en"] * 2, stopwords)]
+    live = [np.array([True, False, True]), None, np.array([True, True])]
+    segmented = LexicalIndex(parts, live)
+    alive = [t for t, keep in zip(TEXTS, [True, False, True, True, True, True, True, True]) if keep]
+    whole = LexicalIndex.build(alive)
+    for query in QUERIES:
+        scores = segmented.scores(query)
+        assert scores[1] == 0  # the dead chunk
+        np.testing.assert_allclose(np.delete(scores, 1), whole.scores(query), rtol=1e-6, atol=1e-7)
+
+
+def test_postings_round_trip_memory_mapped(tmp_path):
+    index = LexicalIndex.build(TEXTS)
+    index.save(tmp_path / "lex")
+    loaded = LexicalIndex.load(tmp_path / "lex")
+    assert isinstance(loaded.parts[0].rows, np.memmap)
+    for query in QUERIES:
+        np.testing.assert_array_equal(loaded.scores(query), index.scores(query))

@@ -1,0 +1,133 @@
+"""An index that grows by segments: a change writes a small segment and tombstones, and searching it gives
+what a build from scratch of the same files gives (BM25 scores to 1e-6, the same dense neighbours)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import GUIDE, JOURNAL, SCHEDULER, run
+from localcr import store
+from localcr.search import Index
+
+pytestmark = pytest.mark.model
+
+QUERIES = ["retry backoff", "quota reset at midnight", "fair scheduler heap", "journal replay", "tide gate harbour",
+           "daemon port"]
+
+
+def index(corpus, directory, *extra):
+    return run("index", corpus, "--index", directory, "--contexts", "structural", "--chunk-tokens", "48", "-q", *extra)
+
+
+def results(directory):
+    """Per query and mode: the hits' chunk ids and scores, and every chunk's BM25 score by chunk id."""
+    idx = Index(directory)
+    out = {}
+    for query in QUERIES:
+        scores = idx.lexical.scores(query)
+        by_id = {r["chunk_id"]: float(scores[r["row"]]) for r in idx.store.hit_records(
+            [row for row, doc in enumerate(idx.store.row_doc_ids) if doc is not None])}
+        hits = {mode: [(h.chunk_id, h.score) for h in idx.search(query, 8, mode=mode)] for mode in ("dense", "lexical", "hybrid")}
+        out[query] = (by_id, hits)
+    return out
+
+
+def assert_same(got, expected):
+    for query in QUERIES:
+        (bm25, hits), (bm25_expected, hits_expected) = got[query], expected[query]
+        assert bm25.keys() == bm25_expected.keys()
+        for chunk_id, score in bm25_expected.items():
+            assert bm25[chunk_id] == pytest.approx(score, rel=1e-6, abs=1e-6), (query, chunk_id)
+        for mode in hits:
+            assert [c for c, _ in hits[mode]] == [c for c, _ in hits_expected[mode]], (query, mode)
+            np.testing.assert_allclose([s for _, s in hits[mode]], [s for _, s in hits_expected[mode]], rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "orbit"
+    (root / "docs").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "docs" / "guide.md").write_text(GUIDE)
+    (root / "src" / "scheduler.py").write_text(SCHEDULER)
+    (root / "src" / "journal.rs").write_text(JOURNAL)
+    return root
+
+
+def test_add_change_delete_through_segments_equal_a_build_from_scratch(project, tmp_path):
+    """Enough other notes that no change tombstones 30% of the rows (the policy would compact at once)."""
+    for n in range(12):
+        (project / "docs" / f"note{n}.md").write_text(f"# Note {n}\n\nTeam {n} runs nightly jobs on node {n * 7}.\n")
+    grown = tmp_path / "grown"
+    index(project, grown)
+    (project / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
+    out = index(project, grown)
+    assert "1 new, 0 changed, 0 removed, 15 unchanged" in out
+    (project / "docs" / "guide.md").write_text(GUIDE.replace("three times", "five times"))
+    assert "0 new, 1 changed, 0 removed, 15 unchanged" in index(project, grown)
+    (project / "src" / "journal.rs").unlink()
+    assert "0 new, 0 changed, 1 removed, 15 unchanged" in index(project, grown)
+    stats = store.StoreReader(grown).stats()
+    assert (stats["segments"], stats["documents"]) == (3, 15) and stats["dead_chunks"] > 0
+
+    scratch = tmp_path / "scratch"
+    index(project, scratch)
+    expected = results(scratch)
+    assert_same(results(grown), expected)
+    run("compact", "--index", grown)
+    assert store.StoreReader(grown).stats()["segments"] == 1
+    assert_same(results(grown), expected)
+
+
+def test_nothing_changed_writes_nothing_and_unchanged_files_are_not_read(project, tmp_path):
+    directory = tmp_path / "i"
+    index(project, directory)
+    generation = store.read_marker(directory)["current"]
+    assert "(nothing to do)" in index(project, directory)
+    assert store.read_marker(directory)["current"] == generation
+    # the same size and modification time: localcr does not read the file, so it cannot see this edit
+    guide = project / "docs" / "guide.md"
+    stat = guide.stat()
+    guide.write_text(GUIDE.replace("three", "seven"))
+    os.utime(guide, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "(nothing to do)" in index(project, directory)
+    # a newer modification time: read again, and compared by content
+    os.utime(guide, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert "1 changed" in index(project, directory)
+
+
+def test_the_policy_compacts_when_tombstones_pile_up(project, tmp_path):
+    directory = tmp_path / "i"
+    index(project, directory)
+    for n in range(2):
+        (project / "docs" / "guide.md").write_text(GUIDE + f"\nRevision {n}.\n")
+        (project / "src" / "scheduler.py").write_text(SCHEDULER + f"\n# revision {n}\n")
+        index(project, directory)
+    stats = store.StoreReader(directory).stats()
+    assert stats["segments"] == 1 and stats["dead_chunks"] == 0  # more than 30% of rows were dead: compacted
+
+
+def test_a_compaction_killed_halfway_leaves_a_readable_index(project, tmp_path):
+    directory = tmp_path / "i"
+    index(project, directory)
+    (project / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
+    index(project, directory)
+    before = results(directory)
+    process = subprocess.Popen([sys.executable, "-m", "localcr", "compact", "--index", str(directory)],
+                               env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not list((directory / store.SEGMENTS).glob(".building-*")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL  # killed while writing the merged segment, not after
+    assert list((directory / store.SEGMENTS).glob(".building-*"))
+    assert_same(results(directory), before)  # the previous generation, untouched
+    run("compact", "--index", directory)
+    assert not list((directory / store.SEGMENTS).glob(".building-*"))
+    assert_same(results(directory), before)
