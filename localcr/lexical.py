@@ -1,4 +1,4 @@
-"""Contextual BM25: a bm25s index over "context + chunk", with a tokenizer that understands code identifiers.
+"""Contextual BM25 over "context + chunk", with a tokenizer that understands code identifiers.
 
 An identifier is indexed whole and by its parts: `DiffExecutor` gives `diffexecutor`, `diff` and
 `executor`; `run_target` gives `run_target`, `run` and `target`. A query that spells the identifier
@@ -8,6 +8,11 @@ dropped and the rest Snowball-stemmed in that language (see localcr.language). C
 are written without spaces: their runs of characters are indexed as overlapping character bigrams, so a
 word inside a sentence matches (the standard CJK analysis of Lucene and Elasticsearch). A query is analysed
 in every language of the index, so it matches whichever of them it is written in.
+
+Each segment of an index keeps raw term counts (Postings), not scores: BM25 is computed at query time with
+the statistics of the live chunks of all segments, the formula bm25s computes (tests compare the two), so an
+index grown by segments and tombstones scores exactly as one built from scratch. bm25s supplies the stop
+word lists.
 """
 from __future__ import annotations
 

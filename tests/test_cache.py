@@ -238,12 +238,12 @@ def test_index_goes_on_over_a_damaged_cache(cache_dir, corpus, tmp_path):
     index = tmp_path / "index"
     run("index", corpus, "--index", index, "-q", "--contexts", "structural")
     _garbage(cache_dir / "embeddings" / "cache.db")
-    out = run("index", corpus, "--index", index, "-q")
+    out = run("index", corpus, "--index", tmp_path / "second", "-q")  # a new index: every embedding looked up
     [warning] = [line for line in out.splitlines() if "damaged" in line]  # SQLite's words depend on the garbage
     assert warning.startswith(f"warning: the cache store {cache_dir / 'embeddings'} was damaged (")
     assert warning.endswith(f"; moved it to {_aside(cache_dir, 'embeddings')[0].name} and started an empty one: "
                             "cached embeddings will be computed again")
-    again = run("index", corpus, "--index", index, "-q")
+    again = run("index", corpus, "--index", tmp_path / "third", "-q")
     assert "warning: the cache store" not in again
     assert "  minilm (fingerprint " in run("cache")
     assert run("search", "retries", "--index", index, "-k", "1").startswith("1. ")

@@ -140,7 +140,8 @@ def test_reindex_adds_changes_and_deletes(built):
     (corpus / "src" / "journal.rs").unlink()
     out = run("index", "--index", index, "-q")  # no paths: the recorded ones
     assert "1 new, 1 changed, 1 removed, 2 unchanged" in out
-    assert "from cache" in out and " 0 from cache" not in out
+    info = json.loads(run("stats", "--index", index, "--json"))  # compacted at once: 3 of 4 documents were touched
+    assert (info["segments"], info["documents"], info["dead_chunks"]) == (1, 4, 0)
     paths = {json.loads(line)["path"] for line in run("search", "web console port", "--index", index, "-k", 10, "--json").splitlines()}
     assert any(p.endswith("faq.md") for p in paths)
     assert not any(p.endswith("journal.rs") for p in paths)
@@ -209,10 +210,10 @@ def test_empty_query_is_refused(built):
 @pytest.mark.model
 def test_corrupt_index_files(built):
     _, index, _ = built
-    generation = next(index.glob("gen-*"))
-    (generation / "dense.hnsw").write_bytes(b"garbage")
+    segment = next(index.glob("segments/seg-*"))
+    (segment / "dense.hnsw").write_bytes(b"garbage")
     assert "rebuild" in error_line("search", "retries", "--index", index, "--mode", "dense")
-    (generation / "store.sqlite").write_bytes(b"not sqlite at all" * 100)
+    (segment / "store.sqlite").write_bytes(b"not sqlite at all" * 100)
     assert "corrupt" in error_line("search", "retries", "--index", index)
     assert "not a localcr index marker" in _corrupt_marker(index)
 
@@ -252,8 +253,8 @@ def test_prechunked_corpus_keeps_its_ids(tmp_path):
 @pytest.mark.model
 def test_store_keeps_contexts_apart_from_text(built):
     _, index, _ = built
-    generation = next(index.glob("gen-*"))
-    with sqlite3.connect(generation / "store.sqlite") as db:
+    segment = next(index.glob("segments/seg-*"))
+    with sqlite3.connect(segment / "store.sqlite") as db:
         rows = db.execute("SELECT text, context FROM chunks WHERE doc_id LIKE '%scheduler.py'").fetchall()
     assert rows and all(context and context not in text for text, context in rows)
     assert any("class FairScheduler" in context for _, context in rows)
@@ -316,8 +317,9 @@ def test_llm_contexts_end_to_end_with_the_bundled_model(corpus, tmp_path):
     hits = [json.loads(line) for line in run("search", "FairScheduler", "--index", index, "-k", 3, "--json").splitlines()]
     top = next(h for h in hits if h["path"].endswith("scheduler.py"))
     assert top["context"].startswith("File orbit/src/scheduler.py.")  # the structural facts stay in front
-    again = run("index", "--index", index, "-q")  # settings kept: llm contexts, all from the cache
+    again = run("index", corpus, "--index", tmp_path / "again", "-q", "--contexts", "llm")  # every context from the cache
     assert "from cache %d, generated 0" % info["chunks"] in again
+    assert "(nothing to do)" in run("index", "--index", index, "-q")  # settings kept, nothing changed
     assert "guard fallback rate" in run("stats", "--index", index)
 
 
