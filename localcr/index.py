@@ -142,7 +142,7 @@ def build_index(
             chunks_by_doc, chunks = _chunk(docs, model, settings)
             from localcr.execution import open_executor
 
-            with open_executor(ray) as executor:  # where contexts and embeddings are made; nothing is written before
+            with open_executor(ray, log=log) as executor:  # where contexts and embeddings are made; nothing is written before
                 context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress,
                                              summary, log, executor)
                 vectors, window_rows = _embed(model, chunks, summary, progress, executor)

@@ -15,6 +15,7 @@ and the models installed at the same paths). A Ray already initialised in this p
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -30,11 +31,7 @@ DEFAULT_PORT = {"": 6379, "ray://": 10001}  # a cluster's GCS port; Ray Client's
 REACH_TIMEOUT = 5.0
 
 
-def _import_ray(local: bool):
-    if local and "ray" not in sys.modules:
-        # Ray's no-cluster mode: every Ray process of a local instance listens on 127.0.0.1 only. Without it,
-        # Ray binds its servers to all interfaces and names them by the machine's network address.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+def _import_ray():
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline tool: no usage reports
     try:
         import ray
@@ -72,13 +69,18 @@ def connect(address: str) -> bool:
     """Connect this process to Ray: "auto" starts a local instance with this machine's CPUs, anything else
     joins the cluster at that address. Returns whether Ray was started or joined here (and so is to be shut
     down by the caller); a Ray already initialised in this process is used as it is."""
-    ray = _import_ray(local=address == "auto")
+    ray = _import_ray()
     if ray.is_initialized():
+        current = ray.get_runtime_context().gcs_address
+        if address != "auto" and not address.startswith("ray://") and current and \
+                _split_address(address)[1:] != _split_address(current)[1:]:
+            raise LocalcrError(f"this process is already connected to Ray at {current}, not {address}")
         return False
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
     try:
         if address == "auto":
-            ray.init(num_cpus=len(os.sched_getaffinity(0)), **quiet)
+            with _loopback_only():
+                ray.init(num_cpus=len(os.sched_getaffinity(0)), **quiet)
         else:
             _check_reachable(address)
             ray.init(address=address, **quiet)
@@ -88,6 +90,28 @@ def connect(address: str) -> bool:
         raise LocalcrError(f"cannot connect to Ray at {address} ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
                            "the index is untouched") from None
     return True
+
+
+@contextlib.contextmanager
+def _loopback_only():
+    """Ray's no-cluster mode while a local instance starts: its processes (which inherit the variable) listen on
+    127.0.0.1 only. Otherwise Ray binds its servers to all interfaces, named by the machine's network address.
+    Ray reads the variable when it is imported: if it was imported already, its constant is set too."""
+    from ray._private import ray_constants
+
+    saved_env, saved = os.environ.get(_NO_CLUSTER), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[_NO_CLUSTER], ray_constants.ENABLE_RAY_CLUSTER = "0", False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
+        if saved_env is None:
+            os.environ.pop(_NO_CLUSTER, None)
+        else:
+            os.environ[_NO_CLUSTER] = saved_env
+
+
+_NO_CLUSTER = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 def _assigned_cpus() -> int:
@@ -149,7 +173,7 @@ class RayExecutor(Executor):
 
     def __init__(self, address: str, *, actors: int | None = None, cpus_per_actor: int = 1, log=None):
         self.address = address
-        self.ray = _import_ray(local=address == "auto")
+        self.ray = _import_ray()
         self.started = connect(address)
         self.cpus_per_actor = max(1, cpus_per_actor)
         cpus = int(self.ray.cluster_resources().get("CPU", 0))
@@ -229,6 +253,10 @@ class RayExecutor(Executor):
         except BaseException:
             self._stop(actors)
             raise
+        threads = sorted({w["threads"] for w in self.workers})
+        self.log(f"ray: {len(actors)} {cls.__name__.strip('_')} actor{'s' if len(actors) > 1 else ''} on "
+                 f"{len({w['host'] for w in self.workers})} node(s), {'/'.join(map(str, threads))} thread(s) each, "
+                 f"localcr from {', '.join(sorted({str(Path(w['localcr']).parent) for w in self.workers}))}")
         return actors
 
     def _stop(self, actors: list) -> None:
