@@ -131,21 +131,23 @@ def build_index(
             summary.seconds = time.monotonic() - started
             return summary  # nothing changed: no new generation
 
-        from localcr.embeddings import Embedder  # imports torch: only once there is work to do
+        from localcr.execution import open_executor
 
-        model = Embedder(settings.embedder)
         segments = [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in last["segments"]]
         index_languages = sorted(set(last.get("languages", [])) | set(languages))
         context_meta = last.get("contexts", {"mode": settings.contexts})
-        if docs:
-            summary.documents = len(docs)
-            chunks_by_doc, chunks = _chunk(docs, model, settings)
-            from localcr.execution import open_executor
+        # Where contexts and embeddings are made: Ray is joined first, so a bad address fails before any work.
+        with open_executor(ray if docs else None, log=log) as executor:
+            from localcr.embeddings import Embedder  # imports torch: only once there is work to do
 
-            with open_executor(ray, log=log) as executor:  # where contexts and embeddings are made; nothing is written before
+            model = Embedder(settings.embedder)
+            if docs:
+                summary.documents = len(docs)
+                chunks_by_doc, chunks = _chunk(docs, model, settings)
                 context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress,
                                              summary, log, executor)
                 vectors, window_rows = _embed(model, chunks, summary, progress, executor)
+        if docs:
             from localcr.lexical import LexicalIndex, stopwords_of
 
             language = {d.doc_id: d.language for d in docs}
