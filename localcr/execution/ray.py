@@ -80,7 +80,8 @@ def connect(address: str) -> bool:
     try:
         if address == "auto":
             with _loopback_only():
-                ray.init(num_cpus=len(os.sched_getaffinity(0)), **quiet)
+                # "local": a new instance even when RAY_ADDRESS names a cluster
+                ray.init(address="local", num_cpus=len(os.sched_getaffinity(0)), **quiet)
         else:
             _check_reachable(address)
             ray.init(address=address, **quiet)
@@ -97,14 +98,19 @@ def _loopback_only():
     """Ray's no-cluster mode while a local instance starts: its processes (which inherit the variable) listen on
     127.0.0.1 only. Otherwise Ray binds its servers to all interfaces, named by the machine's network address.
     Ray reads the variable when it is imported: if it was imported already, its constant is set too."""
-    from ray._private import ray_constants
-
-    saved_env, saved = os.environ.get(_NO_CLUSTER), ray_constants.ENABLE_RAY_CLUSTER
-    os.environ[_NO_CLUSTER], ray_constants.ENABLE_RAY_CLUSTER = "0", False
+    try:
+        from ray._private import ray_constants  # private: where Ray 2.40-2.60 keep it
+    except ImportError:
+        ray_constants = None
+    saved_env, saved = os.environ.get(_NO_CLUSTER), getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[_NO_CLUSTER] = "0"
+    if saved is not None:
+        ray_constants.ENABLE_RAY_CLUSTER = False
     try:
         yield
     finally:
-        ray_constants.ENABLE_RAY_CLUSTER = saved
+        if saved is not None:
+            ray_constants.ENABLE_RAY_CLUSTER = saved
         if saved_env is None:
             os.environ.pop(_NO_CLUSTER, None)
         else:
