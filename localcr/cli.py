@@ -147,9 +147,12 @@ def spec_is_bundled(source: str) -> bool:
               help="JSONL of {chunk_id, context} made elsewhere; replaces the contexts of those chunks.")
 @click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens (default: 3/4 of its max length).")
 @click.option("--overlap", type=click.IntRange(0), help="Tokens shared by consecutive chunks (default: 1/8 of the chunk).")
+@click.option("--ray", "ray_address", metavar="auto|ADDRESS",
+              help="Make LLM contexts and embeddings on Ray actors: auto starts a local Ray instance, ADDRESS "
+                   "(host:port) joins a running cluster. Needs pip install 'localcr[ray]'.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, quiet):
+def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, quiet):
     """Index files and folders (text, Markdown, reST, HTML, PDF, DOCX, PPTX, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
@@ -161,7 +164,7 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     try:
         summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
                               contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
-                              progress=not quiet, log=_log)
+                              progress=not quiet, log=_log, ray=ray_address)
     except ArgumentError as exc:
         if exc.names == {"paths"}:
             raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)") from None

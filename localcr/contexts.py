@@ -443,6 +443,37 @@ def _from_cache(docs, chunks_by_doc, spec, fingerprint, cache, guard, stats, com
     return todo
 
 
+def store_context(cache, fingerprint: str, spec, doc: Document, chunk: Chunk, entry: dict, cache_tag: str | None = None) -> None:
+    """Write one generated context's entry to the cache (a skip depends on n_ctx: never cached)."""
+    if cache is not None and not entry.get("skipped"):
+        cache.set(context_key(fingerprint, spec, doc, chunk), entry, cache_tag or context_tag(fingerprint, spec))
+
+
+def pending_contexts(documents, chunks_by_doc, spec, cache, stats: ContextStats, composition: str = DEFAULT_COMPOSITION,
+                     guard: GuardLimits | None = None):
+    """For an executor that generates elsewhere (localcr.execution): apply every cached context (counted in
+    stats) and return (document, all its chunks, the chunks still to generate) for the documents with misses."""
+    compose("", "", composition)
+    docs = [d for d in documents if chunks_by_doc.get(d.doc_id)]
+    stats.documents = len(docs)
+    stats.chunks = sum(len(chunks_by_doc[d.doc_id]) for d in docs)
+    return _from_cache(docs, chunks_by_doc, spec, spec.fingerprint(), cache, guard, stats, composition)
+
+
+def apply_generated(chunk: Chunk, entry: dict, stats: ContextStats, composition: str = DEFAULT_COMPOSITION,
+                    guard: GuardLimits | None = None) -> None:
+    """Set a chunk's context from an entry generated elsewhere (or keep its structural one), counted in stats."""
+    stats.generated += 1
+    _apply(chunk, entry, guard, stats, composition)
+
+
+def add_work(stats: ContextStats, done: ContextStats) -> None:
+    """Add the model's work counters of `done` (a worker's) to stats; results are counted by apply_generated."""
+    for name in ("prefix_tokens_evaluated", "prefix_tokens_reused", "chunk_tokens", "generated_tokens",
+                 "windowed_documents", "prompt_seconds", "generate_seconds", "prefixes"):
+        setattr(stats, name, getattr(stats, name) + getattr(done, name))
+
+
 def _announce(run: "_Run", todo, log: Callable[[str], None]) -> None:
     """Say before starting how long the generation will take, when that is more than a few seconds."""
     estimate = run.estimate(todo)
@@ -462,6 +493,8 @@ def _duration(seconds: float) -> str:
 
 class _Run:
     """One generation pass: the loaded model, where results go, and the counters."""
+
+    records_rates = True  # remember this machine's LLM speeds in the rates store
 
     def __init__(self, runner, spec, fingerprint, cache, guard, stats, composition, reuse, limit, on_chunk):
         self.runner, self.spec, self.fingerprint, self.cache = runner, spec, fingerprint, cache
@@ -496,7 +529,8 @@ class _Run:
                     self.generate_group(doc, group, bar)
         finally:
             bar.close()
-            record_rates(self.runner, stats)
+            if self.records_rates:
+                record_rates(self.runner, stats)
 
     def groups_for(self, doc: Document, all_chunks: list[Chunk], missing: list[Chunk]) -> list[_Group]:
         """Groups of the missing chunks with the document text each group's prompt shows (markers included)."""
@@ -525,8 +559,7 @@ class _Run:
                 batch, suffixes = batch[:-1], suffixes[:-1]
             queue = queue[len(batch):]
             for chunk, entry in zip(batch, self.complete(group, prefix, suffixes)):
-                if self.cache is not None and not entry.get("skipped"):  # a skip depends on n_ctx: not cached
-                    self.cache.set(context_key(self.fingerprint, self.spec, doc, chunk), entry, self.cache_tag)
+                self.keep(doc, chunk, entry)
                 stats.generated += 1
                 _apply(chunk, entry, self.guard, stats, self.composition)
                 if self.budget is not None:
@@ -536,6 +569,10 @@ class _Run:
                     bar.set_postfix_str(f"{stats.generated_tokens / stats.generate_seconds:.1f} gen tok/s", refresh=False)
                 if self.on_chunk is not None:
                     self.on_chunk(chunk)
+
+    def keep(self, doc: Document, chunk: Chunk, entry: dict) -> None:
+        """Store a fresh generation in the cache at once (a killed run loses nothing)."""
+        store_context(self.cache, self.fingerprint, self.spec, doc, chunk, entry, self.cache_tag)
 
     def complete(self, group: _Group, prefix: list[int], suffixes: list[list[int]]) -> list[dict]:
         """Generate the contexts of chunks that share one prefix; returns their cache entries and counts the tokens."""
@@ -566,6 +603,31 @@ class _Run:
             results.append({"raw": prefill + out.text, "prefill": prefill, "finished": out.finished, "tokens": out.tokens,
                             "windowed": group.windowed, "n_ctx": spec.n_ctx})
         return results
+
+
+class _Collecting(_Run):
+    """A generation pass that touches no cache or store: it keeps each entry for whoever asked (a Ray actor's caller)."""
+
+    records_rates = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.entries: dict[int, dict] = {}
+
+    def keep(self, doc, chunk, entry) -> None:
+        self.entries[id(chunk)] = entry
+
+
+def generate_document(runner: LlamaRunner, spec, doc: Document, all_chunks: list[Chunk], missing: list[Chunk],
+                      fingerprint: str) -> tuple[list[dict], ContextStats]:
+    """The cache entries of `missing` (chunks of `doc`, in their order) generated on `runner`, exactly as
+    write_llm_contexts would (same groups, prefix, side-by-side batches), without reading or writing any
+    cache; and the token counters of the work. A worker that has no cache (a Ray actor) runs this; its
+    caller stores the entries (store_context) and applies them (apply_generated)."""
+    stats = ContextStats()
+    run = _Collecting(runner, spec, fingerprint, None, None, stats, DEFAULT_COMPOSITION, True, None, None)
+    run.generate([(doc, all_chunks, missing)], progress=False)
+    return [run.entries[id(c)] for c in missing], stats
 
 
 # Typical rates of a 1.5B Q4_K_M model on 2 cores, used until this machine has measured its own.

@@ -82,13 +82,16 @@ def build_index(
     paths: list[str], directory: str | os.PathLike, registry: Registry, *,
     embedder: str | None = None, contexts: str | None = None, llm: str | None = None,
     contexts_from: str | None = None, chunk_tokens: int | None = None, overlap_tokens: int | None = None,
-    composition: str | None = None, progress: bool = True, log=None,
+    composition: str | None = None, progress: bool = True, log=None, ray: str | None = None,
 ) -> BuildSummary:
     """Index documents under `paths` into `directory`. Re-indexing keeps every setting not given again
     (paths, embedder, context mode, LLM, how LLM contexts join structural ones, chunk sizes) as the index
     was last built with, and only reads, chunks, contextualises and embeds the files that changed (same size
     and modification time: not even read), writing them as a new segment; with other settings than last
-    time, everything is rebuilt."""
+    time, everything is rebuilt.
+
+    ray: run the LLM contexts and embeddings on Ray actors ("auto": a local Ray instance; else the address of a
+    running cluster); this process still reads, chunks, checks and writes the caches and builds the index."""
     log = log or (lambda message: print(message, file=sys.stderr))
     started = time.monotonic()
     directory = Path(directory)
@@ -128,17 +131,23 @@ def build_index(
             summary.seconds = time.monotonic() - started
             return summary  # nothing changed: no new generation
 
-        from localcr.embeddings import Embedder  # imports torch: only once there is work to do
+        from localcr.execution import open_executor
 
-        model = Embedder(settings.embedder)
         segments = [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in last["segments"]]
         index_languages = sorted(set(last.get("languages", [])) | set(languages))
         context_meta = last.get("contexts", {"mode": settings.contexts})
+        # Where contexts and embeddings are made: Ray is joined first, so a bad address fails before any work.
+        with open_executor(ray if docs else None, log=log) as executor:
+            from localcr.embeddings import Embedder  # imports torch: only once there is work to do
+
+            model = Embedder(settings.embedder)
+            if docs:
+                summary.documents = len(docs)
+                chunks_by_doc, chunks = _chunk(docs, model, settings)
+                context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress,
+                                             summary, log, executor)
+                vectors, window_rows = _embed(model, chunks, summary, progress, executor)
         if docs:
-            summary.documents = len(docs)
-            chunks_by_doc, chunks = _chunk(docs, model, settings)
-            context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log)
-            vectors, window_rows = _embed(model, chunks, summary, progress)
             from localcr.lexical import LexicalIndex, stopwords_of
 
             language = {d.doc_id: d.language for d in docs}
@@ -300,13 +309,13 @@ def _chunk(docs: list[Document], model, settings: _Settings) -> tuple[dict[str, 
     return chunks_by_doc, chunks
 
 
-def _embed(model, chunks: list[Chunk], summary: BuildSummary, progress: bool) -> tuple[np.ndarray, np.ndarray]:
+def _embed(model, chunks: list[Chunk], summary: BuildSummary, progress: bool, executor) -> tuple[np.ndarray, np.ndarray]:
     """The vectors of every chunk's dense windows, and the chunk row of each window."""
     windows = model.windows(chunks)
     summary.windows = len(windows)
     label = f"embedding {summary.documents} files, {len(chunks)} chunks"
     with tqdm(total=len(windows), desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:
-        vectors, summary.embedded = model.embed([w.text for w in windows], progress=bar.update)
+        vectors, summary.embedded = executor.embed(model, [w.text for w in windows], progress=bar.update)
     return vectors, np.array([w.chunk_row for w in windows], dtype=np.int64)
 
 
@@ -331,7 +340,7 @@ def default_chunk_tokens(max_length: int) -> int:
     return max(32, int(max_length * 0.75) - 2)
 
 
-def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log) -> dict:
+def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log, executor) -> dict:
     """Fill every chunk's context. Structural contexts come first: they are the LLM's fallback, and
     `contexts.compose` decides how an LLM context joins them."""
     meta: dict = {"mode": settings.contexts}
@@ -339,10 +348,8 @@ def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry
         for doc in docs:
             structural_contexts(doc, chunks_by_doc[doc.doc_id])
     if settings.contexts == "llm":
-        from localcr.contexts import write_llm_contexts
-
         spec = registry.require("llm", settings.llm)
-        stats = write_llm_contexts(docs, chunks_by_doc, spec, progress=progress, composition=settings.composition, log=log)
+        stats = executor.write_contexts(docs, chunks_by_doc, spec, composition=settings.composition, progress=progress, log=log)
         summary.context_summary = stats.summary()
         meta.update(llm=spec.name, llm_id=spec.fingerprint(), composition=settings.composition, fallbacks=stats.fallbacks,
                     generated=stats.generated, cached=stats.cached, windowed_documents=stats.windowed_documents)

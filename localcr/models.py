@@ -77,6 +77,8 @@ class ModelSpec:
     params: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, key: str) -> Any:
+        if key == "params" or key.startswith("__"):  # unpickling asks before params is set (and for __setstate__)
+            raise AttributeError(key)
         try:
             return self.params[key]
         except KeyError:

@@ -64,9 +64,7 @@ class Embedder:
     """An embedder of the registry, loaded from local files, with its disk cache."""
 
     def __init__(self, spec: ModelSpec):
-        path = spec.resolve()
-        module, name = BACKENDS[spec.backend]
-        self.backend: Backend = getattr(importlib.import_module(module), name)(spec, path)
+        self.backend: Backend = load_backend(spec)
         self.spec = spec
         self.max_length = self.backend.max_length
         fingerprint = spec.fingerprint()
@@ -102,18 +100,20 @@ class Embedder:
                     out.append(Window(row, spell_out_identifiers(prefix + piece)))
         return out
 
-    def embed(self, texts: list[str], progress=None) -> tuple[np.ndarray, int]:
+    def embed(self, texts: list[str], progress=None, encode_batches=None) -> tuple[np.ndarray, int]:
         """Vectors for texts, from the disk cache where possible, and how many had to be computed;
-        `progress` is called with each batch's size."""
+        `progress` is called with each batch's size. encode_batches: where the misses are encoded, a function
+        from a list of text batches to an iterator of their vectors in the same order (default: here, one
+        batch after another; localcr.execution.ray: on Ray actors). The cache is read and written here either way."""
         keys = [key(self.id, text) for text in texts]
         vectors: list[np.ndarray | None] = self._cache.get_many(keys)
         missing = [i for i, v in enumerate(vectors) if v is None]
         if progress and len(texts) > len(missing):
             progress(len(texts) - len(missing))
-        batch = max(self.spec.batch_size, 1) * 4
-        for start in range(0, len(missing), batch):
-            todo = missing[start:start + batch]
-            computed = self._encode([texts[i] for i in todo])
+        batch = self.encode_batch
+        groups = [missing[start:start + batch] for start in range(0, len(missing), batch)]
+        encoded = (encode_batches or self._encode_batches)([[texts[i] for i in todo] for todo in groups])
+        for todo, computed in zip(groups, encoded):
             for i, vector in zip(todo, computed):
                 vectors[i] = vector
             self._cache.set_many(((keys[i], vectors[i]) for i in todo), self.cache_tag)
@@ -129,5 +129,19 @@ class Embedder:
         """One vector per query, in one batch (a server embeds the queries of concurrent requests together)."""
         return self._encode([self.spec.query_prefix + spell_out_identifiers(q) for q in queries])
 
+    @property
+    def encode_batch(self) -> int:
+        """Texts encoded per call (and cached per transaction)."""
+        return max(self.spec.batch_size, 1) * 4
+
+    def _encode_batches(self, batches: list[list[str]]):
+        return (self._encode(texts) for texts in batches)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         return self.backend.encode(texts).astype(np.float32)
+
+
+def load_backend(spec: ModelSpec) -> Backend:
+    """The model of an embedder alone, without the cache (a Ray actor has none)."""
+    module, name = BACKENDS[spec.backend]
+    return getattr(importlib.import_module(module), name)(spec, spec.resolve())
