@@ -174,6 +174,18 @@ def corpus(tmp_path) -> Path:
     return root
 
 
+@pytest.fixture
+def small_corpus(tmp_path) -> Path:
+    """Three text files of the corpus: a Markdown guide, Python and Rust."""
+    root = tmp_path / "orbit"
+    (root / "docs").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "docs" / "guide.md").write_text(GUIDE)
+    (root / "src" / "scheduler.py").write_text(SCHEDULER)
+    (root / "src" / "journal.rs").write_text(JOURNAL)
+    return root
+
+
 def run(*args, code=0) -> str:
     """The `localcr` command in this process: its output, after checking its exit code."""
     from localcr.cli import cli

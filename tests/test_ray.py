@@ -16,7 +16,7 @@ import pytest
 
 import localcr
 from localcr import store
-from conftest import GUIDE, JOURNAL, SCHEDULER, error_line, loopback_allowed, run
+from conftest import error_line, loopback_allowed, run
 
 pytestmark = [pytest.mark.model, pytest.mark.loopback]
 ray = pytest.importorskip("ray")
@@ -33,17 +33,6 @@ def local_ray():
             yield ray
         finally:
             ray.shutdown()
-
-
-@pytest.fixture
-def small_corpus(tmp_path) -> Path:
-    root = tmp_path / "orbit"
-    (root / "docs").mkdir(parents=True)
-    (root / "src").mkdir()
-    (root / "docs" / "guide.md").write_text(GUIDE)
-    (root / "src" / "scheduler.py").write_text(SCHEDULER)
-    (root / "src" / "journal.rs").write_text(JOURNAL)
-    return root
 
 
 def build(corpus: Path, index: Path, cache: Path, monkeypatch, *args) -> str:

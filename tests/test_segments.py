@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import GUIDE, JOURNAL, SCHEDULER, run
+from conftest import GUIDE, SCHEDULER, run
 from localcr import store
 from localcr.search import Index
 
@@ -49,35 +49,24 @@ def assert_same(got, expected):
             np.testing.assert_allclose([s for _, s in hits[mode]], [s for _, s in hits_expected[mode]], rtol=1e-5, atol=1e-6)
 
 
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "orbit"
-    (root / "docs").mkdir(parents=True)
-    (root / "src").mkdir()
-    (root / "docs" / "guide.md").write_text(GUIDE)
-    (root / "src" / "scheduler.py").write_text(SCHEDULER)
-    (root / "src" / "journal.rs").write_text(JOURNAL)
-    return root
-
-
-def test_add_change_delete_through_segments_equal_a_build_from_scratch(project, tmp_path):
+def test_add_change_delete_through_segments_equal_a_build_from_scratch(small_corpus, tmp_path):
     """Enough other notes that no change tombstones 30% of the rows (the policy would compact at once)."""
     for n in range(12):
-        (project / "docs" / f"note{n}.md").write_text(f"# Note {n}\n\nTeam {n} runs nightly jobs on node {n * 7}.\n")
+        (small_corpus / "docs" / f"note{n}.md").write_text(f"# Note {n}\n\nTeam {n} runs nightly jobs on node {n * 7}.\n")
     grown = tmp_path / "grown"
-    index(project, grown)
-    (project / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
-    out = index(project, grown)
+    index(small_corpus, grown)
+    (small_corpus / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
+    out = index(small_corpus, grown)
     assert "1 new, 0 changed, 0 removed, 15 unchanged" in out
-    (project / "docs" / "guide.md").write_text(GUIDE.replace("three times", "five times"))
-    assert "0 new, 1 changed, 0 removed, 15 unchanged" in index(project, grown)
-    (project / "src" / "journal.rs").unlink()
-    assert "0 new, 0 changed, 1 removed, 15 unchanged" in index(project, grown)
+    (small_corpus / "docs" / "guide.md").write_text(GUIDE.replace("three times", "five times"))
+    assert "0 new, 1 changed, 0 removed, 15 unchanged" in index(small_corpus, grown)
+    (small_corpus / "src" / "journal.rs").unlink()
+    assert "0 new, 0 changed, 1 removed, 15 unchanged" in index(small_corpus, grown)
     stats = store.StoreReader(grown).stats()
     assert (stats["segments"], stats["documents"]) == (3, 15) and stats["dead_chunks"] > 0
 
     scratch = tmp_path / "scratch"
-    index(project, scratch)
+    index(small_corpus, scratch)
     expected = results(scratch)
     assert_same(results(grown), expected)
     run("compact", "--index", grown)
@@ -85,39 +74,39 @@ def test_add_change_delete_through_segments_equal_a_build_from_scratch(project, 
     assert_same(results(grown), expected)
 
 
-def test_nothing_changed_writes_nothing_and_unchanged_files_are_not_read(project, tmp_path):
+def test_nothing_changed_writes_nothing_and_unchanged_files_are_not_read(small_corpus, tmp_path):
     directory = tmp_path / "i"
-    index(project, directory)
+    index(small_corpus, directory)
     generation = store.read_marker(directory)["current"]
-    assert "(nothing to do)" in index(project, directory)
+    assert "(nothing to do)" in index(small_corpus, directory)
     assert store.read_marker(directory)["current"] == generation
     # the same size and modification time: localcr does not read the file, so it cannot see this edit
-    guide = project / "docs" / "guide.md"
+    guide = small_corpus / "docs" / "guide.md"
     stat = guide.stat()
     guide.write_text(GUIDE.replace("three", "seven"))
     os.utime(guide, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert "(nothing to do)" in index(project, directory)
+    assert "(nothing to do)" in index(small_corpus, directory)
     # a newer modification time: read again, and compared by content
     os.utime(guide, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    assert "1 changed" in index(project, directory)
+    assert "1 changed" in index(small_corpus, directory)
 
 
-def test_the_policy_compacts_when_tombstones_pile_up(project, tmp_path):
+def test_the_policy_compacts_when_tombstones_pile_up(small_corpus, tmp_path):
     directory = tmp_path / "i"
-    index(project, directory)
+    index(small_corpus, directory)
     for n in range(2):
-        (project / "docs" / "guide.md").write_text(GUIDE + f"\nRevision {n}.\n")
-        (project / "src" / "scheduler.py").write_text(SCHEDULER + f"\n# revision {n}\n")
-        index(project, directory)
+        (small_corpus / "docs" / "guide.md").write_text(GUIDE + f"\nRevision {n}.\n")
+        (small_corpus / "src" / "scheduler.py").write_text(SCHEDULER + f"\n# revision {n}\n")
+        index(small_corpus, directory)
     stats = store.StoreReader(directory).stats()
     assert stats["segments"] == 1 and stats["dead_chunks"] == 0  # more than 30% of rows were dead: compacted
 
 
-def test_a_compaction_killed_halfway_leaves_a_readable_index(project, tmp_path):
+def test_a_compaction_killed_halfway_leaves_a_readable_index(small_corpus, tmp_path):
     directory = tmp_path / "i"
-    index(project, directory)
-    (project / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
-    index(project, directory)
+    index(small_corpus, directory)
+    (small_corpus / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
+    index(small_corpus, directory)
     before = results(directory)
     process = subprocess.Popen([sys.executable, "-m", "localcr", "compact", "--index", str(directory)],
                                env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
