@@ -161,8 +161,9 @@ def build_index(
         stopwords_changed = set(index_languages) != set(last.get("languages", index_languages))
         if len(segments) > MAX_SEGMENTS or _dead_share(segments) > MAX_DEAD_SHARE or stopwords_changed:
             compact(directory, log=log, locked=True)
-        reader = store.StoreReader(directory)
-        summary.documents, summary.chunks = len(reader.doc_ids()), reader.stats()["chunks"]
+        # the live totals, from the manifest (compaction keeps them): no need to open the whole index
+        summary.documents = sum(s["documents"] - len(s["dead"]) for s in segments)
+        summary.chunks = sum(s["chunks"] - s["dead_chunks"] for s in segments)
         summary.seconds = time.monotonic() - started
         return summary
 

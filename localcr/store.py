@@ -413,10 +413,6 @@ class StoreReader:
     def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
         """The live documents (without their full text) and their chunks, in index order; a chunk's kind is
         its document's."""
-        docs, chunks = self._live_documents(with_text=False)
-        return docs, chunks
-
-    def _live_documents(self, with_text: bool):
         docs: list[Document] = []
         chunks: dict[str, list[Chunk]] = {}
         fields = [c for c in CHUNK_COLUMNS if c != "row"]
