@@ -61,13 +61,11 @@ class Ledger:
         self.runs.append({"seconds": 0.0, **dict.fromkeys(self.FIELDS, 0)})
         self.started = time.perf_counter()
 
-    def update(self, stats=None, generated: int | None = None) -> None:
+    def update(self, stats) -> None:
+        """Record the run so far (stats: the run's live counters; a killed run keeps what it recorded last)."""
         run = self.runs[-1]
         run["seconds"] = time.perf_counter() - self.started
-        if generated is not None:
-            run["generated"] = generated
-        if stats is not None:
-            run.update({f: getattr(stats, f) for f in self.FIELDS})
+        run.update({f: getattr(stats, f) for f in self.FIELDS})
         self.path.write_text(json.dumps(self.runs, indent=1))
 
     def total(self, field: str):
@@ -81,10 +79,9 @@ def write(mode: str, docs, spec, runner, C, ledger: Ledger):
     chunks_by_doc = {d.doc_id: [replace(c) for c in d.given_chunks] for d in docs}
     for d in docs:
         structural_contexts(d, chunks_by_doc[d.doc_id])
-    count = iter(range(1, 1 << 30))
-    stats = C.write_llm_contexts(docs, chunks_by_doc, spec, runner=runner, reuse=True, progress=True,
-                                 composition=C.DEFAULT_COMPOSITION,
-                                 on_chunk=lambda _: ledger.update(generated=next(count)))
+    stats = C.ContextStats()
+    C.write_llm_contexts(docs, chunks_by_doc, spec, runner=runner, reuse=True, progress=True,
+                         composition=C.DEFAULT_COMPOSITION, stats=stats, on_chunk=lambda _: ledger.update(stats))
     ledger.update(stats)
     print(f"\n[{mode}] {MODES[mode]}\n{stats.summary()}", file=sys.stderr)
     return stats, {c.chunk_id: c.context for cs in chunks_by_doc.values() for c in cs}, ledger.total("seconds")

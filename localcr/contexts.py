@@ -384,6 +384,7 @@ def write_llm_contexts(
     parallel: int = DEFAULT_PARALLEL,
     composition: str = DEFAULT_COMPOSITION,
     log: Callable[[str], None] | None = None,
+    stats: ContextStats | None = None,
 ) -> ContextStats:
     """Give every chunk of `documents` an LLM-written context composed with its current (structural) one
     (context_source "llm"); when the guard rejects the output, keep the current context ("fallback").
@@ -393,12 +394,13 @@ def write_llm_contexts(
     context); on_chunk: called after each generated context is stored; reuse=False evaluates every prompt
     from scratch, one chunk at a time (the naive baseline of benchmarks); parallel: how many chunks of a
     document are generated side by side on its shared prefix (1 = one after another); runner: an already
-    loaded model to use (not closed here; its own `parallel` applies); log: where the time estimate goes."""
+    loaded model to use (not closed here; its own `parallel` applies); log: where the time estimate goes;
+    stats: the counters to fill and return (a caller's on_chunk can read them while the run goes on)."""
     from localcr.cache import open_cache
 
     compose("", "", composition)  # an unknown composition fails before any work
     started = time.perf_counter()
-    stats = ContextStats()
+    stats = stats if stats is not None else ContextStats()
     docs = [d for d in documents if chunks_by_doc.get(d.doc_id)]
     unknown = set(chunks_by_doc) - {d.doc_id for d in documents}
     if any(chunks_by_doc[u] for u in unknown):
