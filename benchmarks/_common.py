@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 from pathlib import Path
@@ -13,6 +14,15 @@ def parser(description: str) -> argparse.ArgumentParser:
                    help="a public set: ../shared/data/anthropic-codebase (code) or ../shared/data/xquad-en etc. (prose)")
     p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"), help="scratch directory for indexes and caches")
     return p
+
+
+# Sets written for localcr itself (benchmarks/data/README.md): found there when --data does not hold them.
+OWN_SETS = Path(__file__).resolve().parent / "data"
+
+
+def set_directory(data: Path, name: str) -> Path:
+    """The directory of a named set: under the shared data directory, else among localcr's own sets."""
+    return data / name if (data / name).is_dir() or not (OWN_SETS / name).is_dir() else OWN_SETS / name
 
 
 # The two layouts of the public sets: the codebase set's published file names, and the prose sets'.
@@ -38,3 +48,42 @@ def table(head: list[str], rows: list[list]) -> str:
     widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
     line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
     return "\n".join([line(cells[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in cells[1:]])
+
+
+def first_documents(documents, min_docs: int, min_chunks: int = 0):
+    """The first documents of a pre-chunked set, until there are at least min_docs of them and min_chunks chunks
+    (the same subset on every run)."""
+    chosen, total = [], 0
+    for doc in documents:
+        if len(chosen) >= min_docs and total >= min_chunks:
+            break
+        chosen.append(doc)
+        total += len(doc.given_chunks or [])
+    return chosen
+
+
+def subset_quality(chunks_file: Path, queries_file: Path, docs, contexts: dict[str, str], work: Path, label: str,
+                   configs=("hybrid",), ks=(5, 10, 20)) -> tuple[list[list[float]], int]:
+    """Pass@k (percent, one row per config) of an index of the whole set whose chunks in `contexts` carry those
+    contexts (the others their structural ones), on the queries whose gold chunks all lie in `docs`; and how
+    many queries that is."""
+    from localcr import evaluation
+    from localcr.index import build_index
+    from localcr.models import load_registry
+    from localcr.search import Index
+
+    work.mkdir(parents=True, exist_ok=True)
+    imported = work / f"contexts-{label}.jsonl"
+    imported.write_text("".join(json.dumps({"chunk_id": k, "context": v}) + "\n" for k, v in contexts.items()))
+    uuids = {d.external_id for d in docs}
+    subset_queries = work / f"queries-{label}.jsonl"
+    subset_queries.write_text("".join(line + "\n" for line in queries_file.read_text().splitlines()
+                                      if line.strip() and all(g[0] in uuids for g in json.loads(line)["golden_chunk_uuids"])))
+    registry = load_registry()
+    directory = work / f"index-{label}"
+    build_index([str(chunks_file)], directory, registry, contexts="structural", contexts_from=str(imported),
+                progress=False, log=lambda m: None)
+    index = Index(directory, registry)
+    queries = evaluation.load_queries(subset_queries, index)
+    results = evaluation.evaluate(index, queries, [evaluation.parse_config(c) for c in configs], ks, progress=False)
+    return [[100 * r.metrics[f"pass@{k}"] for k in ks] for r in results], len(queries)

@@ -34,19 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import corpus_files, machine, parser  # noqa: E402
+from _common import corpus_files, first_documents, machine, parser, subset_quality  # noqa: E402
 
 MODES = {"a": "published, one chunk at a time", "b": "default layout, side by side"}
-
-
-def subset(documents, min_docs: int, min_chunks: int):
-    chosen, total = [], 0
-    for doc in documents:
-        if len(chosen) >= min_docs and total >= min_chunks:
-            break
-        chosen.append(doc)
-        total += len(doc.given_chunks or [])
-    return chosen
 
 
 class Ledger:
@@ -95,31 +85,6 @@ def calibrate(runner, docs) -> tuple[float, float]:
     return rate, runner.generation_rate(tokens[:1024], [question + runner.tokenize(f" {i}") for i in range(runner.parallel)])
 
 
-def quality(chunks_file: Path, queries_file: Path, docs, contexts: dict[str, str], work: Path, label: str) -> list[float]:
-    """Hybrid Pass@5/10/20 (percent) of an index of the whole corpus whose subset chunks carry these contexts,
-    on the queries whose gold chunks all lie in the subset."""
-    from localcr import evaluation
-    from localcr.index import build_index
-    from localcr.models import load_registry
-    from localcr.search import Index
-
-    work.mkdir(parents=True, exist_ok=True)
-    imported = work / f"contexts-{label}.jsonl"
-    imported.write_text("".join(json.dumps({"chunk_id": k, "context": v}) + "\n" for k, v in contexts.items()))
-    uuids = {d.external_id for d in docs}
-    subset_queries = work / "queries-subset.jsonl"
-    subset_queries.write_text("".join(line + "\n" for line in queries_file.read_text().splitlines()
-                                      if line.strip() and all(g[0] in uuids for g in json.loads(line)["golden_chunk_uuids"])))
-    registry = load_registry()
-    directory = work / f"index-{label}"
-    build_index([str(chunks_file)], directory, registry, contexts="structural", contexts_from=str(imported),
-                progress=False, log=lambda m: None)
-    index = Index(directory, registry)
-    queries = evaluation.load_queries(subset_queries, index)
-    [result] = evaluation.evaluate(index, queries, [evaluation.parse_config("hybrid")], (5, 10, 20), progress=False)
-    return [100 * result.metrics[f"pass@{k}"] for k in (5, 10, 20)] + [len(queries)]
-
-
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--docs", type=int, default=15, help="at least this many documents (default 15)")
@@ -136,7 +101,7 @@ def main() -> None:
     from localcr.models import load_registry
 
     base = load_registry().require("llm", args.llm)
-    docs = subset(import_prechunked(chunks_file), args.docs, args.chunks)
+    docs = first_documents(import_prechunked(chunks_file), args.docs, args.chunks)
     n_chunks = sum(len(d.given_chunks) for d in docs)
     specs = {"a": replace(base, params={**base.params, "prompt": "published"}), "b": base}
     runs = {}
@@ -157,7 +122,7 @@ def main() -> None:
     for mode, (stats, contexts, seconds, ledger) in runs.items():
         timed = ledger.total("generated")
         time_cell = f"{seconds:.0f}" if timed == stats.chunks else f"{seconds:.0f} for {timed} of {stats.chunks} (rest cached earlier)"
-        p5, p10, p20, nq = quality(chunks_file, queries_file, docs, contexts, args.work / "quality", f"{mode}-{len(docs)}")
+        [[p5, p10, p20]], nq = subset_quality(chunks_file, queries_file, docs, contexts, args.work / "quality", f"{mode}-{len(docs)}")
         rows.append([f"({mode}) {MODES[mode]}", time_cell, ledger.total("prefix_tokens_evaluated") + ledger.total("chunk_tokens"),
                      ledger.total("generated_tokens"), f"{p5:.1f} / {p10:.1f} / {p20:.1f}", stats.fallbacks])
     if "b" in runs:

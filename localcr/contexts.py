@@ -72,6 +72,10 @@ PROMPTS = {  # the default first
     ),
 }
 DEFAULT_PROMPT = "marked"
+# Appended to the request of a document not in English (when the llm's context_language is on): an English
+# instruction otherwise draws an English answer, whose words a query in the document's language cannot match.
+# English prompts stay unchanged, and so do their cache keys.
+LANGUAGE_REQUEST = " Write the context in the language of the document ({language})."
 BEGINS_WORDS = 12  # words of the chunk quoted in a marked request, so the model finds the right marker
 
 # A base model has no template: the prompt ends where the answer should begin, and the answer ends at the
@@ -157,13 +161,14 @@ class _Group:
     chunks: list[Chunk]
     windowed: bool
     code: bool = False
+    language: str = ""  # the document's (ISO 639-1), for the language clause of its requests
 
 
 class _Prompter:
-    """Renders one layout's prompts for one loaded model."""
+    """Renders the prompts of one llm spec (its layout and language setting) for one loaded model."""
 
-    def __init__(self, runner: LlamaRunner, layout: PromptLayout):
-        self.runner, self.layout = runner, layout
+    def __init__(self, runner: LlamaRunner, spec):
+        self.runner, self.spec, self.layout = runner, spec, layout_of(spec)
 
     def prefill(self, code: bool) -> str:
         """Text the prompt puts at the start of the answer (completion style only)."""
@@ -179,9 +184,10 @@ class _Prompter:
     def request_text(self, group: _Group, chunk: Chunk) -> str:
         marker = f"<chunk {chunk.position + 1}>"
         if self.layout.marked and marker in group.doc_text:
-            return self.layout.request.format(marker=chunk.position + 1, begins=begins(chunk))
-        # Published layout, or a chunk that no window could show: the chunk itself goes in the request.
-        return PROMPTS["published"].request.format(chunk=chunk.text)
+            text = self.layout.request.format(marker=chunk.position + 1, begins=begins(chunk))
+        else:  # published layout, or a chunk that no window could show: the chunk itself goes in the request
+            text = PROMPTS["published"].request.format(chunk=chunk.text)
+        return text + language_clause(self.spec, group.language)
 
     def suffix(self, group: _Group, chunk: Chunk) -> list[int]:
         text = self.request_text(group, chunk)
@@ -194,6 +200,13 @@ class _Prompter:
         head = self.runner.render(self.layout.document.format(document=""), "", self.layout.system)[0]
         tail = self.runner.render("", PROMPTS["published"].request.format(chunk="") + COMPLETION_ANSWER, self.layout.system)[1]
         return len(head) + len(tail)
+
+
+def language_clause(spec, language: str) -> str:
+    """What a request adds to ask for the context in the document's language ("" for English or when off)."""
+    if not spec.context_language or language in ("", "en"):
+        return ""
+    return LANGUAGE_REQUEST.format(language=language)
 
 
 # --------------------------------------------------------------------------------------------- windows
@@ -342,7 +355,10 @@ def context_key(fingerprint: str, spec, doc: Document, chunk: Chunk) -> str:
     from localcr.cache import key
 
     layout = layout_of(spec)
-    return key("context", fingerprint, layout.name, layout.version, settings_signature(spec), doc.sha, chunk.sha)
+    parts = ["context", fingerprint, layout.name, layout.version, settings_signature(spec), doc.sha, chunk.sha]
+    if clause := language_clause(spec, doc.language):
+        parts.append(clause)  # only then: keys of English documents stay what they were before the clause existed
+    return key(*parts)
 
 
 def context_tag(fingerprint: str, spec) -> str:
@@ -503,7 +519,7 @@ class _Run:
         self.guard, self.stats, self.composition, self.reuse = guard, stats, composition, reuse
         self.budget, self.on_chunk = limit, on_chunk
         self.cache_tag = context_tag(fingerprint, spec)
-        self.prompter = _Prompter(runner, layout_of(spec))
+        self.prompter = _Prompter(runner, spec)
         _check_room(self.prompter, spec)
 
     def estimate(self, todo) -> float:
@@ -675,8 +691,8 @@ def _check_room(prompter: _Prompter, spec) -> None:
 def _groups_for(prompter: _Prompter, spec, doc: Document, chunks: list[Chunk]) -> list[_Group]:
     """The whole document as one prefix if it fits beside the chunks' requests, else windows."""
     runner = prompter.runner
-    group = _Group("", list(chunks), False, doc.is_code)
-    requests = [len(prompter.suffix(_Group(doc.text, chunks, False, doc.is_code), c)) for c in chunks]
+    group = _Group("", list(chunks), False, doc.is_code, doc.language)
+    requests = [len(prompter.suffix(_Group(doc.text, chunks, False, doc.is_code, doc.language), c)) for c in chunks]
     if prompter.layout.marked:
         # Requests are short, and those generated side by side share the context with the document: reserve room
         # for all of them, but never more than a quarter of n_ctx (then fewer run side by side in a long document).
@@ -698,9 +714,9 @@ def _groups_for(prompter: _Prompter, spec, doc: Document, chunks: list[Chunk]) -
         groups = plan_windows(doc, chunks, budget, head_chars=int(256 * chars_per_token), group_share=share)
         if all(runner.count(g.doc_text) <= room for g in groups):
             for g in groups:
-                g.code = doc.is_code
+                g.code, g.language = doc.is_code, doc.language
             return groups
-    return [_Group("", list(chunks), True, doc.is_code)]
+    return [_Group("", list(chunks), True, doc.is_code, doc.language)]
 
 
 # --------------------------------------------------------------------------------------------- import

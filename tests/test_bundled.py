@@ -69,7 +69,7 @@ def test_bundled_qwen_loads_and_writes_a_context_through_its_chat_template(tmp_p
     runner = LlamaRunner(spec)
     try:
         assert runner.is_chat
-        prompter = C._Prompter(runner, C.PROMPTS["marked"])
+        prompter = C._Prompter(runner, spec)
         rendered = runner.detokenize(prompter.prefix(text) + prompter.suffix(C._Group(text, [chunk], False), chunk))
         assert "<|im_start|>user\n<document>" in rendered and rendered.endswith("<|im_start|>assistant\n")
         stats = C.write_llm_contexts([doc], {doc.doc_id: [chunk]}, spec, progress=False, runner=runner)

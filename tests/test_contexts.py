@@ -389,3 +389,18 @@ def test_composition_is_one_function():
     assert C.compose("", "Defines retries.", "structural+llm") == "Defines retries."
     with pytest.raises(LocalcrError, match="composition"):
         C.compose("a", "b", "mixed")
+
+
+def test_documents_not_in_english_ask_for_their_language_and_key_it(tmp_path):
+    spec = _registry(tmp_path)
+    doc, chunks = _corpus()
+    english = C.context_key("f", spec, doc, chunks[0])
+    doc.language = "en"
+    assert C.language_clause(spec, "en") == "" and C.context_key("f", spec, doc, chunks[0]) == english
+    doc.language = "de"
+    assert "(de)" in C.language_clause(spec, "de")
+    assert C.context_key("f", spec, doc, chunks[0]) != english
+    off = _registry(tmp_path, "off", context_language=False)
+    german_off = C.context_key("f", off, doc, chunks[0])
+    doc.language = "en"
+    assert C.language_clause(off, "de") == "" and german_off == C.context_key("f", off, doc, chunks[0])
