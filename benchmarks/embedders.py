@@ -22,9 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import corpus_files, machine, table  # noqa: E402
+from _common import corpus_files, machine, set_directory, table  # noqa: E402
 
-SETS = ("anthropic-codebase", "xquad-en", "xquad-de", "xquad-es", "xquad-ru", "xquad-ar", "xquad-zh", "jsquad-ja", "mixed")
+SETS = ("anthropic-codebase", "xquad-en", "xquad-de", "xquad-es", "xquad-ru", "xquad-ar", "xquad-zh", "jsquad-ja", "mixed",
+        "written-en", "written-fr")
 MIXED = ("xquad-en", "xquad-de", "xquad-zh")  # each gives a different third of the (parallel) articles
 
 
@@ -71,7 +72,7 @@ def main() -> None:
     configs = [evaluation.parse_config(c) for c in CONFIGS]
     rows, speed = [], {name: [0, 0.0] for name in EMBEDDERS}
     for name in args.sets.split(","):
-        chunks, queries_file = corpus_files(mixed_set(args.data, args.work) if name == "mixed" else args.data / name)
+        chunks, queries_file = corpus_files(mixed_set(args.data, args.work) if name == "mixed" else set_directory(args.data, name))
         docs = import_prechunked(chunks)
         for doc in docs:
             doc.language = document_language(doc.text, doc.is_code)

@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import CORPUS_NAMES, machine, table  # noqa: E402
+from _common import corpus_files, machine, set_directory, table  # noqa: E402
 
 SETS = {"xquad-en": "en", "xquad-de": "de", "xquad-es": "es", "xquad-ru": "ru", "xquad-ar": "ar", "xquad-zh": "zh",
-        "jsquad-ja": "ja", "anthropic-codebase": "en"}
+        "jsquad-ja": "ja", "anthropic-codebase": "en", "written-en": "en", "written-fr": "fr"}
 KS = (1, 5, 20)
 
 
@@ -91,17 +91,18 @@ def _jieba():
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, required=True, help="the shared data directory")
+    p.add_argument("--sets", default=",".join(SETS), help="comma-separated set names (default: all)")
     args = p.parse_args()
     from localcr.documents import import_prechunked
     from localcr.language import document_language
     from localcr.lexical import LexicalIndex
 
     rows = []
-    for name, expected in SETS.items():
-        found = [(args.data / name / c, args.data / name / q) for c, q in CORPUS_NAMES if (args.data / name / c).exists()]
-        if not found:
+    for name in args.sets.split(","):
+        expected = SETS[name]
+        if not (directory := set_directory(args.data, name)).is_dir():
             continue
-        chunks_file, queries_file = found[0]
+        chunks_file, queries_file = corpus_files(directory)
         docs = import_prechunked(chunks_file)
         chunks = [c for d in docs for c in d.given_chunks]
         row_of = {(d.external_id, c.external_index): i for i, (d, c) in enumerate((d, c) for d in docs for c in d.given_chunks)}
@@ -126,7 +127,8 @@ def main() -> None:
             "English + CJK bigrams", "per language (default)"]
     text = f"# BM25 by language\n\n{machine()}\n\n" + table(head, rows) + "\n"
     print(text)
-    (ROOT / "benchmarks" / "results" / "lexical_languages.md").write_text(text)
+    suffix = "" if args.sets == ",".join(SETS) else "-" + args.sets.replace(",", "-")
+    (ROOT / "benchmarks" / "results" / f"lexical_languages{suffix}.md").write_text(text)
 
 
 if __name__ == "__main__":
