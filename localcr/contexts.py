@@ -72,9 +72,10 @@ PROMPTS = {  # the default first
     ),
 }
 DEFAULT_PROMPT = "marked"
-# Appended to the request of a document not in English (when the llm's context_language is on): an English
-# instruction otherwise draws an English answer, whose words a query in the document's language cannot match.
-# English prompts stay unchanged, and so do their cache keys.
+# Appended to the request of a document not in English when the llm's context_language is on: an English
+# instruction draws an English answer. Off by default: with Qwen2.5-Coder-1.5B on German and Chinese prose the
+# answers came in the document's language but retrieval was worse (benchmarks/context_language.py).
+# English prompts stay unchanged either way, and so do their cache keys.
 LANGUAGE_REQUEST = " Write the context in the language of the document ({language})."
 BEGINS_WORDS = 12  # words of the chunk quoted in a marked request, so the model finds the right marker
 

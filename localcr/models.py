@@ -33,7 +33,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "flash_attn": (bool, False),
         "prompt_style": (str, "completion"),
         "prompt": (str, DEFAULT_PROMPT),
-        "context_language": (bool, True),
+        "context_language": (bool, False),
         "chat_format": (str, ""),
         "max_tokens": (int, 100),
         "temperature": (float, 0.0),

@@ -392,7 +392,7 @@ def test_composition_is_one_function():
 
 
 def test_documents_not_in_english_ask_for_their_language_and_key_it(tmp_path):
-    spec = _registry(tmp_path)
+    spec = _registry(tmp_path, context_language=True)
     doc, chunks = _corpus()
     english = C.context_key("f", spec, doc, chunks[0])
     doc.language = "en"
