@@ -64,6 +64,8 @@ def test_add_change_delete_through_segments_equal_a_build_from_scratch(small_cor
     assert "0 new, 0 changed, 1 removed, 15 unchanged" in index(small_corpus, grown)
     stats = store.StoreReader(grown).stats()
     assert (stats["segments"], stats["documents"]) == (3, 15) and stats["dead_chunks"] > 0
+    # Counted by SQLite minus the tombstoned documents: every live chunk and document once, no dead one.
+    assert sum(stats["context_sources"].values()) == stats["chunks"] and sum(stats["languages"].values()) == 15
 
     scratch = tmp_path / "scratch"
     index(small_corpus, scratch)
