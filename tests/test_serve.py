@@ -160,9 +160,10 @@ def test_a_rebuild_is_picked_up_without_restart_and_no_request_fails(served):
     assert statuses and set(statuses) == {200}
 
 
-def test_rerank_without_a_configured_reranker_says_how_to_add_one(served):
+def test_rerank_without_a_configured_reranker_is_a_clear_error_that_names_no_server_file(served):
     status, answer = served.request("POST", "/api/search", {"query": "retry", "rerank": True, "reranker": "absent"})
-    assert status == 400 and "no reranker named 'absent'" in answer["error"]
+    assert status == 400 and answer["error"] == "reranker 'absent' is not available on this server (its log says why)"
+    assert "models.toml" not in answer["error"]
 
 
 def test_a_token_is_required_on_every_api_request_and_reranking_works(served, tiny_reranker_dir, tmp_path):
@@ -189,3 +190,32 @@ def test_binding_beyond_loopback_needs_a_token(served, monkeypatch):
     monkeypatch.delenv("LOCALCR_TOKEN", raising=False)
     line = error_line("serve", "--index", served.index, "--host", "0.0.0.0")
     assert "--token" in line and "LOCALCR_TOKEN" in line
+
+
+def test_a_generation_that_fails_to_open_is_tried_once_and_the_next_one_is_served(indexed, tmp_path, monkeypatch):
+    import shutil
+
+    from localcr.serve.service import Service
+    from localcr.store import _switch_marker as write_marker
+    from localcr.store import read_marker
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(indexed.cache))
+    directory = tmp_path / "index"
+    shutil.copytree(indexed.index, directory)
+    service = Service(directory)
+    serving = service.index.store.generation
+    opened = []
+    real_open = service._open
+    monkeypatch.setattr(service, "_open", lambda embedder: opened.append(1) or real_open(embedder))
+
+    (directory / "gen-broken").mkdir()
+    (directory / "gen-broken" / "manifest.json").write_text("{ not json")
+    write_marker(directory, "gen-broken")
+    for _ in range(3):
+        assert service.index.store.generation == serving  # still answering from what it had
+    assert len(opened) == 1
+
+    shutil.copytree(directory / serving, directory / "gen-copy")
+    write_marker(directory, "gen-copy")
+    assert service.index.store.generation == "gen-copy" and len(opened) == 2
+    assert read_marker(directory)["current"] == "gen-copy"

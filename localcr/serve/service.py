@@ -62,6 +62,7 @@ class Service:
         self.registry = registry or load_registry()
         self._index = self._open(embedder=None)
         self._switching = threading.Lock()
+        self._unopenable: str | None = None  # a generation that failed to open: not tried again on every request
         self._rerankers: dict[str | None, object] = {}
         self._rerankers_lock = threading.Lock()
         self.started = time.time()
@@ -87,13 +88,15 @@ class Service:
         except LocalcrError as exc:  # the directory was replaced by something else: keep serving what we have
             log.warning("%s", exc)
             return index
-        if marker is None or marker["current"] == index.store.generation or not self._switching.acquire(blocking=False):
+        if marker is None or marker["current"] in (index.store.generation, self._unopenable) \
+                or not self._switching.acquire(blocking=False):
             return index
         try:
             if self._index is index:
                 self._index = self._open(embedder=index.__dict__.get("embedder"))
                 log.info("switched to %s", self._index.store.generation)
-        except LocalcrError as exc:
+        except LocalcrError as exc:  # published generations never change: the next rebuild's is tried, not this again
+            self._unopenable = marker["current"]
             log.warning("staying on %s: %s", index.store.generation, exc)
         finally:
             self._switching.release()
@@ -104,7 +107,12 @@ class Service:
             if name not in self._rerankers:
                 from localcr.rerank import load_reranker
 
-                self._rerankers[name] = load_reranker(self.registry, name)
+                try:
+                    self._rerankers[name] = load_reranker(self.registry, name)
+                except LocalcrError as exc:  # the full reason names the server's files: it goes to the log only
+                    log.warning("%s", exc)
+                    which = f"reranker {name!r}" if name else "no default reranker"
+                    raise LocalcrError(f"{which} is not available on this server (its log says why)") from None
             return self._rerankers[name]
 
     # -- requests -----------------------------------------------------------------------------------------
