@@ -43,7 +43,7 @@ class Ledger:
     """The time and tokens of every run of one mode on one subset, kept in --work so that a run interrupted and
     resumed (the context cache) still reports the wall time of all its parts. Updated after every context."""
 
-    FIELDS = ("generated", "prefix_tokens_evaluated", "chunk_tokens", "generated_tokens")
+    FIELDS = ("generated", "prefix_tokens_evaluated", "chunk_tokens", "generated_tokens", "prompt_seconds", "generate_seconds")
 
     def __init__(self, path: Path):
         self.path = path
@@ -59,7 +59,7 @@ class Ledger:
         self.path.write_text(json.dumps(self.runs, indent=1))
 
     def total(self, field: str):
-        return sum(run[field] for run in self.runs)
+        return sum(run.get(field, 0) for run in self.runs)  # the first runs did not record the seconds
 
 
 def write(mode: str, docs, spec, runner, C, ledger: Ledger):
