@@ -39,7 +39,6 @@ def main() -> None:
     from localcr import contexts as C
     from localcr.documents import import_prechunked
     from localcr.language import detect, document_language
-    from localcr.llm import LlamaRunner
     from localcr.models import load_registry
     from localcr.structure import structural_contexts
 
@@ -57,17 +56,13 @@ def main() -> None:
         return chunks_by_doc
 
     variants = [("structural contexts", "structural", structural(), None)]
-    runner = LlamaRunner(base, parallel=C.DEFAULT_PARALLEL)
-    try:
-        for label, key, flag in (("LLM, English instruction", "english", False),
-                                 ("LLM, asked for the document's language", "language", True)):
-            spec = replace(base, params={**base.params, "context_language": flag})
-            composed, alone = structural(), structural()
-            C.write_llm_contexts(docs, composed, spec, runner=runner, progress=True)
-            C.write_llm_contexts(docs, alone, spec, runner=runner, progress=False, composition="llm")  # cached by now
-            variants.append((label, key, composed, alone))
-    finally:
-        runner.close()
+    for label, key, flag in (("LLM, English instruction", "english", False),
+                             ("LLM, asked for the document's language", "language", True)):
+        spec = replace(base, params={**base.params, "context_language": flag})
+        composed, alone = structural(), structural()
+        C.write_llm_contexts(docs, composed, spec, progress=True)  # loads the model only for contexts not cached
+        C.write_llm_contexts(docs, alone, spec, progress=False, composition="llm")  # all cached by now
+        variants.append((label, key, composed, alone))
 
     language_of = {d.doc_id: d.language for d in docs}
     rows = []

@@ -369,9 +369,10 @@ def context_tag(fingerprint: str, spec) -> str:
     return tag(spec.name, f"fingerprint {fingerprint}", f"prompt {layout_of(spec).version}")
 
 
-def _apply(chunk: Chunk, entry: dict, guard: GuardLimits | None, stats: ContextStats, composition: str) -> None:
+def _apply(doc: Document, chunk: Chunk, entry: dict, guard: GuardLimits | None, stats: ContextStats, composition: str) -> None:
     """Set the chunk's context from a cached or fresh generation, or count the fallback and keep the structural one."""
-    text, reason = guard_context(entry.get("raw", ""), chunk.text, guard, entry.get("finished", True), entry.get("prefill", ""))
+    text, reason = guard_context(entry.get("raw", ""), chunk.text, guard, entry.get("finished", True), entry.get("prefill", ""),
+                                 doc.text)
     if entry.get("skipped"):
         text, reason = None, entry["skipped"]
     if text is None:
@@ -454,7 +455,7 @@ def _from_cache(docs, chunks_by_doc, spec, fingerprint, cache, guard, stats, com
             entry = cache.get(context_key(fingerprint, spec, doc, chunk)) if cache is not None else None
             if _usable(entry, spec):
                 stats.cached += 1
-                _apply(chunk, entry, guard, stats, composition)
+                _apply(doc, chunk, entry, guard, stats, composition)
             else:
                 missing.append(chunk)
         if missing:
@@ -479,11 +480,11 @@ def pending_contexts(documents, chunks_by_doc, spec, cache, stats: ContextStats,
     return _from_cache(docs, chunks_by_doc, spec, spec.fingerprint(), cache, guard, stats, composition)
 
 
-def apply_generated(chunk: Chunk, entry: dict, stats: ContextStats, composition: str = DEFAULT_COMPOSITION,
+def apply_generated(doc: Document, chunk: Chunk, entry: dict, stats: ContextStats, composition: str = DEFAULT_COMPOSITION,
                     guard: GuardLimits | None = None) -> None:
     """Set a chunk's context from an entry generated elsewhere (or keep its structural one), counted in stats."""
     stats.generated += 1
-    _apply(chunk, entry, guard, stats, composition)
+    _apply(doc, chunk, entry, guard, stats, composition)
 
 
 def add_work(stats: ContextStats, done: ContextStats) -> None:
@@ -580,7 +581,7 @@ class _Run:
             for chunk, entry in zip(batch, self.complete(group, prefix, suffixes)):
                 self.keep(doc, chunk, entry)
                 stats.generated += 1
-                _apply(chunk, entry, self.guard, stats, self.composition)
+                _apply(doc, chunk, entry, self.guard, stats, self.composition)
                 if self.budget is not None:
                     self.budget -= 1
                 bar.update(1)

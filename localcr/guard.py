@@ -11,6 +11,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 REASONS = ("empty", "too_long", "repetitive", "echo", "copy")
 
@@ -21,7 +22,7 @@ class GuardLimits:
 
     min_chars: int = 12  # shorter (after cleaning) is "empty"
     max_chars: int = 800  # longer is "too long"
-    max_copy_share: float = 0.5  # share of the context's word 4-grams found in the chunk
+    max_copy_share: float = 0.5  # share of the context's word 4-grams found in the chunk, or anywhere in the document
     max_copy_run: int = 120  # longest run of characters copied verbatim from the chunk
     max_echo_share: float = 0.4  # share of the context's word 3-grams taken from the instruction itself
     max_instruction_words: float = 0.7  # more than this share of the context's content words that only the instruction supplies
@@ -123,11 +124,21 @@ def drop_echoed_sentences(text: str, limits: GuardLimits, document_words: set[st
     return " ".join(kept) if kept and len(kept) < len(sentences) else text
 
 
+@lru_cache(maxsize=4)
+def _document_grams(document: str) -> frozenset:
+    """Word 4-grams of a document, computed once for all its chunks (a str caches its hash)."""
+    return frozenset(ngrams(words(document), 4))
+
+
 def guard_context(
     raw: str, chunk_text: str, limits: GuardLimits | None = None, finished: bool = True, prefill: str = "",
+    document: str = "",
 ) -> tuple[str | None, str]:
     """Check one generated context: (cleaned context, "") if acceptable, else (None, reason) with reason one of
-    REASONS. `prefill` is the start of the answer that the prompt wrote, not the model: it does not count as content."""
+    REASONS. `prefill` is the start of the answer that the prompt wrote, not the model: it does not count as content.
+    `document`, the chunk's whole document: a context copied from any part of it is a copy too (measured: asked
+    to answer in German, the 1.5B gave 13 of 30 chunks a sentence of another paragraph, which points the chunk at
+    that paragraph's facts)."""
     limits = limits or GuardLimits()
     text = _BEGINS_QUOTE.sub("", clean_context(raw, finished))
     text = drop_echoed_sentences(text, limits, set(words(chunk_text)))
@@ -147,6 +158,8 @@ def guard_context(
     chunk_grams = set(ngrams(words(chunk_text), 4))
     grams4 = ngrams(tokens, 4)
     if grams4 and sum(g in chunk_grams for g in grams4) / len(grams4) > limits.max_copy_share:
+        return None, "copy"
+    if document and grams4 and sum(g in _document_grams(document) for g in grams4) / len(grams4) > limits.max_copy_share:
         return None, "copy"
     if longest_common_run(text, " ".join(chunk_text.split())) > min(limits.max_copy_run, max(40, len(text) // 2)):
         return None, "copy"

@@ -94,6 +94,16 @@ def test_guard_rejects_degenerate_outputs(raw, reason):
     assert G.guard_context(raw, chunk, prefill="This chunk defines") == (None, reason)
 
 
+def test_guard_rejects_a_copy_of_another_part_of_the_document():
+    doc, chunks = _corpus()
+    retries = chunks[2].text
+    elsewhere = "Each team may run at most forty jobs at once. Jobs over quota wait in the queue."
+    assert G.guard_context(elsewhere, retries) == (elsewhere, "")  # not the chunk's own words...
+    assert G.guard_context(elsewhere, retries, document=doc.text) == (None, "copy")  # ...but the document's
+    situating = "Part of the Orbit scheduler guide: how failed jobs are retried with backoff, configured in orbit.toml."
+    assert G.guard_context(situating, retries, document=doc.text)[1] == ""
+
+
 def test_guard_limits_are_parameters():
     ok = "This chunk explains the retry policy of failed jobs."
     assert G.guard_context(ok, "unrelated")[1] == ""

@@ -229,7 +229,7 @@ class RayExecutor(Executor):
                     doc, _, missing = todo[i]
                     for chunk, entry in zip(missing, entries):
                         store_context(cache, fingerprint, spec, doc, chunk, entry, tag)
-                        apply_generated(chunk, entry, stats, composition)
+                        apply_generated(doc, chunk, entry, stats, composition)
                     add_work(stats, done)
                     bar.update(len(missing))
             finally:
