@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
@@ -525,13 +525,21 @@ class _Run:
         _check_room(self.prompter, spec)
 
     def estimate(self, todo) -> float:
-        """Seconds to write these contexts: document tokens and requests at the prompt rate, generated tokens
-        at the batched generation rate, both from llm_rates (measured on this machine, or typical)."""
-        prompt_rate, gen_rate = llm_rates(self.runner)
+        """Seconds to write these contexts: the documents' tokens and every request's own tokens at the prompt
+        rate, the tokens a context takes at the batched generation rate; rates and tokens per context from
+        llm_rates (this model's last run on this machine, or typical). Requests are counted as the prompt will
+        have them: a fixed 60 tokens and half of max_tokens put the 1.5B's whole corpus at 2.2 h where it took
+        about 3.2 (its requests are ~96 tokens, its contexts ~65)."""
+        rates = llm_rates(self.runner)
         doc_tokens = sum(self.runner.count(doc.text) for doc, _, _ in todo)
+        requests = 0
+        for doc, all_chunks, missing in todo:
+            shown = marked_view(doc, all_chunks, [])[0].text if self.prompter.layout.marked else doc.text
+            group = _Group(shown, missing, False, doc.is_code, doc.language)
+            requests += sum(len(self.prompter.suffix(group, c)) for c in missing)
         n = sum(len(missing) for _, _, missing in todo)
-        request = 60 if self.prompter.layout.marked else 60 + doc_tokens / max(1, sum(len(c) for _, c, _ in todo))
-        return (doc_tokens + n * request) / prompt_rate + n * 0.5 * self.spec.max_tokens / gen_rate
+        per_context = rates.tokens_per_context or 0.5 * self.spec.max_tokens
+        return (doc_tokens + requests) / rates.prompt + n * per_context / rates.generate
 
     def generate(self, todo, progress: bool) -> None:
         from tqdm import tqdm
@@ -650,8 +658,17 @@ def generate_document(runner: LlamaRunner, spec, doc: Document, all_chunks: list
     return [run.entries[id(c)] for c in missing], stats
 
 
+class LlmRates(NamedTuple):
+    """What a model reached on this machine: prompt and generated tokens per second, and the tokens it wrote
+    for one context (None until a run has measured it)."""
+
+    prompt: float
+    generate: float
+    tokens_per_context: float | None = None
+
+
 # Typical rates of a 1.5B Q4_K_M model on 2 cores, used until this machine has measured its own.
-_TYPICAL_RATES = (65.0, 25.0)
+_TYPICAL_RATES = LlmRates(65.0, 25.0)
 
 
 def _rates_key(runner: LlamaRunner) -> str:
@@ -660,13 +677,14 @@ def _rates_key(runner: LlamaRunner) -> str:
     return key("llm-rates", runner.spec.fingerprint(), str(runner.threads), str(runner.parallel))
 
 
-def llm_rates(runner: LlamaRunner) -> tuple[float, float]:
-    """(prompt tokens/s, generated tokens/s) this model last reached on this machine with these threads."""
+def llm_rates(runner: LlamaRunner) -> LlmRates:
+    """The rates this model last reached on this machine with these threads (entries of earlier versions hold
+    the two speeds only)."""
     from localcr.cache import open_cache
 
     with open_cache("rates") as cache:
         rates = cache.get(_rates_key(runner))
-    return tuple(rates) if isinstance(rates, (tuple, list)) and len(rates) == 2 else _TYPICAL_RATES
+    return LlmRates(*rates) if isinstance(rates, (tuple, list)) and len(rates) in (2, 3) else _TYPICAL_RATES
 
 
 def record_rates(runner: LlamaRunner, stats: ContextStats) -> None:
@@ -676,9 +694,10 @@ def record_rates(runner: LlamaRunner, stats: ContextStats) -> None:
     evaluated = stats.prefix_tokens_evaluated + stats.chunk_tokens
     if evaluated < 500 or stats.prompt_seconds <= 0 or stats.generate_seconds <= 0 or stats.generated_tokens < 50:
         return
+    rates = LlmRates(evaluated / stats.prompt_seconds, stats.generated_tokens / stats.generate_seconds,
+                     stats.generated_tokens / max(1, stats.generated))
     with open_cache("rates") as cache:
-        cache.set(_rates_key(runner), (evaluated / stats.prompt_seconds, stats.generated_tokens / stats.generate_seconds),
-                  tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
+        cache.set(_rates_key(runner), tuple(rates), tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
 
 
 def _check_room(prompter: _Prompter, spec) -> None:

@@ -217,6 +217,27 @@ def test_cache_keys_change_with_prompt_version_model_and_settings(tmp_path, cach
 
 
 @pytest.mark.model
+def test_the_time_estimate_uses_the_measured_rates_and_tokens_per_context(tmp_path, cache_dir):
+    spec = _registry(tmp_path)
+    doc, chunks = _corpus()
+    runner = L.LlamaRunner(spec)
+    try:
+        run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+        todo = [(doc, chunks, chunks)]
+        assert C.llm_rates(runner) == C._TYPICAL_RATES
+        measured = C.ContextStats(prefix_tokens_evaluated=900, chunk_tokens=100, prompt_seconds=10.0,
+                                  generated_tokens=300, generate_seconds=30.0, generated=5)
+        C.record_rates(runner, measured)
+        assert C.llm_rates(runner) == (100.0, 10.0, 60.0)
+        prompt_part = run.estimate(todo) - len(chunks) * 60 / 10.0  # 60 tokens a context at 10 tok/s
+        requests = [C.PROMPTS["marked"].request.format(marker=c.position + 1, begins=C.begins(c)) for c in chunks]
+        counted = runner.count(doc.text) + sum(runner.count(r) for r in requests)
+        assert counted < prompt_part * 100 < 1.3 * counted  # the requests' own tokens, plus the answer cue of each
+    finally:
+        runner.close()
+
+
+@pytest.mark.model
 def test_limit_generates_only_that_many(tmp_path, cache_dir):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()
