@@ -478,7 +478,7 @@ class StoreReader:
             for part in seg.path.iterdir():
                 sizes[part.name] += disk_size(part)
         sizes[MANIFEST] = disk_size(self.path / MANIFEST)
-        sources = self._live_counts("chunks", "context_source")
+        sources = self._live_counts("chunks", "context_source", with_empty=True)  # "" is a chunk without context
         m = self.manifest
         return {
             "directory": str(self.directory), "generation": self.path.name,
@@ -493,12 +493,12 @@ class StoreReader:
             "bytes": dict(sizes), "total_bytes": sum(sizes.values()),
         }
 
-    def _live_counts(self, table: str, column: str) -> dict[str, int]:
+    def _live_counts(self, table: str, column: str, with_empty: bool = False) -> dict[str, int]:
         """How many live rows of a table (chunks, documents) have each value of a column, counted by SQLite (a
-        million chunks are not walked in Python): all rows, minus those of tombstoned documents. Documents with
-        no value recorded (imported ones have no encoding) are not counted."""
+        million chunks are not walked in Python): all rows, minus those of tombstoned documents. Rows with no
+        value (imported documents have no encoding) are left out unless with_empty."""
         counts: Counter = Counter()
-        keep = "1" if table == "chunks" else f"{column} != ''"
+        keep = "1" if with_empty else f"{column} != ''"
         query = f"SELECT {column} AS value, COUNT(*) AS n FROM {table} WHERE {keep} {{}} GROUP BY {column}"
         for seg in self.segments:
             counts.update({r["value"]: r["n"] for r in seg.db.execute(query.format(""))})
