@@ -62,6 +62,23 @@ def first_documents(documents, min_docs: int, min_chunks: int = 0):
     return chosen
 
 
+def structural_chunks(docs) -> dict:
+    """Fresh copies of the documents' published chunks, with their structural contexts: {doc_id: chunks}."""
+    from dataclasses import replace
+
+    from localcr.structure import structural_contexts
+
+    chunks_by_doc = {d.doc_id: [replace(c) for c in d.given_chunks] for d in docs}
+    for d in docs:
+        structural_contexts(d, chunks_by_doc[d.doc_id])
+    return chunks_by_doc
+
+
+def results_suffix(chosen: str, every) -> str:
+    """The suffix of a results file for a run over some sets (--sets), "" for a run over all of them."""
+    return "" if chosen == ",".join(every) else "-" + chosen.replace(",", "-")
+
+
 def subset_quality(chunks_file: Path, queries_file: Path, docs, contexts: dict[str, str], work: Path, label: str,
                    configs=("hybrid",), ks=(5, 10, 20)) -> tuple[list[list[float]], int]:
     """Pass@k (percent, one row per config) of an index of the whole set whose chunks in `contexts` carry those

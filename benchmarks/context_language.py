@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import corpus_files, first_documents, machine, parser, subset_quality, table  # noqa: E402
+from _common import corpus_files, first_documents, machine, parser, structural_chunks, subset_quality, table  # noqa: E402
 
 CONFIGS = ("dense", "lexical", "hybrid")
 KS = (1, 5, 20)
@@ -40,7 +40,6 @@ def main() -> None:
     from localcr.documents import import_prechunked
     from localcr.language import detect, document_language
     from localcr.models import load_registry
-    from localcr.structure import structural_contexts
 
     base = load_registry().require("llm", args.llm)
     docs = first_documents(import_prechunked(chunks_file), args.docs)
@@ -49,17 +48,11 @@ def main() -> None:
     name = args.data.name
     work = args.work / f"context-language-{name}"
 
-    def structural() -> dict:
-        chunks_by_doc = {d.doc_id: [replace(c) for c in d.given_chunks] for d in docs}
-        for d in docs:
-            structural_contexts(d, chunks_by_doc[d.doc_id])
-        return chunks_by_doc
-
-    variants = [("structural contexts", "structural", structural(), None)]
+    variants = [("structural contexts", "structural", structural_chunks(docs), None)]
     for label, key, flag in (("LLM, English instruction", "english", False),
                              ("LLM, asked for the document's language", "language", True)):
         spec = replace(base, params={**base.params, "context_language": flag})
-        composed, alone = structural(), structural()
+        composed, alone = structural_chunks(docs), structural_chunks(docs)
         C.write_llm_contexts(docs, composed, spec, progress=True)  # loads the model only for contexts not cached
         C.write_llm_contexts(docs, alone, spec, progress=False, composition="llm")  # all cached by now
         variants.append((label, key, composed, alone))

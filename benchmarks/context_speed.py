@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import corpus_files, first_documents, machine, parser, subset_quality  # noqa: E402
+from _common import corpus_files, first_documents, machine, parser, structural_chunks, subset_quality  # noqa: E402
 
 MODES = {"a": "published, one chunk at a time", "b": "default layout, side by side"}
 
@@ -64,11 +64,7 @@ class Ledger:
 
 def write(mode: str, docs, spec, runner, C, ledger: Ledger):
     """Contexts for the subset in one mode: (stats, {chunk_id: context}, seconds)."""
-    from localcr.structure import structural_contexts
-
-    chunks_by_doc = {d.doc_id: [replace(c) for c in d.given_chunks] for d in docs}
-    for d in docs:
-        structural_contexts(d, chunks_by_doc[d.doc_id])
+    chunks_by_doc = structural_chunks(docs)
     stats = C.ContextStats()
     C.write_llm_contexts(docs, chunks_by_doc, spec, runner=runner, reuse=True, progress=True,
                          composition=C.DEFAULT_COMPOSITION, stats=stats, on_chunk=lambda _: ledger.update(stats))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import corpus_files, machine, set_directory, table  # noqa: E402
+from _common import corpus_files, machine, results_suffix, set_directory, table  # noqa: E402
 
 SETS = ("anthropic-codebase", "xquad-en", "xquad-de", "xquad-es", "xquad-ru", "xquad-ar", "xquad-zh", "jsquad-ja", "mixed",
         "written-en", "written-fr")
@@ -96,8 +96,7 @@ def main() -> None:
             + table(["set", "embedder", "config", "Pass@1 / 5 / 20"], rows) + f"\n\n- embedding speed (cold cache, "
             f"with indexing): {rates or 'all cached'}\n")
     print(text)
-    suffix = "" if args.sets == ",".join(SETS) else "-" + args.sets.replace(",", "-")
-    (Path(__file__).parent / "results" / f"embedders{suffix}.md").write_text(text)
+    (Path(__file__).parent / "results" / f"embedders{results_suffix(args.sets, SETS)}.md").write_text(text)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import corpus_files, machine, set_directory, table  # noqa: E402
+from _common import corpus_files, machine, results_suffix, set_directory, table  # noqa: E402
 
 SETS = {"xquad-en": "en", "xquad-de": "de", "xquad-es": "es", "xquad-ru": "ru", "xquad-ar": "ar", "xquad-zh": "zh",
         "jsquad-ja": "ja", "anthropic-codebase": "en", "written-en": "en", "written-fr": "fr"}
@@ -127,8 +127,7 @@ def main() -> None:
             "English + CJK bigrams", "per language (default)"]
     text = f"# BM25 by language\n\n{machine()}\n\n" + table(head, rows) + "\n"
     print(text)
-    suffix = "" if args.sets == ",".join(SETS) else "-" + args.sets.replace(",", "-")
-    (ROOT / "benchmarks" / "results" / f"lexical_languages{suffix}.md").write_text(text)
+    (ROOT / "benchmarks" / "results" / f"lexical_languages{results_suffix(args.sets, SETS)}.md").write_text(text)
 
 
 if __name__ == "__main__":
