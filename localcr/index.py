@@ -126,10 +126,15 @@ def build_index(
             log(f"embedder: {settings.embedder_choice}")
         if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):
             log(f"warning: {warning}")
+        # Files read again but unchanged keep their new size and mtime, so the next run need not read them.
+        file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept and i not in read}
+        file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}
         if not docs and not gone and not whole:
             summary.documents, summary.chunks = len(kept), last.get("chunks", 0)
             summary.seconds = time.monotonic() - started
-            return summary  # nothing changed: no new generation
+            if file_stats != last.get(store.FILE_STATS, {}):
+                store.publish(directory, marker, {**last, store.FILE_STATS: file_stats})
+            return summary  # no document changed: no new segment
 
         from localcr.execution import open_executor
 
@@ -156,7 +161,7 @@ def build_index(
             segments.append(store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical))
             if settings.contexts == "llm" and last.get("contexts", {}).get("mode") == "llm" and not whole:
                 context_meta = _merged_context_meta(last["contexts"], context_meta)
-        manifest = _manifest(settings, model, context_meta, summary, segments, index_languages)
+        manifest = _manifest(settings, model, context_meta, summary, segments, index_languages, file_stats)
         store.publish(directory, marker, manifest)
         stopwords_changed = set(index_languages) != set(last.get("languages", index_languages))
         if len(segments) > MAX_SEGMENTS or _dead_share(segments) > MAX_DEAD_SHARE or stopwords_changed:
@@ -224,7 +229,7 @@ def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> 
     lexical = LexicalIndex.build([t for t, _ in texts_and_languages], [lang for _, lang in texts_and_languages],
                                  stopwords_of(reader.manifest.get("languages", ["en"])))
     segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical, shas=reader.document_shas())
-    store.publish(directory, marker, {**reader.manifest, "segments": [segment]})
+    store.publish(directory, marker, {**reader.manifest, "segments": [segment], store.FILE_STATS: {}})  # stats folded in
 
 
 @dataclass
@@ -321,9 +326,9 @@ def _embed(model, chunks: list[Chunk], summary: BuildSummary, progress: bool, ex
 
 
 def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSummary, segments: list[dict],
-              languages: list[str]) -> dict:
+              languages: list[str], file_stats: dict) -> dict:
     return {
-        "segments": segments, "languages": languages,
+        "segments": segments, "languages": languages, store.FILE_STATS: file_stats,
         "localcr": localcr.__version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "sources": settings.sources,

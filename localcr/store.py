@@ -7,7 +7,8 @@ Layout of an index directory:
                          vectors.npy + windows.npy (each dense window's vector and chunk row), dense.hnsw,
                          lexical/ (BM25 postings and chunk lengths, memory-mapped)
     gen-*/manifest.json  complete generations: the build's settings and the segments that make the index,
-                         each with its tombstones (documents deleted or replaced since it was written)
+                         each with its tombstones (documents deleted or replaced since it was written), and
+                         the newer file stats of documents whose files were touched without changing
     .building-*/         a generation or segment being written (removed by the next writer if its process died)
     .lock                held by the one writer
 
@@ -52,6 +53,7 @@ SEGMENTS = "segments"
 GENERATION_PREFIX = "gen-"
 SEGMENT_PREFIX = "seg-"
 STAGING_PREFIX = ".building-"
+FILE_STATS = "file_stats"  # manifest key: doc_id -> [size, mtime] of files read again and found unchanged
 
 # hnswlib: built once with these, searched with HNSW_EF candidates per query.
 HNSW_SPACE = "cosine"
@@ -165,14 +167,17 @@ class StoredDocument:
 
 
 def live_documents(directory: Path, manifest: dict) -> dict[str, StoredDocument]:
-    """doc_id -> its record, for the live documents of the generation whose manifest this is."""
+    """doc_id -> its record, for the live documents of the generation whose manifest this is; a file touched
+    without changing has the size and mtime it was last read with (the manifest's, newer than its segment's)."""
     found: dict[str, StoredDocument] = {}
+    touched = manifest.get(FILE_STATS, {})
     for segment in manifest.get("segments", []):
         dead = set(segment["dead"])
         with sqlite3.connect(f"file:{directory / SEGMENTS / segment['name'] / STORE}?mode=ro", uri=True) as db:
             for doc_id, sha, size, mtime, language, n in db.execute(
                     "SELECT doc_id, sha, size, mtime, language, n_chunks FROM documents"):
                 if doc_id not in dead:
+                    size, mtime = touched.get(doc_id, (size, mtime))
                     found[doc_id] = StoredDocument(segment["name"], sha, size, mtime, language or "", n)
     return found
 
@@ -411,17 +416,19 @@ class StoreReader:
         return [by_row[row] for row in rows]
 
     def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
-        """The live documents (without their full text) and their chunks, in index order; a chunk's kind is
-        its document's."""
+        """The live documents (without their full text, with their files' latest stats) and their chunks, in
+        index order; a chunk's kind is its document's."""
         docs: list[Document] = []
         chunks: dict[str, list[Chunk]] = {}
         fields = [c for c in CHUNK_COLUMNS if c != "row"]
+        touched = self.manifest.get(FILE_STATS, {})
         for seg in self.segments:
             for r in seg.db.execute("SELECT * FROM documents"):
                 if r["doc_id"] not in seg.dead_docs:
-                    docs.append(Document(doc_id=r["doc_id"], path=r["path"], kind=r["kind"], text="", size=r["size"],
+                    size, mtime = touched.get(r["doc_id"], (r["size"], r["mtime"]))
+                    docs.append(Document(doc_id=r["doc_id"], path=r["path"], kind=r["kind"], text="", size=size,
                                          external_id=r["external_id"], encoding=r["encoding"] or "",
-                                         pages=json.loads(r["pages"] or "[]"), language=r["language"] or "", mtime=r["mtime"]))
+                                         pages=json.loads(r["pages"] or "[]"), language=r["language"] or "", mtime=mtime))
                     chunks[r["doc_id"]] = []
             query = f"SELECT {', '.join('c.' + f for f in fields)}, d.kind FROM chunks c JOIN documents d USING (doc_id) ORDER BY c.row"
             for r in seg.db.execute(query):

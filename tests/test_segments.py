@@ -93,6 +93,24 @@ def test_nothing_changed_writes_nothing_and_unchanged_files_are_not_read(small_c
     assert "1 changed" in index(small_corpus, directory)
 
 
+def test_a_file_touched_without_changing_is_read_once_then_known_by_its_new_stats(small_corpus, tmp_path):
+    directory = tmp_path / "i"
+    index(small_corpus, directory)
+    guide = small_corpus / "docs" / "guide.md"
+    touched = guide.stat().st_mtime_ns + 10**9
+    os.utime(guide, ns=(touched, touched))
+    assert "(nothing to do)" in index(small_corpus, directory)  # read and compared: the same content
+    # Proof it is not read again: an edit of the same size under the recorded mtime goes unseen.
+    guide.write_text(GUIDE.replace("three", "seven"))
+    os.utime(guide, ns=(touched, touched))
+    assert "(nothing to do)" in index(small_corpus, directory)
+    run("compact", "--index", directory)  # the new stats are folded into the merged segment
+    manifest = store.current_manifest(directory, store.read_marker(directory))
+    assert manifest[store.FILE_STATS] == {}
+    assert store.live_documents(directory, manifest)["orbit/docs/guide.md"].mtime == touched
+    assert "(nothing to do)" in index(small_corpus, directory)
+
+
 def test_the_policy_compacts_when_tombstones_pile_up(small_corpus, tmp_path):
     directory = tmp_path / "i"
     index(small_corpus, directory)
