@@ -229,10 +229,28 @@ def test_the_time_estimate_uses_the_measured_rates_and_tokens_per_context(tmp_pa
                                   generated_tokens=300, generate_seconds=30.0, generated=5)
         C.record_rates(runner, measured)
         assert C.llm_rates(runner) == (100.0, 10.0, 60.0)
-        prompt_part = run.estimate(todo) - len(chunks) * 60 / 10.0  # 60 tokens a context at 10 tok/s
-        requests = [C.PROMPTS["marked"].request.format(marker=c.position + 1, begins=C.begins(c)) for c in chunks]
-        counted = runner.count(doc.text) + sum(runner.count(r) for r in requests)
-        assert counted < prompt_part * 100 < 1.3 * counted  # the requests' own tokens, plus the answer cue of each
+        # 60 tokens a context at 10 tok/s, and the prompt tokens at 100 tok/s
+        assert run.estimate(todo) == pytest.approx(len(chunks) * 60 / 10.0 + run.prompt_tokens(todo) / 100.0)
+    finally:
+        runner.close()
+
+
+@pytest.mark.model
+def test_the_estimate_counts_the_prompt_tokens_a_run_evaluates_windows_included(tmp_path, cache_dir):
+    """A document longer than n_ctx is shown in windows around its chunks, each evaluated but for the start it
+    shares with the window before: the estimate counts what the run evaluates, not the document once."""
+    spec = _registry(tmp_path, "small", n_ctx=576, max_tokens=8)
+    lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(120)]
+    doc, chunks = _corpus("\n".join(lines) + "\n", "agent.txt", "text",
+                          pieces=["\n".join(lines[i:i + 4]) for i in (10, 14, 60, 100)])
+    runner = L.LlamaRunner(spec)
+    try:
+        run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+        expected = run.prompt_tokens([(doc, chunks, chunks)])
+        stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, runner=runner, use_cache=False)
+        assert stats.windowed_documents == 1 and stats.prefixes > 1
+        # within 2%: a later batch's request may also find its template's first tokens in the KV cache
+        assert expected == pytest.approx(stats.prefix_tokens_evaluated + stats.chunk_tokens, rel=0.02)
     finally:
         runner.close()
 
