@@ -212,7 +212,7 @@ class Index:
             ranks["rerank"] = _ranks(order)
         order = order[:k]
         if window:
-            groups = widen(order, self.store.row_doc_ids.__getitem__, window, self.store.n_chunks)
+            groups = widen(order, self.store.doc_of_row, window, self.store.n_chunks)
         else:
             groups = [(row, [row]) for row in order]
         return self._hits(groups, scores, ranks)

@@ -32,7 +32,7 @@ def results(directory):
     for query in QUERIES:
         scores = idx.lexical.scores(query)
         by_id = {r["chunk_id"]: float(scores[r["row"]]) for r in idx.store.hit_records(
-            [row for row, doc in enumerate(idx.store.row_doc_ids) if doc is not None])}
+            np.flatnonzero(idx.store.live).tolist())}
         hits = {mode: [(h.chunk_id, h.score) for h in idx.search(query, 8, mode=mode)] for mode in ("dense", "lexical", "hybrid")}
         out[query] = (by_id, hits)
     return out

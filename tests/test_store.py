@@ -44,7 +44,7 @@ def test_a_written_generation_reads_back(tmp_path):
     assert [(d.doc_id, d.kind, d.external_id, d.text) for d in docs] == [
         ("guide.md", "markdown", None, ""), ("u.json#x", "code", "U1", "")]
     assert chunks == corpus()[1]  # every field, the chunk's kind taken from its document
-    assert reader.row_doc_ids == ["guide.md", "guide.md", "u.json#x"]
+    assert [reader.doc_of_row(row) for row in range(reader.n_chunks)] == ["guide.md", "guide.md", "u.json#x"]
     assert reader.chunk_id_set() == {"guide.md#0", "guide.md#1", "x_0"}
     assert reader.doc_ids() == {"guide.md", "u.json#x"}
     assert reader.chunk_ids_for_external() == {("U1", 3): "x_0"}
@@ -68,6 +68,17 @@ def test_reading_goes_by_column_name(tmp_path):
             shuffled = ", ".join(reversed(columns))
             db.executescript(f"CREATE TABLE t AS SELECT {shuffled} FROM {table}; DROP TABLE {table}; ALTER TABLE t RENAME TO {table};")
     assert store.StoreReader(tmp_path / "i").stored_documents() == expected
+
+
+def test_chunk_rows_that_their_documents_do_not_account_for_are_a_corrupt_index(tmp_path):
+    """Which document a row belongs to comes from the documents' chunk counts: a store where they disagree
+    with the chunk rows is refused, not misread."""
+    write(tmp_path / "i")
+    (segment,) = store.StoreReader(tmp_path / "i").segments
+    with sqlite3.connect(segment.path / store.STORE) as db:
+        db.execute("DELETE FROM chunks WHERE row = 1")
+    with pytest.raises(LocalcrError, match="corrupt.*2 chunk rows where its documents count 3"):
+        store.StoreReader(tmp_path / "i")
 
 
 def test_page_starts_reach_the_hits(tmp_path):

@@ -149,7 +149,7 @@ class Service:
         row = store.row_of_chunk(chunk_id)
         if row is None:
             raise NotFound(f"no chunk {chunk_id!r} in this index")
-        rows = store.rows_of_document(store.row_doc_ids[row])
+        rows = store.rows_of_document(store.doc_of_row(row))
         span = [r for r in range(max(rows.start, row - window), min(rows.stop, row + window + 1))]
         records = {r["row"]: r for r in store.hit_records(span)}
         return {"chunk": _chunk(records[row]), "path": records[row]["path"], "doc_id": records[row]["doc_id"],
