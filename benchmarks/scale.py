@@ -159,7 +159,7 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, help="a public set whose vocabulary the synthetic texts use")
-    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000 takes about half an hour)")
+    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000 takes hours on 2 cores: the single-threaded hnswlib build, twice with --compact)")
     p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"))
     p.add_argument("--compact", action="store_true", help="also time a full compaction")
     args = p.parse_args()
