@@ -127,8 +127,8 @@ def build_index(
         if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):
             log(f"warning: {warning}")
         # Files read again but unchanged keep their new size and mtime, so the next run need not read them.
-        file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept and i not in read}
-        file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}
+        file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept}
+        file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}  # the ones read now win
         if not docs and not gone and not whole:
             summary.documents, summary.chunks = len(kept), last.get("chunks", 0)
             summary.seconds = time.monotonic() - started
