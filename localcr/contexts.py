@@ -53,16 +53,17 @@ class PromptLayout:
 
 
 PROMPTS = {  # the default first
-    # The published instruction after one sentence naming the chunk's marker and quoting its first words (so the
+    # The published instruction, its "this chunk" replaced by the chunk's marker and its first words (so the
     # model finds the right place); the system message keeps small models from restating the task instead of
     # doing it (measured on Qwen2.5-Coder 0.5B and 1.5B: without it they echo the request or copy the chunk).
+    # An imperative only: a request that said "This chunk is the part of the document that begins at <chunk 7>
+    # (...)" (version marked-2026.1) had 122 of the 1.5B's 737 answers on the code set restate that sentence.
     "marked": PromptLayout(
-        name="marked", version="marked-2026.1", marked=True,
+        name="marked", version="marked-2026.2", marked=True,
         system="You write search-index contexts. Given a document and one of its chunks, you answer with one or two "
         "sentences that situate the chunk: what the whole document is about and what this chunk covers within it.",
         document="<document>\n{document}\n</document>\n",
-        request="This chunk is the part of the document that begins at <chunk {marker}> (\"{begins}\"). "
-        + _PUBLISHED_INSTRUCTION,
+        request=_PUBLISHED_INSTRUCTION.replace("this chunk", "<chunk {marker}> (\"{begins}\")", 1),
     ),
     "published": PromptLayout(
         name="published", version="cr-2025.1", marked=False,

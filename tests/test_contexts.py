@@ -395,6 +395,9 @@ def test_marked_requests_name_the_marker_and_quote_the_chunk_start():
     request = C.PROMPTS["marked"].request.format(marker=3, begins=C.begins(chunks[2]))
     assert "<chunk 3>" in request and "Retries A failed job is retried" in request
     assert len(request) < 400  # the chunk's text is not repeated
+    # Imperatives only: no "This chunk is the part ..." statement for a model to restate as its answer.
+    assert request.startswith("Please give") and "This chunk" not in request
+    assert G.guard_context(request, chunks[2].text) == (None, "echo")
 
 
 @pytest.mark.parametrize("raw", [
