@@ -31,7 +31,7 @@ from typing import Callable, NamedTuple
 from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
 from localcr.guard import GuardLimits, guard_context
-from localcr.llm import LlamaRunner
+from localcr.llm import LlamaRunner, shared_start
 
 # The published Contextual Retrieval instruction.
 _PUBLISHED_INSTRUCTION = (
@@ -504,12 +504,6 @@ def _announce(run: "_Run", todo, log: Callable[[str], None]) -> None:
             f"on {run.runner.threads} threads; an interrupted run resumes where it stopped")
 
 
-def _shared_start(a: list[int], b: list[int]) -> int:
-    """How many tokens two prompts share from their start."""
-    n = min(len(a), len(b))
-    return next((i for i in range(n) if a[i] != b[i]), n)
-
-
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -549,7 +543,7 @@ class _Run:
         for doc, all_chunks, missing in todo:
             for group in self.groups_for(doc, all_chunks, missing):
                 prefix = self.prompter.prefix(group.doc_text)
-                total += len(prefix) - min(_shared_start(previous, prefix), len(prefix) - 1)
+                total += len(prefix) - min(shared_start(previous, prefix), len(prefix) - 1)
                 total += sum(len(self.prompter.suffix(group, c)) for c in group.chunks)
                 previous = prefix
         return total

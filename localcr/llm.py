@@ -114,6 +114,15 @@ class _CapturePrompt:
 Renderer = Callable[[list[dict]], tuple[str, bool]]
 
 
+def shared_start(a, b) -> int:
+    """How many leading tokens two token sequences share (the part of a prompt the KV cache can keep)."""
+    import numpy as np
+
+    n = min(len(a), len(b))
+    diff = np.nonzero(np.asarray(a[:n], dtype=np.int64) != np.asarray(b[:n], dtype=np.int64))[0]
+    return int(diff[0]) if len(diff) else n
+
+
 class LlamaRunner:
     """One loaded GGUF model: prompt rendering, tokenisation, and completion with KV-cache prefix reuse."""
 
@@ -234,16 +243,7 @@ class LlamaRunner:
 
     def cached_prefix(self, tokens: list[int]) -> int:
         """How many leading tokens of `tokens` are already in the KV cache."""
-        import numpy as np
-
-        llm = self.llm
-        n = min(llm.n_tokens, len(tokens))
-        if n == 0:
-            return 0
-        have = llm.input_ids[:n]
-        want = np.asarray(tokens[:n], dtype=have.dtype)
-        diff = np.nonzero(have != want)[0]
-        return int(diff[0]) if len(diff) else n
+        return shared_start(self.llm.input_ids[: self.llm.n_tokens], tokens)
 
     def prompt_rate(self, tokens: list[int]) -> float:
         """Tokens per second evaluating `tokens` from an empty KV cache (for benchmarks and estimates)."""

@@ -456,3 +456,10 @@ def test_documents_not_in_english_ask_for_their_language_and_key_it(tmp_path):
     german_off = C.context_key("f", off, doc, chunks[0])
     doc.language = "en"
     assert C.language_clause(off, "de") == "" and german_off == C.context_key("f", off, doc, chunks[0])
+
+
+def test_shared_start_counts_the_leading_tokens_two_prompts_share():
+    assert L.shared_start([], [1, 2]) == 0
+    assert L.shared_start([1, 2, 3], [1, 2, 3]) == 3
+    assert L.shared_start([1, 2, 3], [1, 2]) == 2
+    assert L.shared_start([1, 9, 3], [1, 2, 3]) == 1
