@@ -497,7 +497,7 @@ def add_work(stats: ContextStats, done: ContextStats) -> None:
 
 def _announce(run: "_Run", todo, log: Callable[[str], None]) -> None:
     """Say before starting how long the generation will take, when that is more than a few seconds."""
-    estimate = run.estimate(todo)
+    estimate = run.estimate(todo, log)
     if estimate >= 30:
         n = sum(len(missing) for _, _, missing in todo)
         log(f"contexts: {n} to write with {run.spec.name} in {len(todo)} documents, about {_duration(estimate)} "
@@ -525,14 +525,21 @@ class _Run:
         self.prompter = _Prompter(runner, spec)
         _check_room(self.prompter, spec)
 
-    def estimate(self, todo) -> float:
+    def estimate(self, todo, log: Callable[[str], None] | None = None) -> float:
         """Seconds to write these contexts: the prompt tokens the run will evaluate at the prompt rate, the
-        tokens a context takes at the batched generation rate; rates and tokens per context from llm_rates
-        (this model's last run on this machine, or typical)."""
+        tokens a context takes at the batched generation rate. Rates and tokens per context are this model's
+        last run on this machine; without one, a long run measures the rates first (typical ones are an
+        AVX-512 machine's: on an AVX2 laptop they put a 40-minute run at 12 minutes)."""
+        tokens = self.prompt_tokens(todo)
         rates = llm_rates(self.runner)
+        if rates is None and tokens >= MEASURE_FROM_TOKENS:
+            if log:
+                log(f"contexts: measuring {self.spec.name}'s speed on this machine (once)")
+            rates = measure_rates(self.runner, [doc for doc, _, _ in todo])
+        rates = rates or TYPICAL_RATES
         n = sum(len(missing) for _, _, missing in todo)
         per_context = rates.tokens_per_context or 0.5 * self.spec.max_tokens
-        return self.prompt_tokens(todo) / rates.prompt + n * per_context / rates.generate
+        return tokens / rates.prompt + n * per_context / rates.generate
 
     def prompt_tokens(self, todo) -> int:
         """The prompt tokens generating `todo` evaluates: each group's prefix once (a long document's every
@@ -674,8 +681,11 @@ class LlmRates(NamedTuple):
     tokens_per_context: float | None = None
 
 
-# Typical rates of a 1.5B Q4_K_M model on 2 cores, used until this machine has measured its own.
-_TYPICAL_RATES = LlmRates(65.0, 25.0)
+# Typical rates of a 1.5B Q4_K_M model on 2 AVX-512 cores, for a short run on a machine with no rates recorded.
+TYPICAL_RATES = LlmRates(65.0, 25.0)
+# A run that evaluates this many prompt tokens or more (half a minute at typical rates) first measures the
+# rates when none are recorded: a few hundred tokens, about 20 s for the 1.5B on 2 AVX2 cores, once.
+MEASURE_FROM_TOKENS = 2000
 
 
 def _rates_key(runner: LlamaRunner) -> str:
@@ -684,27 +694,44 @@ def _rates_key(runner: LlamaRunner) -> str:
     return key("llm-rates", runner.spec.fingerprint(), str(runner.threads), str(runner.parallel))
 
 
-def llm_rates(runner: LlamaRunner) -> LlmRates:
-    """The rates this model last reached on this machine with these threads (entries of earlier versions hold
-    the two speeds only)."""
+def llm_rates(runner: LlamaRunner) -> LlmRates | None:
+    """The rates this model last reached on this machine with these threads, if any (entries of earlier
+    versions, and measured ones, hold the two speeds only)."""
     from localcr.cache import open_cache
 
     with open_cache("rates") as cache:
         rates = cache.get(_rates_key(runner))
-    return LlmRates(*rates) if isinstance(rates, (tuple, list)) and len(rates) in (2, 3) else _TYPICAL_RATES
+    return LlmRates(*rates) if isinstance(rates, (tuple, list)) and len(rates) in (2, 3) else None
+
+
+def _store_rates(runner: LlamaRunner, rates: LlmRates) -> None:
+    from localcr.cache import open_cache, tag
+
+    with open_cache("rates") as cache:
+        cache.set(_rates_key(runner), tuple(r for r in rates if r is not None),
+                  tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
+
+
+def measure_rates(runner: LlamaRunner, documents: list[Document]) -> LlmRates:
+    """Measure and record the prompt rate (256 tokens of the documents from an empty KV cache) and the batched
+    generation rate (the runner's parallel sequences, 16 tokens each)."""
+    sample = runner.tokenize("\n".join(d.text[:2000] for d in documents[:16]))
+    sample = (sample * (320 // max(1, len(sample)) + 1))[:320]  # a tiny corpus is repeated to fill the sample
+    prompt = runner.prompt_rate(sample[:256])
+    generate = runner.generation_rate(sample[:256], [sample[256 + 4 * i:260 + 4 * i] for i in range(runner.parallel)],
+                                      max_tokens=16)
+    rates = LlmRates(prompt, generate)
+    _store_rates(runner, rates)
+    return rates
 
 
 def record_rates(runner: LlamaRunner, stats: ContextStats) -> None:
     """Remember the rates of a run long enough to measure them, for the next run's estimate."""
-    from localcr.cache import open_cache, tag
-
     evaluated = stats.prefix_tokens_evaluated + stats.chunk_tokens
     if evaluated < 500 or stats.prompt_seconds <= 0 or stats.generate_seconds <= 0 or stats.generated_tokens < 50:
         return
-    rates = LlmRates(evaluated / stats.prompt_seconds, stats.generated_tokens / stats.generate_seconds,
-                     stats.generated_tokens / max(1, stats.generated))
-    with open_cache("rates") as cache:
-        cache.set(_rates_key(runner), tuple(rates), tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
+    _store_rates(runner, LlmRates(evaluated / stats.prompt_seconds, stats.generated_tokens / stats.generate_seconds,
+                                  stats.generated_tokens / max(1, stats.generated)))
 
 
 def _check_room(prompter: _Prompter, spec) -> None:

@@ -224,13 +224,37 @@ def test_the_time_estimate_uses_the_measured_rates_and_tokens_per_context(tmp_pa
     try:
         run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
         todo = [(doc, chunks, chunks)]
-        assert C.llm_rates(runner) == C._TYPICAL_RATES
+        assert C.llm_rates(runner) is None  # nothing recorded: a short run is estimated at typical rates
+        assert run.estimate(todo) == pytest.approx(
+            len(chunks) * 8 / C.TYPICAL_RATES.generate + run.prompt_tokens(todo) / C.TYPICAL_RATES.prompt)
         measured = C.ContextStats(prefix_tokens_evaluated=900, chunk_tokens=100, prompt_seconds=10.0,
                                   generated_tokens=300, generate_seconds=30.0, generated=5)
         C.record_rates(runner, measured)
         assert C.llm_rates(runner) == (100.0, 10.0, 60.0)
         # 60 tokens a context at 10 tok/s, and the prompt tokens at 100 tok/s
         assert run.estimate(todo) == pytest.approx(len(chunks) * 60 / 10.0 + run.prompt_tokens(todo) / 100.0)
+    finally:
+        runner.close()
+
+
+@pytest.mark.model
+def test_a_long_run_on_a_machine_with_no_rates_measures_them_first_and_says_so(tmp_path, cache_dir):
+    spec = _registry(tmp_path, n_ctx=4096)
+    lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(200)]
+    doc, chunks = _corpus("\n".join(lines) + "\n", "agent.txt", "text", pieces=["\n".join(lines[i:i + 50]) for i in range(0, 200, 50)])
+    runner = L.LlamaRunner(spec, parallel=2)
+    try:
+        run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+        todo = [(doc, chunks, chunks)]
+        assert run.prompt_tokens(todo) >= C.MEASURE_FROM_TOKENS
+        said = []
+        estimate = run.estimate(todo, said.append)
+        rates = C.llm_rates(runner)
+        assert said and "measuring" in said[0] and rates.prompt > 0 and rates.generate > 0 and rates != C.TYPICAL_RATES
+        assert estimate == pytest.approx(4 * 8 / rates.generate + run.prompt_tokens(todo) / rates.prompt)
+        said.clear()
+        run.estimate(todo, said.append)
+        assert not said  # measured once: the recorded rates serve every later run
     finally:
         runner.close()
 
