@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 from dataclasses import replace
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import corpus_files, first_documents, machine, parser, structural_chunks, subset_quality  # noqa: E402
+from _common import corpus_files, first_documents, machine, parser, peak_rss_mb, structural_chunks, subset_quality  # noqa: E402
 
 MODES = {"a": "published, one chunk at a time", "b": "default layout, side by side"}
 
@@ -120,7 +119,7 @@ def main() -> None:
             doc_tokens = sum(runner.count(d.text) for d in docs)
         finally:
             runner.close()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
 
     rows = []
     for mode, (stats, contexts, seconds, ledger) in runs.items():

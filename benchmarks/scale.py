@@ -120,8 +120,10 @@ def build(directory: Path, n_chunks: int, words: list[str], p: np.ndarray) -> di
 
 
 SEARCHER = r"""
-import json, resource, sys, time
+import json, sys, time
 import numpy as np
+sys.path.append(sys.argv[3])  # appended: benchmarks/encodings.py must not shadow the standard library's
+from _common import peak_rss_mb
 began = time.perf_counter()
 from localcr.search import Index
 from localcr.models import load_registry
@@ -149,7 +151,7 @@ for mode in ("dense", "lexical", "hybrid"):
         index.search(q, 20, mode=mode)
         times.append((time.perf_counter() - t) * 1000)
     out[mode] = [float(np.percentile(times, 50)), float(np.percentile(times, 95))]
-out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["rss_mb"] = peak_rss_mb()
 print(json.dumps(out))
 """
 
@@ -177,7 +179,7 @@ def main() -> None:
         costs = build(directory, n, words, probabilities)
         total = time.perf_counter() - began
         change = change_one(directory, words, probabilities)
-        searched = subprocess.run([sys.executable, "-c", SEARCHER, str(directory), json.dumps(queries)],
+        searched = subprocess.run([sys.executable, "-c", SEARCHER, str(directory), json.dumps(queries), str(ROOT / "benchmarks")],
                                   capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
         if searched.returncode:
             raise SystemExit(searched.stderr)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import corpus_files, machine, parser, table  # noqa: E402
+from _common import corpus_files, machine, parser, peak_rss_mb, table  # noqa: E402
 
 
 def search_process(index: str, queries: str, mode: str) -> None:
@@ -39,7 +38,7 @@ def search_process(index: str, queries: str, mode: str) -> None:
         latencies.append((time.perf_counter() - t) * 1000)
     latencies.sort()
     print(json.dumps({"open_and_first_s": first, "p50": latencies[len(latencies) // 2],
-                      "p95": latencies[int(len(latencies) * 0.95)], "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "p95": latencies[int(len(latencies) * 0.95)], "rss_mb": peak_rss_mb()}))
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import corpus_files, machine, parser, table  # noqa: E402
+from _common import corpus_files, machine, parser, peak_rss_mb, table  # noqa: E402
 
 
 def free_port() -> int:
@@ -70,8 +70,7 @@ class Server:
         return json.loads(connection.getresponse().read())
 
     def peak_rss_mb(self) -> float:
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))) / 1024
+        return peak_rss_mb(self.process.pid)
 
     def stop(self) -> None:
         self.process.terminate()
