@@ -712,14 +712,17 @@ def _store_rates(runner: LlamaRunner, rates: LlmRates) -> None:
                   tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
 
 
-def measure_rates(runner: LlamaRunner, documents: list[Document]) -> LlmRates:
-    """Measure and record the prompt rate (256 tokens of the documents from an empty KV cache) and the batched
-    generation rate (the runner's parallel sequences, 16 tokens each)."""
-    sample = runner.tokenize("\n".join(d.text[:2000] for d in documents[:16]))
-    sample = (sample * (320 // max(1, len(sample)) + 1))[:320]  # a tiny corpus is repeated to fill the sample
-    prompt = runner.prompt_rate(sample[:256])
-    generate = runner.generation_rate(sample[:256], [sample[256 + 4 * i:260 + 4 * i] for i in range(runner.parallel)],
-                                      max_tokens=16)
+def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens: int = 256,
+                  generate_tokens: int = 16) -> LlmRates:
+    """Measure and record the prompt rate (`prompt_tokens` of the documents from an empty KV cache) and the
+    batched generation rate (the runner's parallel sequences side by side on them, `generate_tokens` each)."""
+    need = prompt_tokens + 4 * runner.parallel
+    sample = runner.tokenize("\n".join(d.text[:8000] for d in documents[:16]))
+    sample = (sample * (need // max(1, len(sample)) + 1))[:need]  # a tiny corpus is repeated to fill the sample
+    prefix, rest = sample[:prompt_tokens], sample[prompt_tokens:]
+    prompt = runner.prompt_rate(prefix)
+    generate = runner.generation_rate(prefix, [rest[4 * i:4 * i + 4] for i in range(runner.parallel)],
+                                      max_tokens=generate_tokens)
     rates = LlmRates(prompt, generate)
     _store_rates(runner, rates)
     return rates
