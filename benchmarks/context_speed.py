@@ -15,7 +15,8 @@ chunks (the same subset every run; `--docs 90 --chunks 737` is the whole corpus)
 
 Then each mode's contexts are put into an index of the whole corpus (chunks outside the subset keep their
 structural contexts) and hybrid Pass@5/10/20 is measured on the queries whose gold chunks all lie in the
-subset. Contexts go to the cache in --work (so an interrupted run resumes, and benchmarks/ablation.py reuses
+subset, beside the same measure for structural contexts alone (the reference LLM contexts must beat to be
+worth their cost). Contexts go to the cache in --work (so an interrupted run resumes, and benchmarks/ablation.py reuses
 them); the time and tokens of every run of a mode are kept in a ledger beside the cache, so the table reports
 the sum over an interrupted run and its resumptions.
 The table goes to stdout and benchmarks/results/context_speed[-N].md.
@@ -132,6 +133,8 @@ def main() -> None:
         floor = (doc_tokens + requests) / rates[0] + generated / rates[1]
         evaluated_b = ledger.total("prefix_tokens_evaluated") + requests
         rows.append(["(c) floor", f"{floor:.0f}", doc_tokens + requests, generated, "", ""])
+    [[p5, p10, p20]], nq = subset_quality(chunks_file, queries_file, docs, {}, args.work / "quality", f"structural-{len(docs)}")
+    rows.append(["structural contexts, no LLM (quality reference)", "", "", "", f"{p5:.1f} / {p10:.1f} / {p20:.1f}", ""])
     head = ["mode", "seconds", "prompt tokens evaluated", "tokens generated", f"hybrid Pass@5/10/20 ({nq} queries)", "guard fallbacks"]
     lines = [
         f"# Context writing: {base.name}, n_ctx {base.n_ctx}, max_tokens {base.max_tokens}, parallel {C.DEFAULT_PARALLEL}",
