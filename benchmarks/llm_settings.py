@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--data", required=True, type=Path, help="directory holding codebase_chunks.json")
     parser.add_argument("--llm", help="llm name in models.toml (default: the registry's default)")
     parser.add_argument("--lengths", default="1024,4096,8192")
+    parser.add_argument("--ubatch", default="256,512", help="n_ubatch values, each tried without and with flash attention")
     parser.add_argument("--parallel", default="1,4,8,16")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "llm_settings.md"))
     args = parser.parse_args()
@@ -45,7 +46,7 @@ def main() -> None:
              "| setting | " + " | ".join(f"prompt tok/s @ {n}" for n in lengths) + " |",
              "|---|" + "---|" * len(lengths)]
     for flash in (False, True):
-        for ubatch in (256, 512):
+        for ubatch in (int(x) for x in args.ubatch.split(",")):
             runner = LlamaRunner(with_params(spec, flash_attn=flash, n_ubatch=ubatch, n_ctx=max(lengths) + 256))
             try:
                 tokens = runner.tokenize(text)
