@@ -19,7 +19,7 @@ subset, beside the same measure for structural contexts alone (the reference LLM
 worth their cost). Contexts go to the cache in --work (so an interrupted run resumes, and benchmarks/ablation.py reuses
 them); the time and tokens of every run of a mode are kept in a ledger beside the cache, so the table reports
 the sum over an interrupted run and its resumptions.
-The table goes to stdout and benchmarks/results/context_speed[-N].md.
+The table goes to stdout and benchmarks/results/context_speed-<llm>-<N>docs.md.
 """
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def main() -> None:
                   + (f" (evaluated: {evaluated_b})" if runs["b"][3].total("generated") == runs["b"][0].chunks else "")]
     text = "\n".join(lines) + "\n"
     print(text)
-    out = ROOT / "benchmarks" / "results" / f"context_speed-{len(docs)}docs.md"
+    out = ROOT / "benchmarks" / "results" / f"context_speed-{base.name}-{len(docs)}docs.md"
     out.write_text(text)
 
 
