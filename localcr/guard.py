@@ -111,8 +111,23 @@ def is_echo(text: str, limits: GuardLimits, document_words: set[str] = frozenset
     return len(borrowed) / len(content) > limits.max_instruction_words
 
 
-# The quoted start of a chunk that a marked request gives ("first words ..."), repeated back by the model.
-_BEGINS_QUOTE = re.compile(r'\s*\(?"[^"]{0,240}\.\.\."\)?')
+# A quoted span, optionally in parentheses: "...", `...` or “...”.
+_QUOTED = re.compile(r'\s*\(?(?:"([^"]{1,600})"|`([^`]{1,600})`|“([^”]{1,600})”)\)?')
+
+
+def drop_quoted_chunk(text: str, chunk_text: str, limits: GuardLimits) -> str:
+    """The text without the quotes of the chunk's own text: small models quote the chunk (or the first words a
+    marked request gives) before saying what it does ('The chunk "def f(x): ..." parses dates'). The quote adds
+    nothing the chunk does not index already; what follows it may be a good context (measured: 15 of the 0.5B's
+    17 copies on the code subset). Short quotes (a name like `OomObserver`) stay."""
+    chunk_grams = set(ngrams(words(chunk_text), 4))
+
+    def keep_or_drop(match: re.Match) -> str:
+        grams = ngrams(words(next(g for g in match.groups() if g is not None)), 4)
+        from_chunk = grams and sum(g in chunk_grams for g in grams) / len(grams) > limits.max_copy_share
+        return "" if from_chunk else match.group(0)
+
+    return " ".join(_QUOTED.sub(keep_or_drop, text).split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])")
 
 
@@ -140,7 +155,7 @@ def guard_context(
     to answer in German, the 1.5B gave 13 of its 17 otherwise accepted contexts a sentence of another paragraph,
     which points the chunk at that paragraph's facts)."""
     limits = limits or GuardLimits()
-    text = _BEGINS_QUOTE.sub("", clean_context(raw, finished))
+    text = drop_quoted_chunk(clean_context(raw, finished), chunk_text, limits)
     text = drop_echoed_sentences(text, limits, set(words(chunk_text)))
     written = text[len(prefill.strip()) :] if prefill.strip() and text.startswith(prefill.strip()) else text
     if len(written.strip()) < limits.min_chars or not re.search(r"[^\W\d_]{2}", written):

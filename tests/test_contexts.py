@@ -104,6 +104,17 @@ def test_guard_rejects_a_copy_of_another_part_of_the_document():
     assert G.guard_context(situating, retries, document=doc.text)[1] == ""
 
 
+def test_guard_drops_quotes_of_the_chunk_but_keeps_names():
+    chunk = "def retry(job):\n    for attempt in range(3):\n        run(job)\n"
+    quoted = 'The chunk "def retry(job): for attempt in range(3): ..." retries a failed Orbit job up to three times.'
+    assert G.guard_context(quoted, chunk) == ("The chunk retries a failed Orbit job up to three times.", "")
+    assert G.guard_context("The chunk (`def retry(job): for attempt in range(3): run(job)`)", chunk) == (None, "empty")
+    named = "The `retry` function of the Orbit scheduler runs a job up to three times."
+    assert G.guard_context(named, chunk) == (named, "")
+    elsewhere = 'It reads "Each team may run at most forty jobs at once" from the quota section.'
+    assert G.guard_context(elsewhere, chunk)[0] == elsewhere  # a quote of other text is judged as it stands
+
+
 def test_guard_limits_are_parameters():
     ok = "This chunk explains the retry policy of failed jobs."
     assert G.guard_context(ok, "unrelated")[1] == ""
