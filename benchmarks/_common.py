@@ -51,6 +51,13 @@ def peak_rss_mb(pid: int | str = "self") -> float:
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))) / 1024
 
 
+def rss_parts_mb(pid: int | str = "self") -> tuple[float, float]:
+    """A process's resident memory now, as (anonymous, file-backed) MB: memory-mapped index files count in
+    the peak but are pages of the file cache, which the kernel can drop and read again."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["RssAnon"].split()[0]) / 1024, int(fields["RssFile"].split()[0]) / 1024
+
+
 def table(head: list[str], rows: list[list]) -> str:
     cells = [head] + [[f"{c:.1f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(head))]

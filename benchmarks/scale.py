@@ -10,8 +10,11 @@ with localcr.store, then, in a fresh process, opens it as `localcr search` does 
 mode. "One change" is what applying one changed document (8 chunks) costs in the index layer: reading the
 live documents' records, writing a segment of the new version, and publishing a generation that tombstones
 the old one (reading, chunking and embedding the changed file are not included; the search columns are
-measured after it, on the two segments). With --compact, the time to merge everything into one segment.
-The table goes to stdout and benchmarks/results/scale.md.
+measured after it, on the two segments). Peak RSS is the search process's own, split at the end into
+anonymous memory and the pages of memory-mapped files it touched; dense recall@150 is the share of the 150
+nearest live windows (exact search over the stored vectors) that the hnswlib graphs return, for 50 random
+query vectors (random vectors are HNSW's hardest case: real embeddings cluster). With --compact, the time to
+merge everything into one segment. The table goes to stdout and benchmarks/results/scale.md.
 """
 from __future__ import annotations
 
@@ -39,7 +42,9 @@ QUERIES = 200
 
 
 def vocabulary(data: Path | None, size: int = 30_000) -> tuple[list[str], np.ndarray]:
-    """Words and their Zipf probabilities: the corpus's words by frequency, or pseudo-words."""
+    """Words and the cumulative sums of their Zipf probabilities (a word is drawn by searching a uniform draw
+    in them, which np.random's choice with p= would recompute for every chunk): the corpus's words by
+    frequency, or pseudo-words."""
     if data:
         chunks, _ = corpus_files(data)
         text = " ".join(c["content"] for d in json.loads(chunks.read_text()) for c in d["chunks"])
@@ -49,16 +54,17 @@ def vocabulary(data: Path | None, size: int = 30_000) -> tuple[list[str], np.nda
         letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
         words = sorted({"".join(rng.choice(letters, rng.integers(3, 10))) for _ in range(size)})
     ranks = np.arange(1, len(words) + 1)
-    return words, (1 / ranks) / (1 / ranks).sum()
+    return words, np.cumsum(1 / ranks) / (1 / ranks).sum()
 
 
-def synthetic(doc_id: str, n: int, rng, vocab: np.ndarray, p: np.ndarray):
+def synthetic(doc_id: str, n: int, rng, vocab: np.ndarray, cdf: np.ndarray):
     """A document of n synthetic chunks, their indexed texts and their vectors."""
     from localcr.documents import Chunk, Document
 
     chunks, texts = [], []
+    drawn = np.minimum(np.searchsorted(cdf, rng.random((n, WORDS_PER_CHUNK))), len(vocab) - 1)
     for position in range(n):
-        text = " ".join(vocab[rng.choice(len(vocab), WORDS_PER_CHUNK, p=p)])
+        text = " ".join(vocab[drawn[position]])
         chunks.append(Chunk(chunk_id=f"{doc_id}#{position}", doc_id=doc_id, position=position, start=0, end=len(text),
                             text=text, context=f"File {doc_id}.", context_source="structural"))
         texts.append(f"File {doc_id}.\n{text}")
@@ -68,7 +74,7 @@ def synthetic(doc_id: str, n: int, rng, vocab: np.ndarray, p: np.ndarray):
     return doc, chunks, texts, vectors
 
 
-def change_one(directory: Path, words: list[str], p: np.ndarray) -> float:
+def change_one(directory: Path, words: list[str], cdf: np.ndarray) -> float:
     """Replace doc0 with a new version through a segment and a tombstone, as a re-index does; seconds."""
     from localcr import store
     from localcr.lexical import LexicalIndex
@@ -78,7 +84,7 @@ def change_one(directory: Path, words: list[str], p: np.ndarray) -> float:
         marker = store.read_marker(directory)
         manifest = store.current_manifest(directory, marker)
         stored = store.live_documents(directory, manifest)
-        doc, chunks, texts, vectors = synthetic("doc0.txt", CHUNKS_PER_DOC, np.random.default_rng(99), np.array(words), p)
+        doc, chunks, texts, vectors = synthetic("doc0.txt", CHUNKS_PER_DOC, np.random.default_rng(99), np.array(words), cdf)
         segment = store.write_segment(directory, [doc], {doc.doc_id: chunks}, vectors, np.arange(len(chunks)),
                                       LexicalIndex.build(texts))
         old = stored["doc0.txt"].segment
@@ -88,7 +94,7 @@ def change_one(directory: Path, words: list[str], p: np.ndarray) -> float:
     return time.perf_counter() - began
 
 
-def build(directory: Path, n_chunks: int, words: list[str], p: np.ndarray) -> dict:
+def build(directory: Path, n_chunks: int, words: list[str], cdf: np.ndarray) -> dict:
     """Write one generation of n_chunks synthetic chunks; the seconds each part took."""
     from localcr import store
     from localcr.lexical import LexicalIndex
@@ -98,7 +104,7 @@ def build(directory: Path, n_chunks: int, words: list[str], p: np.ndarray) -> di
     vocab = np.array(words)
     docs, chunks_by_doc, texts, vectors = [], {}, [], []
     for d in range(-(-n_chunks // CHUNKS_PER_DOC)):
-        doc, chunks, doc_texts, doc_vectors = synthetic(f"doc{d}.txt", min(CHUNKS_PER_DOC, n_chunks - d * CHUNKS_PER_DOC), rng, vocab, p)
+        doc, chunks, doc_texts, doc_vectors = synthetic(f"doc{d}.txt", min(CHUNKS_PER_DOC, n_chunks - d * CHUNKS_PER_DOC), rng, vocab, cdf)
         docs.append(doc)
         chunks_by_doc[doc.doc_id] = chunks
         texts.extend(doc_texts)
@@ -123,7 +129,7 @@ SEARCHER = r"""
 import json, sys, time
 import numpy as np
 sys.path.append(sys.argv[3])  # appended: benchmarks/encodings.py must not shadow the standard library's
-from _common import peak_rss_mb
+from _common import peak_rss_mb, rss_parts_mb
 began = time.perf_counter()
 from localcr.search import Index
 from localcr.models import load_registry
@@ -152,8 +158,26 @@ for mode in ("dense", "lexical", "hybrid"):
         times.append((time.perf_counter() - t) * 1000)
     out[mode] = [float(np.percentile(times, 50)), float(np.percentile(times, 95))]
 out["rss_mb"] = peak_rss_mb()
+out["anon_mb"], out["file_mb"] = rss_parts_mb()
+# Recall of the dense side, after the memory figures (exact search maps every segment's vectors): of the 150
+# live windows nearest a query vector, the share the graphs return.
+from localcr import store
+rng, recalls = np.random.default_rng(1), []
+live = index.store.live[index.store.window_rows]
+vectors = [np.load(seg.path / store.VECTORS, mmap_mode="r") for seg in index.store.segments]
+for _ in range(RECALL_QUERIES):
+    q = rng.standard_normal(384).astype(np.float32)
+    q /= np.linalg.norm(q)
+    similarity = np.concatenate([v @ q for v in vectors])
+    similarity[~live] = -np.inf
+    exact = set(np.argpartition(-similarity, 149)[:150].tolist())
+    found, _ = index.dense.knn_query(q, k=150)
+    recalls.append(len(exact & set(found[0].tolist())) / 150)
+out["recall"] = float(np.mean(recalls))
 print(json.dumps(out))
 """
+RECALL_QUERIES = 50
+SEARCHER = SEARCHER.replace("RECALL_QUERIES", str(RECALL_QUERIES))
 
 
 def main() -> None:
@@ -161,11 +185,11 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, help="a public set whose vocabulary the synthetic texts use")
-    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000 takes hours on 2 cores: the single-threaded hnswlib build, twice with --compact)")
+    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000: about an hour on 2 cores, most of it the hnswlib build, and as long again with --compact)")
     p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"))
     p.add_argument("--compact", action="store_true", help="also time a full compaction")
     args = p.parse_args()
-    words, probabilities = vocabulary(args.data)
+    words, cdf = vocabulary(args.data)
     rng = np.random.default_rng(7)
     queries = [" ".join(rng.choice(words[50:5000], rng.integers(3, 7))) for _ in range(QUERIES)]
     rows = []
@@ -176,9 +200,9 @@ def main() -> None:
 
             shutil.rmtree(directory)
         began = time.perf_counter()
-        costs = build(directory, n, words, probabilities)
+        costs = build(directory, n, words, cdf)
         total = time.perf_counter() - began
-        change = change_one(directory, words, probabilities)
+        change = change_one(directory, words, cdf)
         searched = subprocess.run([sys.executable, "-c", SEARCHER, str(directory), json.dumps(queries), str(ROOT / "benchmarks")],
                                   capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
         if searched.returncode:
@@ -192,11 +216,13 @@ def main() -> None:
             compact(directory)
             compaction = f"{time.perf_counter() - began:.1f}"
         rows.append([f"{n:,}", f"{total:.1f}", f"{costs['bm25'] + costs['write']:.1f}", f"{change:.2f}", f"{s['open']:.2f}",
-                     f"{s['rss_mb']:.0f}", *(f"{s[m][0]:.1f} / {s[m][1]:.1f}" for m in ("dense", "lexical", "hybrid")),
+                     f"{s['rss_mb']:.0f} ({s['anon_mb']:.0f} + {s['file_mb']:.0f})",
+                     *(f"{s[m][0]:.1f} / {s[m][1]:.1f}" for m in ("dense", "lexical", "hybrid")), f"{s['recall']:.3f}",
                      compaction or "-"])
         print(rows[-1], file=sys.stderr)
-    head = ["chunks", "generate + build s", "rebuild whole s", "one change s", "open s", "peak RSS MB",
-            "dense p50/p95 ms", "lexical p50/p95 ms", "hybrid p50/p95 ms", "compaction s"]
+    head = ["chunks", "generate + build s", "rebuild whole s", "one change s", "open s",
+            "peak RSS MB (anonymous + file-backed at the end)", "dense p50/p95 ms", "lexical p50/p95 ms",
+            "hybrid p50/p95 ms", "dense recall@150", "compaction s"]
     text = (f"# The index layer at scale (segments)\n\n{machine()}; {WORDS_PER_CHUNK}-word "
             f"chunks, {DIMENSION}-d random unit vectors, {QUERIES} queries per mode, k=20, 150 candidates\n\n"
             + table(head, rows) + "\n")
