@@ -12,7 +12,7 @@ live documents' records, writing a segment of the new version, and publishing a 
 the old one (reading, chunking and embedding the changed file are not included; the search columns are
 measured after it, on the two segments). Peak RSS is the search process's own, split at the end into
 anonymous memory and the pages of memory-mapped files it touched; dense recall@150 is the share of the 150
-nearest live windows (exact search over the stored vectors) that the hnswlib graphs return, for 50 random
+nearest live windows (exact search over the stored vectors) that the dense graphs return, for 50 random
 query vectors (random vectors are HNSW's hardest case: real embeddings cluster). With --compact, the time to
 merge everything into one segment. The table goes to stdout and benchmarks/results/scale.md.
 """

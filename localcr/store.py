@@ -4,7 +4,7 @@ a generation and switching to it atomically, and opening the current generation 
 Layout of an index directory:
     localcr-index.json   marker: format, version and the name of the current generation
     segments/seg-*/      immutable segments: store.sqlite (documents, chunks, contexts, offsets, file stats),
-                         vectors.npy + windows.npy (each dense window's vector and chunk row), dense.hnsw,
+                         vectors.npy + windows.npy (each dense window's vector and chunk row), dense.usearch,
                          lexical/ (BM25 postings and chunk lengths, memory-mapped)
     gen-*/manifest.json  complete generations: the build's settings and the segments that make the index,
                          each with its tombstones (documents deleted or replaced since it was written), and
@@ -41,11 +41,11 @@ from localcr.errors import LocalcrError
 
 MARKER = "localcr-index.json"
 FORMAT = "localcr-index"
-FORMAT_VERSION = 2  # 2: segments
+FORMAT_VERSION = 3  # 2: segments; 3: usearch graphs
 LOCK = ".lock"
 MANIFEST = "manifest.json"
 STORE = "store.sqlite"
-DENSE = "dense.hnsw"
+DENSE = "dense.usearch"
 WINDOWS = "windows.npy"
 VECTORS = "vectors.npy"
 LEXICAL = "lexical"
@@ -55,15 +55,22 @@ SEGMENT_PREFIX = "seg-"
 STAGING_PREFIX = ".building-"
 FILE_STATS = "file_stats"  # manifest key: doc_id -> [size, mtime] of files read again and found unchanged
 
-# hnswlib: built once with these, searched with HNSW_EF candidates per query. The graph is built on every core
-# this process may use (50 K windows: 98 s on one core of the 2-core development machine, 46 s on two); threads
-# insert in an order that varies from build to build, so two builds of a large segment are equally good graphs,
-# not identical files (at the size of the tests' corpora, HNSW_EF covers every window and results are exact).
-HNSW_SPACE = "cosine"
-HNSW_M = 32
-HNSW_EF_CONSTRUCTION = 200
-HNSW_EF = 200
-HNSW_SEED = 7
+# The dense index of a segment: a usearch HNSW graph saved with its vectors, which a search memory-maps instead of
+# loading, so opening an index reads none of it and a search process holds only the pages its searches touch
+# (hnswlib, used before, loads a graph whole: 7.7 s and 1.9 GB of anonymous memory at 1 M windows; BENCHMARKS.md).
+# The graph keeps its vectors as bfloat16: half the file and the pages touched, and on CPUs with AVX-512 BF16 (the
+# development machine) the fastest search (100 K random vectors: 2.8 ms, against 5.0 with float16 and 6.7 with
+# float32); cosine similarities move by at most 5e-4. vectors.npy keeps them in full for compaction. Graphs are
+# built on every core this process may use, threads inserting in an order that varies, so two builds of a large
+# segment are equally good graphs, not identical files; a segment of at most DENSE_EXACT_UP_TO windows (every
+# segment of the tests' corpora, and the small segments of changes) is searched exhaustively instead: exact
+# results, in half a millisecond.
+DENSE_METRIC = "cos"
+DENSE_DTYPE = "bf16"
+DENSE_CONNECTIVITY = 32
+DENSE_EXPANSION_ADD = 200
+DENSE_EXPANSION_SEARCH = 200
+DENSE_EXACT_UP_TO = 10_000
 
 SCHEMA = """
     CREATE TABLE documents (doc_id TEXT PRIMARY KEY, path TEXT, kind TEXT, sha TEXT, size INTEGER,
@@ -241,13 +248,18 @@ def _insert(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({','.join('?' * len(columns))})"
 
 
-def _write_dense(directory: Path, vectors: np.ndarray, window_rows: np.ndarray) -> None:
-    import hnswlib
+def _dense_index(dimension: int):
+    from usearch.index import Index
 
-    index = hnswlib.Index(space=HNSW_SPACE, dim=vectors.shape[1])
-    index.init_index(max_elements=max(len(vectors), 1), ef_construction=HNSW_EF_CONSTRUCTION, M=HNSW_M, random_seed=HNSW_SEED)
-    index.add_items(vectors, np.arange(len(vectors)), num_threads=len(os.sched_getaffinity(0)))
-    index.save_index(str(directory / DENSE))
+    return Index(ndim=dimension, metric=DENSE_METRIC, dtype=DENSE_DTYPE, connectivity=DENSE_CONNECTIVITY,
+                 expansion_add=DENSE_EXPANSION_ADD, expansion_search=DENSE_EXPANSION_SEARCH, enable_key_lookups=False)
+
+
+def _write_dense(directory: Path, vectors: np.ndarray, window_rows: np.ndarray) -> None:
+    index = _dense_index(vectors.shape[1])
+    if len(vectors):
+        index.add(np.arange(len(vectors), dtype=np.uint64), vectors, threads=len(os.sched_getaffinity(0)))
+    index.save(str(directory / DENSE))
     np.save(directory / VECTORS, vectors.astype(np.float32))
     np.save(directory / WINDOWS, window_rows)
 
@@ -309,34 +321,55 @@ class Segment:
         self.dead_docs = dead_docs
         self.window_rows = np.load(path / WINDOWS)
 
-    def dense(self, dimension: int):
-        """Its hnswlib graph, with the windows of dead chunks marked deleted (in memory; the file is never changed)."""
-        import hnswlib
-
-        index = hnswlib.Index(space=HNSW_SPACE, dim=dimension)
+    def dense(self, dimension: int) -> "DenseSegment":
+        """Its graph, memory-mapped, answering with the windows of live chunks only."""
+        index = _dense_index(dimension)
         try:
-            index.load_index(str(self.path / DENSE), max_elements=len(self.window_rows))
+            index.view(str(self.path / DENSE))
         except Exception as exc:
             raise LocalcrError(f"{self.path / DENSE}: unreadable ({exc}); rebuild the index with `localcr index`") from None
-        for label in np.flatnonzero(~self.live[self.window_rows]) if self.n_chunks else []:
-            index.mark_deleted(int(label))
-        index.set_ef(HNSW_EF)
-        return index
+        if len(index) != len(self.window_rows) or index.ndim != dimension:
+            raise LocalcrError(f"{self.path / DENSE}: {len(index)} vectors of {index.ndim} dimensions where the segment has "
+                               f"{len(self.window_rows)} of {dimension}; rebuild the index with `localcr index`")
+        return DenseSegment(index, ~self.live[self.window_rows])
+
+
+class DenseSegment:
+    """One segment's graph as its generation sees it. The mapped file cannot be changed, so the windows of
+    tombstoned chunks stay in the graph: a search asks for as many more as their share suggests and drops them,
+    asking again for twice as many in the rare case that leaves fewer than k."""
+
+    def __init__(self, index, dead: np.ndarray):
+        self.index, self.dead = index, dead  # dead: per window of the segment
+        self.n_live = int(len(dead) - dead.sum())
+        self.exact = len(dead) <= DENSE_EXACT_UP_TO
+
+    def knn(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Labels (windows of the segment) and cosine distances of the k nearest live windows, nearest first."""
+        k, size = min(k, self.n_live), len(self.dead)
+        count = k if self.n_live == size else min(size, -(-k * size // max(self.n_live, 1)) + 16)
+        while True:
+            found = self.index.search(vector, count, threads=1, exact=self.exact)
+            labels = found.keys.astype(np.int64)
+            keep = ~self.dead[labels]
+            if keep.sum() >= k or count >= size:
+                return labels[keep][:k], found.distances[keep][:k]
+            count = min(size, 2 * count)
 
 
 class SegmentedDense:
     """k nearest windows over every segment's graph, as one index whose label i is window i of the generation."""
 
-    def __init__(self, graphs: list, live_windows: list[int], window_offsets: list[int]):
-        self.graphs, self.live_windows, self.window_offsets = graphs, live_windows, window_offsets
+    def __init__(self, segments: list[DenseSegment], window_offsets: list[int]):
+        self.segments, self.window_offsets = segments, window_offsets
 
     def knn_query(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         labels, distances = [], []
-        for graph, live, offset in zip(self.graphs, self.live_windows, self.window_offsets):
-            if live:
-                found, dist = graph.knn_query(vector, k=min(k, live))
-                labels.append(found[0].astype(np.int64) + offset)
-                distances.append(dist[0])
+        for segment, offset in zip(self.segments, self.window_offsets):
+            if segment.n_live:
+                found, dist = segment.knn(vector, k)
+                labels.append(found + offset)
+                distances.append(dist)
         if not labels:
             return np.zeros((1, 0), dtype=np.int64), np.zeros((1, 0), dtype=np.float32)
         labels, distances = np.concatenate(labels), np.concatenate(distances)
@@ -383,9 +416,7 @@ class StoreReader:
         """The dense index of the chunks' windows (label i is window i; `window_rows[i]` its chunk row)."""
         dimension = self.manifest["embedder"]["dimension"]
         window_offsets = np.cumsum([0] + [len(seg.window_rows) for seg in self.segments]).tolist()
-        return SegmentedDense([seg.dense(dimension) for seg in self.segments],
-                              [int(seg.live[seg.window_rows].sum()) if seg.n_chunks else 0 for seg in self.segments],
-                              window_offsets)
+        return SegmentedDense([seg.dense(dimension) for seg in self.segments], window_offsets)
 
     def lexical(self):
         """BM25 over the live chunks of every segment, with statistics of them all (see localcr.lexical)."""

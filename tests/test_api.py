@@ -10,7 +10,7 @@ import pytest
 import localcr
 from localcr.errors import ArgumentError, LocalcrError
 
-HEAVY = ("torch", "numpy", "hnswlib", "bm25s", "llama_cpp", "transformers", "sentence_transformers", "FlagEmbedding")
+HEAVY = ("torch", "numpy", "usearch", "bm25s", "llama_cpp", "transformers", "sentence_transformers", "FlagEmbedding")
 
 
 def test_import_localcr_stays_light_and_switches_the_hub_off():

@@ -211,7 +211,7 @@ def test_empty_query_is_refused(built):
 def test_corrupt_index_files(built):
     _, index, _ = built
     segment = next(index.glob("segments/seg-*"))
-    (segment / "dense.hnsw").write_bytes(b"garbage")
+    (segment / "dense.usearch").write_bytes(b"garbage")
     assert "rebuild" in error_line("search", "retries", "--index", index, "--mode", "dense")
     (segment / "store.sqlite").write_bytes(b"not sqlite at all" * 100)
     assert "corrupt" in error_line("search", "retries", "--index", index)

@@ -119,3 +119,22 @@ def test_markers_that_are_not_ours(tmp_path):
         store.StoreReader(old)
     with pytest.raises(LocalcrError, match="not an index yet"):
         store.StoreReader(tmp_path / "lock-only")
+
+
+@pytest.mark.parametrize("exact_up_to", [0, 10_000])  # the graph, as in a large segment; exhaustive, as in a small one
+def test_dense_search_returns_only_live_windows_even_when_most_are_dead(tmp_path, monkeypatch, exact_up_to):
+    """The mapped graph keeps the windows of tombstoned chunks: a search asks for more than k, and for twice as
+    many again while fewer than k live ones come back (here 2% of the windows live)."""
+    monkeypatch.setattr(store, "DENSE_EXACT_UP_TO", exact_up_to)
+    vectors = np.random.default_rng(3).standard_normal((2000, 16)).astype(np.float32)
+    store._write_dense(tmp_path, vectors, np.arange(2000))
+    graph = store._dense_index(16)
+    graph.view(str(tmp_path / store.DENSE))
+    dead = np.ones(2000, dtype=bool)
+    dead[::50] = False
+    labels, distances = store.DenseSegment(graph, dead).knn(vectors[100], 10)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    live = np.flatnonzero(~dead)
+    nearest = live[np.argsort(-(unit[live] @ unit[100]))[:10]]
+    assert len(labels) == 10 and not dead[labels].any() and (np.diff(distances) >= 0).all()
+    assert len(set(labels.tolist()) & set(nearest.tolist())) >= 9
