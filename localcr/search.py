@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from localcr.errors import LocalcrError
+from localcr.lexical import top_rows
 from localcr.models import Registry, load_registry
 from localcr.store import StoreReader
 
@@ -166,9 +167,7 @@ class Index:
 
     def lexical_scores(self, query: str, depth: int) -> dict[int, float]:
         scores = self.lexical.scores(query)
-        depth = min(depth, len(scores))
-        top = np.argpartition(-scores, depth - 1)[:depth] if depth < len(scores) else np.arange(len(scores))
-        return {int(i): float(scores[i]) for i in top if scores[i] > 0}
+        return {int(i): float(scores[i]) for i in top_rows(scores, depth)}
 
     def search(self, query: str, k: int = 20, *, mode: str = "hybrid", fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA,
                rerank=None, candidates: int = DEFAULT_CANDIDATES, window: int = 0) -> list[Hit]:

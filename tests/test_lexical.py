@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from localcr.language import detect, document_language, embedder_warning
-from localcr.lexical import EMPTY, LexicalIndex, Postings, stopwords_of, tokenize
+from localcr.lexical import EMPTY, LexicalIndex, Postings, stopwords_of, tokenize, top_rows
 
 
 def test_camel_case_identifier_is_kept_whole_and_split():
@@ -155,10 +156,45 @@ def test_scores_over_segments_and_tombstones_equal_one_index_of_the_live_chunks(
         np.testing.assert_allclose(np.delete(scores, 1), whole.scores(query), rtol=1e-6, atol=1e-7)
 
 
+def test_document_frequencies_with_a_few_dead_rows_in_long_posting_lists():
+    """Few dead rows against long posting lists are counted by binary search, many by the live mask: both
+    give the scores of an index of the live chunks alone."""
+    texts = [f"common word{i % 7} rare{i}" for i in range(400)]
+    part = Postings.build(texts, ["en"] * 400, stopwords_of(["en"]))
+    for dead in ([3, 250], list(range(0, 400, 3))):
+        live = np.ones(400, dtype=bool)
+        live[dead] = False
+        whole = LexicalIndex.build([t for t, keep in zip(texts, live) if keep])
+        for query in ("common", "word3 common", "rare250 rare251"):
+            scores = LexicalIndex([part], [live]).scores(query)
+            assert not scores[dead].any()
+            np.testing.assert_allclose(scores[live], whole.scores(query), rtol=1e-6, atol=1e-7)
+
 def test_postings_round_trip_memory_mapped(tmp_path):
     index = LexicalIndex.build(TEXTS)
     index.save(tmp_path / "lex")
     loaded = LexicalIndex.load(tmp_path / "lex")
-    assert isinstance(loaded.parts[0].rows, np.memmap)
+    assert isinstance(loaded.parts[0].rows.base, np.memmap)  # a view of the map, not a copy
     for query in QUERIES:
         np.testing.assert_array_equal(loaded.scores(query), index.scores(query))
+
+
+@pytest.mark.parametrize("n, depth", [(0, 5), (7, 5), (7, 10), (5000, 150), (1_000_000, 150), (3 * 1024, 3)])
+def test_top_rows_are_the_best_positive_scores(n, depth):
+    """The block-maxima shortcut selects what a full sort would: the depth highest scores, none of them zero."""
+    rng = np.random.default_rng(n)
+    scores = np.zeros(n, dtype=np.float32)
+    hit = rng.choice(n, n // 3, replace=False)
+    scores[hit] = rng.random(len(hit), dtype=np.float32) * 10
+    best = np.sort(scores)[::-1][:depth]
+    found = top_rows(scores, depth)
+    assert len(set(found.tolist())) == len(found)
+    np.testing.assert_array_equal(np.sort(scores[found])[::-1], best[best > 0])
+
+
+def test_top_rows_with_ties_and_a_few_high_scores_in_one_block():
+    scores = np.zeros(10_000, dtype=np.float32)
+    scores[5:9] = 3.0  # four equal scores, all in the first block
+    scores[9_000] = 1.0
+    assert sorted(top_rows(scores, 3).tolist()) in ([5, 6, 7], [5, 6, 8], [5, 7, 8], [6, 7, 8])
+    assert sorted(top_rows(scores, 6).tolist()) == [5, 6, 7, 8, 9_000]
