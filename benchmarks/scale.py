@@ -10,7 +10,8 @@ with localcr.store, then, in a fresh process, opens it as `localcr search` does 
 mode. "One change" is what applying one changed document (8 chunks) costs in the index layer: reading the
 live documents' records, writing a segment of the new version, and publishing a generation that tombstones
 the old one (reading, chunking and embedding the changed file are not included; the search columns are
-measured after it, on the two segments). Peak RSS is the search process's own, split at the end into
+measured after it, on the two segments, once the writes are on disk: the page cache holds what was just
+written, as on a machine that built its own index). Peak RSS is the search process's own, split at the end into
 anonymous memory and the pages of memory-mapped files it touched; dense recall@150 is the share of the 150
 nearest live windows (exact search over the stored vectors) that the dense graphs return, for 50 random
 query vectors (random vectors are HNSW's hardest case: real embeddings cluster). With --compact, the time to
@@ -185,7 +186,7 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, help="a public set whose vocabulary the synthetic texts use")
-    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000: about an hour on 2 cores, most of it the hnswlib build, and as long again with --compact)")
+    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000: about 55 minutes on 2 cores, most of it the dense graph's build, and as long again with --compact)")
     p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"))
     p.add_argument("--compact", action="store_true", help="also time a full compaction")
     args = p.parse_args()
@@ -203,6 +204,7 @@ def main() -> None:
         costs = build(directory, n, words, cdf)
         total = time.perf_counter() - began
         change = change_one(directory, words, cdf)
+        os.sync()  # the searches must not share the disk with the write-back of the gigabytes just written
         searched = subprocess.run([sys.executable, "-c", SEARCHER, str(directory), json.dumps(queries), str(ROOT / "benchmarks")],
                                   capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
         if searched.returncode:
