@@ -186,9 +186,12 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", type=Path, help="a public set whose vocabulary the synthetic texts use")
-    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000: about 55 minutes on 2 cores, most of it the dense graph's build, and as long again with --compact)")
+    p.add_argument("--sizes", default="10000,100000", help="chunk counts (1000000: about 50 minutes on 2 cores, most of it the dense graph's build, and 45 more with --compact)")
     p.add_argument("--work", type=Path, default=Path("/tmp/localcr-bench"))
     p.add_argument("--compact", action="store_true", help="also time a full compaction")
+    p.add_argument("--search-only", action="store_true",
+                   help="only re-run the searches on the indexes an earlier run left in --work (alone, or after "
+                        "dropping the page cache); the table is printed, not saved")
     args = p.parse_args()
     words, cdf = vocabulary(args.data)
     rng = np.random.default_rng(7)
@@ -196,14 +199,20 @@ def main() -> None:
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
         directory = args.work / f"scale-{n}"
-        if directory.exists():
-            import shutil
+        built = "-", "-", "-"
+        if args.search_only:
+            if not directory.exists():
+                raise SystemExit(f"{directory}: no index to search; run without --search-only first")
+        else:
+            if directory.exists():
+                import shutil
 
-            shutil.rmtree(directory)
-        began = time.perf_counter()
-        costs = build(directory, n, words, cdf)
-        total = time.perf_counter() - began
-        change = change_one(directory, words, cdf)
+                shutil.rmtree(directory)
+            began = time.perf_counter()
+            costs = build(directory, n, words, cdf)
+            total = time.perf_counter() - began
+            change = change_one(directory, words, cdf)
+            built = f"{total:.1f}", f"{costs['bm25'] + costs['write']:.1f}", f"{change:.2f}"
         os.sync()  # the searches must not share the disk with the write-back of the gigabytes just written
         searched = subprocess.run([sys.executable, "-c", SEARCHER, str(directory), json.dumps(queries), str(ROOT / "benchmarks")],
                                   capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -211,13 +220,13 @@ def main() -> None:
             raise SystemExit(searched.stderr)
         s = json.loads(searched.stdout.strip().splitlines()[-1])
         compaction = ""
-        if args.compact:
+        if args.compact and not args.search_only:
             from localcr.index import compact
 
             began = time.perf_counter()
             compact(directory)
             compaction = f"{time.perf_counter() - began:.1f}"
-        rows.append([f"{n:,}", f"{total:.1f}", f"{costs['bm25'] + costs['write']:.1f}", f"{change:.2f}", f"{s['open']:.2f}",
+        rows.append([f"{n:,}", *built, f"{s['open']:.2f}",
                      f"{s['rss_mb']:.0f} ({s['anon_mb']:.0f} + {s['file_mb']:.0f})",
                      *(f"{s[m][0]:.1f} / {s[m][1]:.1f}" for m in ("dense", "lexical", "hybrid")), f"{s['recall']:.3f}",
                      compaction or "-"])
@@ -229,7 +238,8 @@ def main() -> None:
             f"chunks, {DIMENSION}-d random unit vectors, {QUERIES} queries per mode, k=20, 150 candidates\n\n"
             + table(head, rows) + "\n")
     print(text)
-    (ROOT / "benchmarks" / "results" / "scale.md").write_text(text)
+    if not args.search_only:
+        (ROOT / "benchmarks" / "results" / "scale.md").write_text(text)
 
 
 if __name__ == "__main__":
