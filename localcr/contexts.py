@@ -32,6 +32,7 @@ from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
 from localcr.guard import GuardLimits, guard_context
 from localcr.llm import LlamaRunner, shared_start
+from localcr.structure import situating_text
 
 # The published Contextual Retrieval instruction.
 _PUBLISHED_INSTRUCTION = (
@@ -373,7 +374,7 @@ def context_tag(fingerprint: str, spec) -> str:
 def _apply(doc: Document, chunk: Chunk, entry: dict, guard: GuardLimits | None, stats: ContextStats, composition: str) -> None:
     """Set the chunk's context from a cached or fresh generation, or count the fallback and keep the structural one."""
     text, reason = guard_context(entry.get("raw", ""), chunk.text, guard, entry.get("finished", True), entry.get("prefill", ""),
-                                 doc.text)
+                                 doc.text, situating_text(doc))
     if entry.get("skipped"):
         text, reason = None, entry["skipped"]
     if text is None:

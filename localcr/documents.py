@@ -191,15 +191,25 @@ def import_prechunked(path: Path) -> list[Document]:
             docs.append(Document(
                 doc_id=doc_id, path=f"{path.name}#{doc_id}", kind=kind, text=text,
                 size=len(text.encode()), external_id=entry.get("original_uuid"), given_chunks=chunks,
+                title=record_title(entry.get("title")),
             ))
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         raise LocalcrError(
             f"{path}: not a pre-chunked corpus ({type(exc).__name__}: {exc}); expected a JSON list of "
-            "{doc_id, original_uuid, content, chunks: [{chunk_id, original_index, content}]}"
+            "{doc_id, original_uuid, title (optional), content, chunks: [{chunk_id, original_index, content}]}"
         ) from None
     if not docs:
         raise LocalcrError(f"{path}: the corpus holds no documents")
     return docs
+
+
+def record_title(title) -> str:
+    """A pre-chunked record's title as its structural context shows it: a wiki-style title written with
+    underscores for spaces (XQuAD's `Super_Bowl_50`) reads as words, as a person and the embedder see it."""
+    if not isinstance(title, str):
+        return ""
+    title = " ".join(title.split())
+    return title.replace("_", " ") if "_" in title and " " not in title else title
 
 
 def _guess_kind(text: str) -> str:

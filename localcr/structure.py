@@ -1,20 +1,26 @@
 """Structural contexts: situate a chunk without an LLM, from what the document's own structure says.
 
 For every chunk: the document's path, a one-line summary of the document (its title, or the leading
-doc comment of a source file), the heading path above the chunk (Markdown, reStructuredText, HTML and
-DOCX converted to Markdown) and, for code, the definitions that enclose the chunk's first line (impl, class,
-fn, def, struct ...). This is what a person skimming the file would use to place the chunk, costs
-microseconds, and fills the same slot an LLM-written context fills later.
+doc comment of a source file), for prose its *lead* (the first informative sentence, which usually names the
+subject, product or period that later paragraphs only refer to), the heading path above the chunk (Markdown,
+reStructuredText, HTML and DOCX converted to Markdown) with the lead of the chunk's section, and, for code, the
+definitions that enclose the chunk's first line (impl, class, fn, def, struct ...). This is what a person skimming
+the file would use to place the chunk, costs microseconds, and fills the same slot an LLM-written context fills
+later. A lead the chunk itself holds is left out: it would add nothing.
 """
 from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import dataclass
 
 from localcr.documents import Chunk, Document
 
 MAX_WORDS = 48
 MAX_OUTLINE = 8
+LEAD_WORDS = 30  # a document's lead sentence is cut after this many words
+SECTION_LEAD_WORDS = 20
+LEAD_CHARS = 90  # ... or, in text written without spaces (Chinese, Japanese), after this many characters
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -35,26 +41,37 @@ _NAME = re.compile(r"[A-Za-z_][\w]*")
 _CONTAINERS = ("namespace", "mod", "module")  # their members are the file's top level
 
 
-def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool = True) -> None:
-    """Set chunk.context (and context_source) for every chunk of one document."""
+def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool = True, leads: bool = True) -> None:
+    """Set chunk.context (and context_source) for every chunk of one document. leads: add the document's and
+    the section's lead sentences to prose chunks (see document_lead)."""
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", doc.text)]
+    lead, section_leads = None, []
     if doc.is_code:
         scopes, outline = _code_scopes(doc)
         about = [document_summary(doc), _package(doc.text)]
         if outline:
             about.append("Defines " + ", ".join(outline[:MAX_OUTLINE]) + (" ..." if len(outline) > MAX_OUTLINE else "") + ".")
     else:
-        scopes, about = _heading_paths(doc), [document_summary(doc)]
+        sections = _heading_paths(doc)
+        scopes = [[title for title, _ in path] for path in sections]
+        about = [document_summary(doc)]
+        if leads:
+            lead = document_lead(doc)
+            section_leads = _section_leads(doc, sections, line_starts)
     head = ([f"File {doc.doc_id}."] if with_path and not doc.path.endswith(f"#{doc.doc_id}") else []) + [a for a in about if a]
     for chunk in chunks:
-        scope = []
+        scope, section_lead = [], None
         if chunk.start >= 0:
             line = bisect.bisect_right(line_starts, chunk.start) - 1
             scope = [s for s in scopes[line] if not chunk.text.lstrip().startswith(s)]
+            section_lead = section_leads[line] if section_leads else None
         tail = (("In " if doc.is_code else "Section: ") + " > ".join(scope) + ".") if scope else ""
+        extra = [ld.text for ld in (lead, section_lead) if ld and not ld.within(chunk)]
+        if len(extra) == 2 and extra[0] == extra[1]:
+            extra.pop()
         # the chunk-specific scope is never the part that gets clipped
         room = MAX_WORDS - len(tail.split())
-        chunk.context = " ".join(p for p in (_clip(" ".join(head), max(room, 8)), tail) if p)
+        chunk.context = " ".join(p for p in (_clip(" ".join(head), max(room, 8)), tail, *extra) if p)
         chunk.context_source = "structural"
 
 
@@ -133,12 +150,12 @@ def front_matter_title(text: str) -> str | None:
     return " ".join(str(title).split()) or None
 
 
-def _heading_paths(doc: Document) -> list[list[str]]:
-    """For each line of a prose document, the headings above it, outermost first."""
+def _heading_paths(doc: Document) -> list[list[tuple[str, int]]]:
+    """For each line of a prose document, the headings above it, outermost first, as (title, line of the heading)."""
     lines = doc.text.split("\n")
-    stack: list[tuple[int, str]] = []
+    stack: list[tuple[int, str, int]] = []
     rst_levels: list[str] = []
-    result: list[list[str]] = []
+    result: list[list[tuple[str, int]]] = []
     in_fence = False
     for i, line in enumerate(lines):
         if _FENCE.match(line):
@@ -147,17 +164,120 @@ def _heading_paths(doc: Document) -> list[list[str]]:
         if not in_fence:
             m = _MD_HEADING.match(line)
             if m:
-                heading = (len(m.group(1)), m.group(2))
+                heading = (len(m.group(1)), m.group(2), i)
             elif i + 1 < len(lines) and line.strip() and _RST_UNDERLINE.match(lines[i + 1]) \
                     and len(lines[i + 1].strip()) >= len(line.strip()):
                 mark = lines[i + 1].strip()[0]
                 if mark not in rst_levels:
                     rst_levels.append(mark)
-                heading = (rst_levels.index(mark) + 1, line.strip())
+                heading = (rst_levels.index(mark) + 1, line.strip(), i)
         if heading:
             stack = [h for h in stack if h[0] < heading[0]] + [heading]
-        result.append([_clip(h[1], 10) for h in stack])
+        result.append([(_clip(h[1], 10), h[2]) for h in stack])
     return result
+
+
+@dataclass(frozen=True)
+class Lead:
+    """A lead sentence, clipped for the context, and where it stands in the document's text."""
+
+    text: str
+    start: int
+    end: int
+    paragraph_end: int  # where the paragraph it opens ends
+
+    def within(self, chunk: Chunk) -> bool:
+        """Whether the chunk already holds this sentence (by offsets, or by its text for chunks found nowhere)."""
+        if chunk.start >= 0:
+            return chunk.start <= self.start and self.end <= chunk.end
+        return " ".join(self.text.rstrip(" .").split()[:8]) in " ".join(chunk.text.split())
+
+
+_BLOCK = re.compile(r"\n[ \t]*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9\u00c0-\u024f\u0400-\u04ff])|(?<=[。！？])")
+_NOT_PROSE = re.compile(r"^\s*(?:#|[|!<>\[{]|[-*+]\s|\d+[.)]\s|```|~~~|\.\. |:\w+:)")
+_SPACELESS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def document_lead(doc: Document) -> Lead | None:
+    """The document's lead: the first sentence of its first paragraph of prose (after the title, front matter,
+    headings, lists, tables, code and licence text), for prose documents; None for code (its module comment is
+    its summary) and for documents without such a paragraph."""
+    if doc.is_code:
+        return None
+    front = _FRONT_MATTER.match(doc.text) if doc.kind == "markdown" else None
+    return _first_sentence(doc.text, front.end() if front else 0, len(doc.text), LEAD_WORDS, skip=doc.title)
+
+
+def situating_text(doc: Document) -> str:
+    """What situates every chunk of a document, for the guard: its title, its headings and its opening up to the
+    end of the lead paragraph (prose), or its leading comments and package line (code). A context sentence taken
+    from here names what the chunk is part of; one taken from elsewhere in the document repeats another chunk."""
+    if doc.is_code:
+        parts = [doc.title, *_leading_comments(doc.text.split("\n")), _package(doc.text)]
+    else:
+        lead = document_lead(doc)
+        headings = {title for path in _heading_paths(doc) for title, _ in path}
+        parts = [doc.title, *sorted(headings), doc.text[: lead.paragraph_end] if lead else ""]
+    return "\n".join(p for p in parts if p)
+
+
+def _section_leads(doc: Document, sections: list[list[tuple[str, int]]], line_starts: list[int]) -> list[Lead | None]:
+    """For each line, the lead sentence of the innermost section it is in (None outside sections, and in
+    documents with fewer than two headings: they have no sections worth situating in)."""
+    heading_lines = sorted({path[-1][1] for path in sections if path})
+    if len(heading_lines) < 2:
+        return [None] * len(sections)
+    bounds = heading_lines + [len(line_starts)]
+    leads = {}
+    for line, following in zip(bounds, bounds[1:]):
+        end = line_starts[following] if following < len(line_starts) else len(doc.text)
+        leads[line] = _first_sentence(doc.text, line_starts[line], end, SECTION_LEAD_WORDS)
+    return [leads.get(path[-1][1]) if path else None for path in sections]
+
+
+def _first_sentence(text: str, start: int, end: int, max_words: int, skip: str = "") -> Lead | None:
+    """The first sentence of the first paragraph of prose in text[start:end]: a block of at least six words (or
+    twenty characters of spaceless script) that is not a heading, list, table, quote, code fence or licence text,
+    and not the title (`skip`) again."""
+    in_fence = False
+    cursor = start
+    for block_end in [m.start() for m in _BLOCK.finditer(text, start, end)] + [end]:
+        block, block_start = text[cursor:block_end], cursor
+        cursor = block_end
+        stripped = block.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = stripped.count("```") % 2 == 1 or stripped.count("~~~") % 2 == 1
+            continue
+        if in_fence:
+            in_fence = not ("```" in stripped or "~~~" in stripped)
+            continue
+        lines = [ln for ln in stripped.split("\n") if ln.strip() and not _RST_UNDERLINE.match(ln)]
+        if not lines or _NOT_PROSE.match(lines[0]) or _LICENCE.search(stripped):
+            continue
+        prose = " ".join(" ".join(lines).split())
+        if skip and prose.rstrip(".") == " ".join(skip.split()).rstrip("."):
+            continue
+        if len(prose.split()) < 6 and not (_SPACELESS.search(prose) and len(prose) >= 20):
+            continue
+        sentence = _SENTENCE_END.split(prose, 1)[0].strip()
+        offset = block_start + len(block) - len(block.lstrip())
+        return Lead(_clip_lead(sentence, max_words), offset, _end_of(text, offset, sentence), block_end)
+    return None
+
+
+def _end_of(text: str, start: int, sentence: str) -> int:
+    """Where a sentence (its white space folded) that begins at `start` ends in the original text."""
+    for word in sentence.split():
+        start = text.index(word, start) + len(word)
+    return start
+
+
+def _clip_lead(sentence: str, max_words: int) -> str:
+    if _SPACELESS.search(sentence) and len(sentence) > LEAD_CHARS:
+        return sentence[:LEAD_CHARS] + " ..."
+    clipped = _clip(sentence, max_words)
+    return clipped if clipped.endswith((".", "!", "?", "。", "！", "？", "...")) else clipped + "."
 
 
 def _code_scopes(doc: Document) -> tuple[list[list[str]], list[str]]:

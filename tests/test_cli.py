@@ -323,6 +323,47 @@ def test_llm_contexts_end_to_end_with_the_bundled_model(corpus, tmp_path):
     assert "guard fallback rate" in run("stats", "--index", index)
 
 
+QUARTERLY_REPORT = """# Quarterly report
+
+## Overview
+
+Brightwater Anvils Ltd, the Sheffield maker of forging anvils, reports its results for the second quarter of 2023.
+
+## Operations
+
+The forge ran two shifts throughout the quarter. Maintenance of the main press took place in May, as planned,
+and the stock of steel blanks was kept at six weeks of production.
+
+## Staff
+
+Staff numbers were unchanged. The apprentices finished their first year of training and the canteen reopened.
+
+## Results
+
+The company's revenue grew by 3% over the previous quarter, while forge orders from shipyards doubled.
+"""
+
+
+@pytest.mark.model
+def test_llm_contexts_name_what_the_chunk_never_does(tmp_path):
+    """The case contextual retrieval exists for: a chunk that never names its subject. The 1.5B situates it
+    with the report's lead sentence, which the guard keeps (it is not a copy of the chunk)."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "report.md").write_text(QUARTERLY_REPORT)
+    contexts = {}
+    for mode in ("structural", "llm"):
+        run("index", tmp_path / "c", "--index", tmp_path / mode, "-q", "--contexts", mode, "--chunk-tokens", 40)
+        hits = [json.loads(line) for line in run("search", "Brightwater revenue growth", "--index", tmp_path / mode,
+                                                 "-k", 4, "--json").splitlines()]
+        assert "revenue grew" in hits[0]["text"] and "Brightwater" not in hits[0]["text"], mode
+        contexts[mode] = hits[0]["context"]
+    assert "Brightwater" in contexts["structural"]  # the lead, without any model
+    written = contexts["llm"].removeprefix(contexts["structural"])
+    assert written != contexts["llm"] and "Brightwater" in written  # and the LLM's own sentence, kept by the guard
+    stats = json.loads(run("stats", "--index", tmp_path / "llm", "--json"))
+    assert stats["context_sources"].get("fallback", 0) == 0
+
+
 @pytest.mark.model
 def test_a_multilingual_corpus_gets_the_multilingual_embedder_and_lexical_search_in_each_language(tmp_path):
     docs = tmp_path / "docs"

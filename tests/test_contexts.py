@@ -94,14 +94,27 @@ def test_guard_rejects_degenerate_outputs(raw, reason):
     assert G.guard_context(raw, chunk, prefill="This chunk defines") == (None, reason)
 
 
-def test_guard_rejects_a_copy_of_another_part_of_the_document():
+def test_guard_keeps_what_situates_the_document_and_drops_other_chunks_facts():
+    from localcr.structure import situating_text
+
     doc, chunks = _corpus()
     retries = chunks[2].text
-    elsewhere = "Each team may run at most forty jobs at once. Jobs over quota wait in the queue."
-    assert G.guard_context(elsewhere, retries) == (elsewhere, "")  # not the chunk's own words...
-    assert G.guard_context(elsewhere, retries, document=doc.text) == (None, "copy")  # ...but the document's
-    situating = "Part of the Orbit scheduler guide: how failed jobs are retried with backoff, configured in orbit.toml."
-    assert G.guard_context(situating, retries, document=doc.text)[1] == ""
+    judge = lambda raw, **kw: G.guard_context(raw, retries, document=doc.text, situating=situating_text(doc), **kw)  # noqa: E731
+    # the lead, copied word for word from another part of the document, is what a context is for
+    lead = "Orbit runs batch jobs on a small cluster of build machines."
+    assert judge(lead) == (lead, "")
+    assert judge(lead + " This chunk covers retries.") == (lead + " This chunk covers retries.", "")
+    # another chunk's own facts point this chunk at that chunk's queries: the sentence goes, the rest stays
+    quotas = "Each team may run at most forty jobs at once."
+    assert judge(quotas + " This chunk covers retries of failed jobs.") == ("This chunk covers retries of failed jobs.", "")
+    assert judge(quotas + " Jobs over quota wait in the queue.") == (None, "copy")
+    assert G.guard_context(quotas, retries) == (quotas, "")  # without the document it cannot be told from a context
+    # a copy of the chunk itself adds nothing, and an echo of the instruction is still an echo
+    assert judge("A failed job is retried three times with exponential backoff starting at ten seconds.") == (None, "copy")
+    assert judge("This chunk situates the document to provide a succinct context for search retrieval.") == (None, "echo")
+    # the rule before: anything most of whose words stand somewhere in the document was rejected, the lead too
+    assert judge(lead, limits=G.GuardLimits(borrowed="reject")) == (None, "copy")
+    assert judge(quotas + " Jobs over quota wait.", limits=G.GuardLimits(borrowed="keep"))[1] == ""
 
 
 def test_guard_drops_quotes_of_the_chunk_but_keeps_names():

@@ -67,3 +67,83 @@ def test_imported_documents_have_no_path_prefix():
     chunk = Chunk("c", "doc_1", 0, 11, 15, "x();")
     structural_contexts(doc, [chunk])
     assert chunk.context == "Defines a. In fn a()."
+
+
+REPORT = """# Quarterly report
+
+## Overview
+
+Brightwater Anvils Ltd, the Sheffield maker of forging anvils, reports its results for the second quarter of 2023.
+
+## Operations
+
+The forge ran two shifts throughout the quarter. Maintenance of the main press took place in May, as planned.
+
+Staff numbers were unchanged, and the apprentices finished their first year of training.
+
+## Results
+
+The company's revenue grew by 3% over the previous quarter, while forge orders from shipyards doubled.
+"""
+
+
+def test_the_lead_situates_chunks_that_never_name_the_subject():
+    overview, operations, staff, results = contexts_at(
+        REPORT, "markdown", [REPORT.split("\n\n")[2], "The forge ran two shifts throughout the quarter.", "Staff numbers",
+                             "The company's revenue"])
+    assert "Brightwater Anvils Ltd, the Sheffield maker of forging anvils" in results
+    assert results.startswith("File pkg/file. Quarterly report. Section: Quarterly report > Results.")
+    assert "Brightwater" not in overview  # the chunk that holds the lead is not given it again
+    # a chunk inside a section also gets the section's lead; the chunk that opens the section does not
+    assert staff.endswith("The forge ran two shifts throughout the quarter.")
+    assert "The forge ran" not in operations
+
+
+def test_leads_skip_titles_front_matter_lists_and_licences_and_clip_long_sentences():
+    text = ("---\ntitle: Handbook\n---\n\n# Handbook\n\n- a list item that is not prose at all\n\n"
+            "Copyright 2024 Example Corp. All rights reserved under the licence.\n\n"
+            "This handbook explains how the Tern scheduler is run " + "day and night " * 20 + "by the on-call team.\n\n"
+            "Later text.\n")
+    (later,) = contexts_at(text, "markdown", ["Later text."])
+    assert "This handbook explains how the Tern scheduler is run" in later and later.endswith("...")
+    assert "list item" not in later and "Copyright" not in later
+    assert contexts_at(text, "markdown", ["Later text."])[0] == later
+
+
+def test_lead_of_spaceless_text_is_its_first_sentence():
+    text = "梅雨は、東アジアの広範囲においてみられる特有の気象現象である。雨季の一種である。\n\n梅雨入りは春の終わりとされる。\n"
+    (second,) = contexts_at(text, "text", ["梅雨入り"])
+    assert second.endswith("梅雨は、東アジアの広範囲においてみられる特有の気象現象である。")
+
+
+def test_code_keeps_its_module_comment_and_gets_no_prose_lead():
+    text = '"""Job queue."""\n\nclass Queue:\n    """A queue of jobs that are waiting for a free machine to run on."""\n\n    def push(self, x):\n        self.items.append(x)\n'
+    (push,) = contexts_at(text, "code:py", ["self.items.append"])
+    assert "Job queue." in push and "free machine" not in push
+
+
+def test_leads_can_be_left_out():
+    doc = Document(doc_id="r.md", path="r.md", kind="markdown", text=REPORT, size=len(REPORT))
+    start = REPORT.index("The company's")
+    chunk = Chunk("c", "r.md", 0, start, len(REPORT), REPORT[start:])
+    structural_contexts(doc, [chunk], leads=False)
+    assert "Brightwater" not in chunk.context
+
+
+def test_a_titled_prechunked_record_carries_its_title(tmp_path):
+    import json
+
+    from localcr.documents import import_prechunked
+
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([{
+        "doc_id": "doc_0", "original_uuid": "u0", "title": "Super_Bowl_50",
+        "content": "The Panthers finished the season 15-1.\n\nThey lost the final game.",
+        "chunks": [{"chunk_id": "doc_0_chunk_0", "original_index": 0, "content": "The Panthers finished the season 15-1."},
+                   {"chunk_id": "doc_0_chunk_1", "original_index": 1, "content": "They lost the final game."}],
+    }]))
+    [doc] = import_prechunked(corpus)
+    assert doc.title == "Super Bowl 50"
+    structural_contexts(doc, doc.given_chunks)
+    assert [c.context.split(".")[0] for c in doc.given_chunks] == ["Super Bowl 50", "Super Bowl 50"]
+    assert "Panthers finished" in doc.given_chunks[1].context and "Panthers" not in doc.given_chunks[0].context
