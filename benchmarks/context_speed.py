@@ -76,7 +76,9 @@ def write(mode: str, docs, spec, runner, C, ledger: Ledger):
 def planned_prompt_tokens(runner, spec, docs, C) -> int:
     """The prompt tokens localcr's time estimate counts for writing every context of the subset afresh."""
     chunks_by_doc = structural_chunks(docs)
-    run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+    from localcr.contexts.run import Run
+
+    run = Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
     return run.prompt_tokens([(d, chunks_by_doc[d.doc_id], chunks_by_doc[d.doc_id]) for d in docs])
 
 

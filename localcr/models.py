@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localcr.bundled import BUNDLED
-from localcr.contexts import DEFAULT_PROMPT, PROMPTS
+from localcr.contexts.prompts import DEFAULT_PROMPT, PROMPTS
 from localcr.errors import LocalcrError
 
 ROLES = ("llm", "embedder", "reranker")

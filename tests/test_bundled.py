@@ -7,6 +7,7 @@ import pytest
 
 from localcr import bundled as B
 from localcr import contexts as C
+from localcr.contexts import prompts as P
 from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
 from localcr.llm import LlamaRunner
@@ -69,8 +70,8 @@ def test_bundled_qwen_loads_and_writes_a_context_through_its_chat_template(tmp_p
     runner = LlamaRunner(spec)
     try:
         assert runner.is_chat
-        prompter = C._Prompter(runner, spec)
-        rendered = runner.detokenize(prompter.prefix(text) + prompter.suffix(C._Group(text, [chunk], False), chunk))
+        prompter = P.Prompter(runner, spec)
+        rendered = runner.detokenize(prompter.prefix(text) + prompter.suffix(P.Group(text, [chunk], False), chunk))
         assert "<|im_start|>user\n<document>" in rendered and rendered.endswith("<|im_start|>assistant\n")
         stats = C.write_llm_contexts([doc], {doc.doc_id: [chunk]}, spec, progress=False, runner=runner)
     finally:

