@@ -150,21 +150,25 @@ def spec_is_bundled(source: str) -> bool:
 @click.option("--ray", "ray_address", metavar="auto|ADDRESS",
               help="Make LLM contexts and embeddings on Ray actors: auto starts a local Ray instance, ADDRESS "
                    "(host:port) joins a running cluster. Needs pip install 'localcr[ray]'.")
+@click.option("--rebuild", is_flag=True,
+              help="Build the whole index again from the files, not only what changed (contexts and embeddings still "
+                   "come from the cache). A damaged segment is found and rebuilt without it.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, quiet):
+def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, quiet):
     """Index files and folders (text, Markdown, reST, HTML, PDF, DOCX, PPTX, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
-    dropped, and cached embeddings and contexts reused. Options not given again (and PATHS, if none are
-    given) keep the values the index was built with.
+    dropped, and cached embeddings and contexts reused; a damaged segment (a file missing or written over) is
+    rebuilt from the files. Options not given again (and PATHS, if none are given) keep the values the index
+    was built with.
     """
     from localcr.index import build_index
 
     try:
         summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
                               contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
-                              progress=not quiet, log=_log, ray=ray_address)
+                              progress=not quiet, log=_log, ray=ray_address, rebuild=rebuild)
     except ArgumentError as exc:
         if exc.names == {"paths"}:
             raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)") from None
