@@ -71,7 +71,7 @@ def _skipped_line(skipped: list[Skipped]) -> str:
     shown = "; ".join(f"{s.path} ({s.reason})" for s in skipped[:_SHOWN_SKIPPED])
     rest = len(skipped) - _SHOWN_SKIPPED
     more = f"; and {rest} more (`localcr stats --skipped` lists them all)" if rest > 0 else ""
-    return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped: {shown}{more}"
+    return f"{_count(len(skipped), 'file')} skipped: {shown}{more}"
 
 
 # The policy that keeps search fast as changes pile up: compact when a change leaves more segments than this,
@@ -330,10 +330,14 @@ def _embed(model, chunks: list[Chunk], summary: BuildSummary, progress: bool, ex
     """The vectors of every chunk's dense windows, and the chunk row of each window."""
     windows = model.windows(chunks)
     summary.windows = len(windows)
-    label = f"embedding {summary.documents} files, {len(chunks)} chunks"
+    label = f"embedding {_count(summary.documents, 'document')}, {_count(len(chunks), 'chunk')}"  # a file may hold many
     with tqdm(total=len(windows), desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:
         vectors, summary.embedded = executor.embed(model, [w.text for w in windows], progress=bar.update)
     return vectors, np.array([w.chunk_row for w in windows], dtype=np.int64)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSummary, segments: list[dict],

@@ -239,10 +239,15 @@ def test_prechunked_corpus_keeps_its_ids(tmp_path):
                "chunks": [{"chunk_id": "doc_1_chunk_0", "original_index": 0, "content": "alpha beta"},
                           {"chunk_id": "doc_1_chunk_1", "original_index": 1, "content": "gamma delta"}]}]
     path = tmp_path / "chunks.json"
+    corpus.append({"doc_id": "doc_2", "original_uuid": "u2", "content": "epsilon zeta",
+                   "chunks": [{"chunk_id": "doc_2_chunk_0", "original_index": 0, "content": "epsilon zeta"}]})
     path.write_text(json.dumps(corpus))
-    run("index", path, "--index", tmp_path / "i", "-q")
+    result = CliRunner().invoke(cli, ["index", str(path), "--index", str(tmp_path / "i")])  # with its progress bar
+    assert result.exit_code == 0, result.output
+    assert "embedding 2 documents, 3 chunks" in result.output  # the documents of the one file, not files
     idx = open_index(tmp_path / "i")
-    assert idx.store.chunk_ids_for_external() == {("u1", 0): "doc_1_chunk_0", ("u1", 1): "doc_1_chunk_1"}
+    assert idx.store.chunk_ids_for_external() == {("u1", 0): "doc_1_chunk_0", ("u1", 1): "doc_1_chunk_1",
+                                                  ("u2", 0): "doc_2_chunk_0"}
     hit = idx.search("gamma", k=1, mode="lexical")[0]
     assert (hit.chunk_id, hit.start, hit.end) == ("doc_1_chunk_1", 12, 23)
     bad = tmp_path / "bad.json"
