@@ -15,7 +15,7 @@ from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION
 from localcr.store import disk_size
-from localcr.text import printable
+from localcr.text import printable, snippet
 
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
 # parameters is worded with the option, as the user wrote it.
@@ -191,9 +191,11 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
 @click.option("--window", type=click.IntRange(0), default=0, show_default=True,
               help="Widen each hit with this many neighbouring chunks on each side.")
+@click.option("--full", is_flag=True, help="Show each hit's whole chunk (its window with --window), not a snippet "
+              "around the query's terms.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
 @click.pass_context
-def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, as_json):
+def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, full, as_json):
     """Search an index."""
     idx = _open_index(index_dir, _registry(ctx))
     reranker = _reranker(idx.registry, rerank_name)
@@ -202,25 +204,36 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidate
         for hit in hits:
             click.echo(json.dumps(hit.to_dict()))
         return
-    _print_hits(hits)
+    _print_hits(hits, idx.matches(query, hits), full=full)
 
 
-def _print_hits(hits):
+def _print_hits(hits, matches, full: bool = False):
+    """Each hit's place and score, its context, and a snippet of its text around the query's terms (`matches`:
+    Index.matches) or, `full`, the whole text."""
     if not hits:
         _echo("no results")
-    for n, hit in enumerate(hits, start=1):
+    for n, (hit, found) in enumerate(zip(hits, matches), start=1):
         ranks = ", ".join(f"{name} {rank}" for name, rank in hit.ranks.items())
         page = f"page {hit.page}  " if hit.page else ""
         _echo(f"{n}. {hit.path}  [{hit.chunk_id}]  {page}chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
         if hit.context:
             _echo(textwrap.indent(textwrap.fill(hit.context, 100), "   | "), fg="cyan")
-        body = hit.window_text or hit.text
-        lines = body.strip().split("\n")
-        shown = "\n".join(lines[:12]) + (f"\n... ({len(lines) - 12} more lines)" if len(lines) > 12 else "")
-        _echo(textwrap.indent(shown, "   "))
+        body = "window_text" if hit.window_text else "text"
+        if full:
+            _echo(textwrap.indent(getattr(hit, body).strip(), "   "))
+        else:
+            _echo_snippet(snippet(getattr(hit, body), found.get(body, [])))
         if hit.neighbours:
             _echo(f"   (with neighbours {', '.join(hit.neighbours)})")
         _echo()
+
+
+def _echo_snippet(pieces: list[tuple[str, bool]]) -> None:
+    """A snippet with its long lines wrapped for the terminal, its matches in bold (click drops the styling when
+    output is not a terminal), its text escaped like all document text."""
+    text = "".join(click.style(printable(piece), bold=True) if marked else printable(piece) for piece, marked in pieces)
+    click.echo("\n".join(textwrap.fill(line.rstrip(), 100, initial_indent="   ", subsequent_indent="   ",
+                                        break_long_words=False, break_on_hyphens=False) for line in text.split("\n")))
 
 
 DEMO_CORPUS = Path(__file__).parent / "demo"
@@ -249,7 +262,8 @@ def demo(ctx, index_dir, contexts, k):
     idx = _open_index(index_dir, registry)
     for query in DEMO_QUERIES:
         _echo(f"\n$ localcr search {query!r} --index {index_dir} -k {k}", bold=True)
-        _print_hits(idx.search(query, k))
+        hits = idx.search(query, k)
+        _print_hits(hits, idx.matches(query, hits))
     _echo(f"\n$ localcr stats --index {index_dir}", bold=True)
     ctx.invoke(stats, index_dir=index_dir, as_json=False)
 
