@@ -5,6 +5,7 @@ import json
 import sys
 import textwrap
 import time
+from itertools import groupby
 from pathlib import Path
 
 import click
@@ -229,11 +230,15 @@ def _print_hits(hits, matches, full: bool = False):
 
 
 def _echo_snippet(pieces: list[tuple[str, bool]]) -> None:
-    """A snippet with its long lines wrapped for the terminal, its matches in bold (click drops the styling when
-    output is not a terminal), its text escaped like all document text."""
-    text = "".join(click.style(printable(piece), bold=True) if marked else printable(piece) for piece, marked in pieces)
-    click.echo("\n".join(textwrap.fill(line.rstrip(), 100, initial_indent="   ", subsequent_indent="   ",
-                                        break_long_words=False, break_on_hyphens=False) for line in text.split("\n")))
+    """A snippet with its long lines wrapped for the terminal and its matches in bold (click drops the styling when
+    output is not a terminal), its text escaped like all document text. Wrapping only moves whitespace, so the
+    marks follow the other characters in order."""
+    text = "".join(printable(piece) for piece, _ in pieces)
+    marks = iter([marked for piece, marked in pieces for c in printable(piece) if not c.isspace()])
+    wrapped = "\n".join(textwrap.fill(line.rstrip(), 100, initial_indent="   ", subsequent_indent="   ", expand_tabs=False,
+                                       break_long_words=False, break_on_hyphens=False) for line in text.split("\n"))
+    runs = groupby(wrapped, key=lambda c: not c.isspace() and next(marks))
+    click.echo("".join(click.style("".join(run), bold=True) if marked else "".join(run) for marked, run in runs))
 
 
 DEMO_CORPUS = Path(__file__).parent / "demo"
