@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 
 import numpy as np
@@ -197,8 +198,9 @@ def test_a_search_over_a_damaged_segment_names_the_command_that_mends_it(tmp_pat
     write(directory)
     (segment,) = (directory / store.SEGMENTS).glob("seg-*")
     (segment / store.LEXICAL / "terms.json").unlink()
-    with pytest.raises(LocalcrError, match=f"lexical: unreadable .*; `localcr index --index {directory}` rebuilds"):
+    advice = re.escape(f"; `localcr index --index {directory}` rebuilds the damaged segment")
+    with pytest.raises(LocalcrError, match=f"lexical: unreadable .*{advice}"):
         store.StoreReader(directory).lexical()
     _overwrite_start(segment / store.STORE)
-    with pytest.raises(LocalcrError, match=f"store.sqlite: corrupt .*; `localcr index --index {directory}` rebuilds"):
+    with pytest.raises(LocalcrError, match=f"store.sqlite: corrupt .*{advice}"):
         store.StoreReader(directory)
