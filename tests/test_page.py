@@ -94,8 +94,8 @@ def search(browser, query: str, k: int = 5) -> list:
 
 
 def shown(browser) -> list[str]:
-    """The chunk ids of the hits on the page, in order."""
-    return [hit.get_attribute("data-chunk-id") for hit in browser.find_elements(By.CSS_SELECTOR, "#hits > li.hit")]
+    """The chunk ids of the hits on the page, in order (read in one go: the page may be replacing them)."""
+    return browser.execute_script("return [...document.querySelectorAll('#hits > li.hit')].map(hit => hit.dataset.chunkId)")
 
 
 def address(browser) -> dict:
@@ -215,10 +215,12 @@ def test_a_token_from_the_address_or_the_token_field(browser, guarded):
 def test_a_search_is_in_the_address_reopened_from_it_and_walked_with_back_and_forward(browser, served):
     open_page(browser, served)
     browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=lexical]").click()
-    first = [hit.get_attribute("data-chunk-id") for hit in search(browser, "retry backoff", k=3)]
+    search(browser, "retry backoff", k=3)
+    first = shown(browser)
     assert first and address(browser) == {"path": "/", "fragment": "", "q": "retry backoff", "mode": "lexical", "k": "3"}
     browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=hybrid]").click()
-    second = [hit.get_attribute("data-chunk-id") for hit in search(browser, "team quota midnight", k=2)]
+    search(browser, "team quota midnight", k=2)
+    second = shown(browser)
     assert second and second != first and address(browser)["q"] == "team quota midnight"
 
     browser.back()  # the form and the hits of the first search, run again
