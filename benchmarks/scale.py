@@ -7,8 +7,8 @@ Zipf-distributed from the vocabulary of --data's corpus (or of pseudo-words with
 8 chunks, with random unit vectors (384-d, MiniLM's size) as embeddings. For each size it writes a generation
 with localcr.store, then, in a fresh process, opens it as `localcr search` does (time and peak RSS) and runs
 200 queries (3-6 vocabulary words each, with a random query vector: query embedding is excluded) in each
-mode. "One change" is what applying one changed document (8 chunks) costs in the index layer: reading the
-live documents' records, writing a segment of the new version, and publishing a generation that tombstones
+mode. "One change" is what applying one changed document (8 chunks) costs in the index layer: checking the
+kept segments' files against their records, reading the live documents' records, writing a segment of the new version, and publishing a generation that tombstones
 the old one (reading, chunking and embedding the changed file are not included; the search columns are
 measured after it, on the two segments, once the writes are on disk: the page cache holds what was just
 written, as on a machine that built its own index). Peak RSS is the search process's own, split at the end into
@@ -84,6 +84,9 @@ def change_one(directory: Path, words: list[str], cdf: np.ndarray) -> float:
     with store.writer_lock(directory):
         marker = store.read_marker(directory)
         manifest = store.current_manifest(directory, marker)
+        sound, damaged = store.check_segments(directory, manifest)  # the files of the segments kept, as recorded
+        assert not damaged, damaged
+        manifest = {**manifest, "segments": sound}
         stored = store.live_documents(directory, manifest)
         doc, chunks, texts, vectors = synthetic("doc0.txt", CHUNKS_PER_DOC, np.random.default_rng(99), np.array(words), cdf)
         segment = store.write_segment(directory, [doc], {doc.doc_id: chunks}, vectors, np.arange(len(chunks)),

@@ -5,6 +5,7 @@ import json
 import sys
 import textwrap
 import time
+from itertools import groupby
 from pathlib import Path
 
 import click
@@ -15,7 +16,7 @@ from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION
 from localcr.store import disk_size
-from localcr.text import printable
+from localcr.text import printable, snippet
 
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
 # parameters is worded with the option, as the user wrote it.
@@ -150,21 +151,25 @@ def spec_is_bundled(source: str) -> bool:
 @click.option("--ray", "ray_address", metavar="auto|ADDRESS",
               help="Make LLM contexts and embeddings on Ray actors: auto starts a local Ray instance, ADDRESS "
                    "(host:port) joins a running cluster. Needs pip install 'localcr[ray]'.")
+@click.option("--rebuild", is_flag=True,
+              help="Build the whole index again from the files, not only what changed (contexts and embeddings still "
+                   "come from the cache). A damaged segment is found and rebuilt without it.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, quiet):
+def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, quiet):
     """Index files and folders (text, Markdown, reST, HTML, PDF, DOCX, PPTX, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
-    dropped, and cached embeddings and contexts reused. Options not given again (and PATHS, if none are
-    given) keep the values the index was built with.
+    dropped, and cached embeddings and contexts reused; a damaged segment (a file missing or written over) is
+    rebuilt from the files. Options not given again (and PATHS, if none are given) keep the values the index
+    was built with.
     """
     from localcr.index import build_index
 
     try:
         summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
                               contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
-                              progress=not quiet, log=_log, ray=ray_address)
+                              progress=not quiet, log=_log, ray=ray_address, rebuild=rebuild)
     except ArgumentError as exc:
         if exc.names == {"paths"}:
             raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)") from None
@@ -187,9 +192,11 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
 @click.option("--window", type=click.IntRange(0), default=0, show_default=True,
               help="Widen each hit with this many neighbouring chunks on each side.")
+@click.option("--full", is_flag=True, help="Show each hit's whole chunk (its window with --window), not a snippet "
+              "around the query's terms.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
 @click.pass_context
-def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, as_json):
+def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, full, as_json):
     """Search an index."""
     idx = _open_index(index_dir, _registry(ctx))
     reranker = _reranker(idx.registry, rerank_name)
@@ -198,25 +205,40 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidate
         for hit in hits:
             click.echo(json.dumps(hit.to_dict()))
         return
-    _print_hits(hits)
+    _print_hits(hits, idx.matches(query, hits), full=full)
 
 
-def _print_hits(hits):
+def _print_hits(hits, matches, full: bool = False):
+    """Each hit's place and score, its context, and a snippet of its text around the query's terms (`matches`:
+    Index.matches) or, `full`, the whole text."""
     if not hits:
         _echo("no results")
-    for n, hit in enumerate(hits, start=1):
+    for n, (hit, found) in enumerate(zip(hits, matches), start=1):
         ranks = ", ".join(f"{name} {rank}" for name, rank in hit.ranks.items())
         page = f"page {hit.page}  " if hit.page else ""
         _echo(f"{n}. {hit.path}  [{hit.chunk_id}]  {page}chars {hit.start}-{hit.end}  score {hit.score:.4f}  ({ranks})", bold=True)
         if hit.context:
             _echo(textwrap.indent(textwrap.fill(hit.context, 100), "   | "), fg="cyan")
-        body = hit.window_text or hit.text
-        lines = body.strip().split("\n")
-        shown = "\n".join(lines[:12]) + (f"\n... ({len(lines) - 12} more lines)" if len(lines) > 12 else "")
-        _echo(textwrap.indent(shown, "   "))
+        body = "window_text" if hit.window_text else "text"
+        if full:
+            _echo(textwrap.indent(getattr(hit, body).strip(), "   "))
+        else:
+            _echo_snippet(snippet(getattr(hit, body), found.get(body, [])))
         if hit.neighbours:
             _echo(f"   (with neighbours {', '.join(hit.neighbours)})")
         _echo()
+
+
+def _echo_snippet(pieces: list[tuple[str, bool]]) -> None:
+    """A snippet with its long lines wrapped for the terminal and its matches in bold (click drops the styling when
+    output is not a terminal), its text escaped like all document text. Wrapping only moves whitespace, so the
+    marks follow the other characters in order."""
+    text = "".join(printable(piece) for piece, _ in pieces)
+    marks = iter([marked for piece, marked in pieces for c in printable(piece) if not c.isspace()])
+    wrapped = "\n".join(textwrap.fill(line.rstrip(), 100, initial_indent="   ", subsequent_indent="   ", expand_tabs=False,
+                                       break_long_words=False, break_on_hyphens=False) for line in text.split("\n"))
+    runs = groupby(wrapped, key=lambda c: not c.isspace() and next(marks))
+    click.echo("".join(click.style("".join(run), bold=True) if marked else "".join(run) for marked, run in runs))
 
 
 DEMO_CORPUS = Path(__file__).parent / "demo"
@@ -245,7 +267,8 @@ def demo(ctx, index_dir, contexts, k):
     idx = _open_index(index_dir, registry)
     for query in DEMO_QUERIES:
         _echo(f"\n$ localcr search {query!r} --index {index_dir} -k {k}", bold=True)
-        _print_hits(idx.search(query, k))
+        hits = idx.search(query, k)
+        _print_hits(hits, idx.matches(query, hits))
     _echo(f"\n$ localcr stats --index {index_dir}", bold=True)
     ctx.invoke(stats, index_dir=index_dir, as_json=False)
 

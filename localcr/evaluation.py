@@ -647,33 +647,20 @@ def to_json(results: Sequence[ConfigResult], queries: QuerySet | None = None) ->
     return out
 
 
-def format_table(results: Sequence[ConfigResult], ks: Iterable[int] = DEFAULT_KS, detail: bool = True) -> str:
-    """A Markdown table for the terminal: Pass@k per configuration with latency, then (detail) every metric.
+def format_table(results: Sequence[ConfigResult], ks: Iterable[int] = DEFAULT_KS) -> str:
+    """Markdown tables for the terminal: every metric at every k, the configurations one under the other within
+    each metric (so they compare at a glance, and the width grows with the ks asked for, not with metrics x ks),
+    then each configuration's latency.
 
     Pass, Recall, Precision and Hit rate are percentages (like the published numbers); MRR and nDCG are 0-1.
     """
     ks = sorted(set(ks))
-    head = ["config", *(f"Pass@{k}" for k in ks), f"MRR@{ks[-1]}", f"nDCG@{ks[-1]}", "p50 ms", "p95 ms", "queries"]
-    rows = [
-        [
-            r.config.name,
-            *(_fmt("pass", r.metrics[f"pass@{k}"]) for k in ks),
-            _fmt("mrr", r.metrics[f"mrr@{ks[-1]}"]),
-            _fmt("ndcg", r.metrics[f"ndcg@{ks[-1]}"]),
-            f"{r.latency_ms['p50']:.1f}",
-            f"{r.latency_ms['p95']:.1f}",
-            str(r.n_queries),
-        ]
-        for r in results
-    ]
-    text = _markdown(head, rows)
-    if detail:
-        drows = []
-        for r in results:
-            for i, m in enumerate(METRICS):
-                drows.append([r.config.name if i == 0 else "", METRIC_TITLES[m], *(_fmt(m, r.metrics[f"{m}@{k}"]) for k in ks)])
-        text += "\n\n" + _markdown(["config", "metric", *(f"@{k}" for k in ks)], drows)
-    return text
+    rows = [[METRIC_TITLES[m] if i == 0 else "", r.config.name, *(_fmt(m, r.metrics[f"{m}@{k}"]) for k in ks)]
+            for m in METRICS for i, r in enumerate(results)]
+    latency = [[r.config.name, str(r.n_queries), f"{r.latency_ms['p50']:.1f}", f"{r.latency_ms['p95']:.1f}"]
+               for r in results]
+    return (_markdown(["metric", "config", *(f"@{k}" for k in ks)], rows) + "\n\n"
+            + _markdown(["config", "queries", "p50 ms", "p95 ms"], latency))
 
 
 def _fmt(metric: str, value: float) -> str:

@@ -41,6 +41,7 @@ class BuildSummary:
     changed: int = 0
     removed: int = 0
     unchanged: int = 0
+    restored: int = 0  # documents of damaged segments, read again from their files
     skipped: list[Skipped] = field(default_factory=list)
     embedded: int = 0  # windows embedded now; the rest came from the cache
     seconds: float = 0.0
@@ -51,7 +52,8 @@ class BuildSummary:
         lines = [
             f"indexed {self.documents} documents, {self.chunks} chunks into {self.directory} in {self.seconds:.1f} s",
             f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
-            + ("" if self.added + self.changed + self.removed else " (nothing to do)"),
+            + (f", {self.restored} restored from the sources (damaged segment)" if self.restored else "")
+            + ("" if self.added + self.changed + self.removed + self.restored else " (nothing to do)"),
             f"  embeddings: {self.embedded} computed, {self.windows - self.embedded} from cache",
         ]
         if self.skipped:
@@ -69,7 +71,7 @@ def _skipped_line(skipped: list[Skipped]) -> str:
     shown = "; ".join(f"{s.path} ({s.reason})" for s in skipped[:_SHOWN_SKIPPED])
     rest = len(skipped) - _SHOWN_SKIPPED
     more = f"; and {rest} more (`localcr stats --skipped` lists them all)" if rest > 0 else ""
-    return f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped: {shown}{more}"
+    return f"{_count(len(skipped), 'file')} skipped: {shown}{more}"
 
 
 # The policy that keeps search fast as changes pile up: compact when a change leaves more segments than this,
@@ -82,13 +84,15 @@ def build_index(
     paths: list[str], directory: str | os.PathLike, registry: Registry, *,
     embedder: str | None = None, contexts: str | None = None, llm: str | None = None,
     contexts_from: str | None = None, chunk_tokens: int | None = None, overlap_tokens: int | None = None,
-    composition: str | None = None, progress: bool = True, log=None, ray: str | None = None,
+    composition: str | None = None, progress: bool = True, log=None, ray: str | None = None, rebuild: bool = False,
 ) -> BuildSummary:
     """Index documents under `paths` into `directory`. Re-indexing keeps every setting not given again
     (paths, embedder, context mode, LLM, how LLM contexts join structural ones, chunk sizes) as the index
     was last built with, and only reads, chunks, contextualises and embeds the files that changed (same size
     and modification time: not even read), writing them as a new segment; with other settings than last
-    time, everything is rebuilt.
+    time, everything is rebuilt. The segments kept are checked first (store.check_segments): a damaged one is
+    dropped and its documents read again from their files (contexts and embeddings come from the cache), with one
+    line saying so. rebuild: build everything again, whatever changed.
 
     ray: run the LLM contexts and embeddings on Ray actors ("auto": a local Ray instance; else the address of a
     running cluster); this process still reads, chunks, checks and writes the caches and builds the index."""
@@ -104,8 +108,11 @@ def build_index(
         last = store.current_manifest(directory, marker)
         settings = _settings(last, registry, paths, embedder=embedder, contexts=contexts, llm=llm,
                              chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, composition=composition)
-        whole = contexts_from is not None or not _same_settings(last, settings)
-        stored = {} if whole else store.live_documents(directory, last)
+        whole = rebuild or contexts_from is not None or not _same_settings(last, settings)
+        sound, damaged = ([], {}) if whole else store.check_segments(directory, last)
+        for name, problem in damaged.items():
+            log(f"warning: segment {name} is damaged ({problem}): rebuilding its documents from the sources")
+        stored = {} if whole else store.live_documents(directory, {**last, "segments": sound})
         loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items()})
 
         read = {d.doc_id: d for d in loaded.documents}
@@ -114,7 +121,11 @@ def build_index(
         gone = {doc_id for doc_id in stored if doc_id not in kept}  # changed (replaced by docs) or removed
         summary = BuildSummary(directory=directory, skipped=loaded.skipped, warnings=loaded.warnings)
         summary.added = sum(1 for d in docs if d.doc_id not in stored)
-        summary.changed = len(docs) - summary.added
+        # Documents not stored are new or were in a damaged segment (whose ids may be unreadable): counted by number.
+        summary.restored = min(summary.added, sum(s["documents"] - len(s["dead"]) for s in last.get("segments", [])
+                                                  if s["name"] in damaged))
+        summary.added -= summary.restored
+        summary.changed = len(docs) - summary.added - summary.restored
         summary.removed = len(gone) - summary.changed
         summary.unchanged = len(kept)
         for doc in docs:
@@ -129,16 +140,16 @@ def build_index(
         # Files read again but unchanged keep their new size and mtime, so the next run need not read them.
         file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept}
         file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}  # the ones read now win
-        if not docs and not gone and not whole:
+        if not docs and not gone and not whole and not damaged:
             summary.documents, summary.chunks = len(kept), last.get("chunks", 0)
             summary.seconds = time.monotonic() - started
-            if file_stats != last.get(store.FILE_STATS, {}):
-                store.publish(directory, marker, {**last, store.FILE_STATS: file_stats})
+            if file_stats != last.get(store.FILE_STATS, {}) or sound != last["segments"]:  # or newer file records
+                store.publish(directory, marker, {**last, "segments": sound, store.FILE_STATS: file_stats})
             return summary  # no document changed: no new segment
 
         from localcr.execution import open_executor
 
-        segments = [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in last["segments"]]
+        segments = [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in sound]
         index_languages = sorted(set(last.get("languages", [])) | set(languages))
         context_meta = last.get("contexts", {"mode": settings.contexts})
         # Where contexts and embeddings are made: Ray is joined first, so a bad address fails before any work.
@@ -319,10 +330,14 @@ def _embed(model, chunks: list[Chunk], summary: BuildSummary, progress: bool, ex
     """The vectors of every chunk's dense windows, and the chunk row of each window."""
     windows = model.windows(chunks)
     summary.windows = len(windows)
-    label = f"embedding {summary.documents} files, {len(chunks)} chunks"
+    label = f"embedding {_count(summary.documents, 'document')}, {_count(len(chunks), 'chunk')}"  # a file may hold many
     with tqdm(total=len(windows), desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:
         vectors, summary.embedded = executor.embed(model, [w.text for w in windows], progress=bar.update)
     return vectors, np.array([w.chunk_row for w in windows], dtype=np.int64)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSummary, segments: list[dict],

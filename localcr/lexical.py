@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from localcr.errors import LocalcrError
 from localcr.text import identifier_parts, word_spans, words
 
 STOPWORDS = frozenset("""
@@ -191,15 +190,13 @@ class Postings:
 
     @classmethod
     def load(cls, directory: Path) -> "Postings":
-        """Memory-mapped: opening an index reads the term list, not the postings."""
-        try:
-            # Plain array views of the maps: slicing an np.memmap costs ~10 µs of Python per call (bookkeeping
-            # for flushing, which a read-only map never needs), and a query slices every term of every segment.
-            arrays = {name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r")) for name in cls.FILES}
-            terms = {term: i for i, term in enumerate(json.loads((directory / cls.TERMS).read_text()))}
-            languages = json.loads((directory / cls.LANGUAGES).read_text())
-        except (OSError, ValueError) as exc:
-            raise LocalcrError(f"{directory}: the lexical index is unreadable ({type(exc).__name__}): rebuild with `localcr index`") from None
+        """Memory-mapped: opening an index reads the term list, not the postings. A missing or unreadable file
+        raises OSError or ValueError (the store says which segment is damaged)."""
+        # Plain array views of the maps: slicing an np.memmap costs ~10 µs of Python per call (bookkeeping
+        # for flushing, which a read-only map never needs), and a query slices every term of every segment.
+        arrays = {name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r")) for name in cls.FILES}
+        terms = {term: i for i, term in enumerate(json.loads((directory / cls.TERMS).read_text()))}
+        languages = json.loads((directory / cls.LANGUAGES).read_text())
         return cls(terms, languages=languages, **arrays)
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:

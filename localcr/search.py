@@ -235,6 +235,13 @@ class Index:
             hits.append(hit)
         return hits
 
+    def matches(self, query: str, hits: list[Hit]) -> list[dict[str, list[tuple[int, int]]]]:
+        """Per hit, where the query's terms occur in its text, context and window (those it has) as character
+        spans: what the search page marks and what `localcr search` cuts its snippet around."""
+        spans_in = self.lexical.highlighter(query)
+        return [{field: spans_in(getattr(hit, field)) for field in ("text", "context", "window_text") if getattr(hit, field)}
+                for hit in hits]
+
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (evaluation clears them so every configuration pays for embedding)."""
         self._query_cache.clear()

@@ -7,8 +7,9 @@ Layout of an index directory:
                          vectors.npy + windows.npy (each dense window's vector and chunk row), dense.usearch,
                          lexical/ (BM25 postings and chunk lengths, memory-mapped)
     gen-*/manifest.json  complete generations: the build's settings and the segments that make the index,
-                         each with its tombstones (documents deleted or replaced since it was written), and
-                         the newer file stats of documents whose files were touched without changing
+                         each with its tombstones (documents deleted or replaced since it was written) and
+                         each of its files' size, modification time and sha256 (what a re-index checks it
+                         against), and the newer file stats of documents whose files were touched without changing
     .building-*/         a generation or segment being written (removed by the next writer if its process died)
     .lock                held by the one writer
 
@@ -21,6 +22,7 @@ lists are removed by the next writer.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -87,6 +89,18 @@ CHUNK_COLUMNS = ("row", "chunk_id", "doc_id", "position", "start", "end", "text"
 # The columns a search hit shows: the chunk's own, and its document's path, imported id and page starts.
 HIT_COLUMNS = ("c.row", "c.chunk_id", "c.doc_id", "c.position", "c.start", "c.end", "c.text", "c.context",
                "c.external_index", "d.path", "d.external_id", "d.pages")
+
+
+class DamagedSegment(LocalcrError):
+    """A segment file a search cannot use (missing, truncated, overwritten): the message names the command that
+    mends it, since a re-index finds a damaged segment (check_segments) and rebuilds it from the sources; bytes
+    that rotted on disk keep the file's size and time, which the check trusts, so it names --rebuild for that."""
+
+    def __init__(self, path: Path, problem: str):
+        segment = next(p for p in path.parents if p.parent.name == SEGMENTS)
+        self.problem = f"{path.relative_to(segment).as_posix()}: {problem}"  # what a re-index says of the segment
+        super().__init__(f"{path}: {problem}; `localcr index --index {segment.parent.parent}` rebuilds the damaged "
+                         "segment from the sources (add --rebuild if it finds no damage)")
 
 
 def disk_size(path: Path) -> int:
@@ -203,10 +217,67 @@ def write_segment(directory: Path, docs: list[Document], chunks_by_doc: dict[str
     _write_dense(staging, vectors, window_rows)
     lexical.save(staging / LEXICAL)
     _fsync_tree(staging)
+    files = _file_records(staging)  # renaming the directory changes none of them
     name = SEGMENT_PREFIX + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     staging.rename(directory / SEGMENTS / name)
     return {"name": name, "documents": len(docs), "chunks": sum(len(chunks_by_doc[d.doc_id]) for d in docs),
-            "windows": len(window_rows), "dead": [], "dead_chunks": 0}
+            "windows": len(window_rows), "dead": [], "dead_chunks": 0, "files": files}
+
+
+def _file_records(segment: Path) -> dict[str, list]:
+    """Each file of a segment (path inside it) -> [size, modification time in ns, sha256]."""
+    return {p.relative_to(segment).as_posix(): [p.stat().st_size, p.stat().st_mtime_ns, _sha256(p)]
+            for p in sorted(segment.rglob("*")) if p.is_file()}
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def check_segments(directory: Path, manifest: dict) -> tuple[list[dict], dict[str, str]]:
+    """The manifest's sound segments (their entries with the file records brought up to date) and its damaged
+    ones (name -> what is wrong), as a re-index checks them before keeping them. Cheap: a file with the size and
+    modification time recorded when it was written is taken as written (segments are never written again); one
+    whose time moved (the index was copied, or the file written over) is hashed and compared. A segment written
+    before files were recorded (an older localcr) is opened as a search opens it, then recorded."""
+    sound, damaged = [], {}
+    for entry in manifest.get("segments", []):
+        path = directory / SEGMENTS / entry["name"]
+        try:
+            files = _checked_files(path, entry["files"]) if "files" in entry else _opened_files(path, manifest)
+        except DamagedSegment as exc:
+            damaged[entry["name"]] = exc.problem
+        else:
+            sound.append({**entry, "files": files})
+    return sound, damaged
+
+
+def _checked_files(path: Path, recorded: dict[str, list]) -> dict[str, list]:
+    records = {}
+    for name, (size, mtime, sha) in recorded.items():
+        try:
+            stat = (path / name).stat()
+        except OSError:
+            raise DamagedSegment(path / name, "missing") from None
+        if stat.st_size != size:
+            raise DamagedSegment(path / name, f"{stat.st_size} bytes where {size} were written")
+        if stat.st_mtime_ns != mtime and _sha256(path / name) != sha:
+            raise DamagedSegment(path / name, "not the bytes that were written (its sha256 differs)")
+        records[name] = [size, stat.st_mtime_ns, sha]
+    return records
+
+
+def _opened_files(path: Path, manifest: dict) -> dict[str, list]:
+    """The file records of a segment that opens as a search (and a compaction) would open it."""
+    segment = Segment(path, set())
+    try:
+        segment.dense(manifest["embedder"]["dimension"])
+        segment.vectors()
+        segment.postings()
+    finally:
+        segment.db.close()
+    return _file_records(path)
 
 
 def publish(directory: Path, marker: dict | None, manifest: dict) -> str:
@@ -303,23 +374,45 @@ class Segment:
 
     def __init__(self, path: Path, dead_docs: set[str]):
         self.path = path
-        self.db = sqlite3.connect(f"file:{path / STORE}?mode=ro", uri=True, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
-        # A document's chunks are consecutive rows, in the order the documents were written: the map from row
-        # to document comes from one record per document (reading one per chunk took seconds at 1M chunks).
-        records = self.db.execute("SELECT doc_id, n_chunks FROM documents ORDER BY rowid").fetchall()
+        try:
+            self.db = sqlite3.connect(f"file:{path / STORE}?mode=ro", uri=True, check_same_thread=False)
+            self.db.row_factory = sqlite3.Row
+            # A document's chunks are consecutive rows, in the order the documents were written: the map from row
+            # to document comes from one record per document (reading one per chunk took seconds at 1M chunks).
+            records = self.db.execute("SELECT doc_id, n_chunks FROM documents ORDER BY rowid").fetchall()
+            stored = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise DamagedSegment(path / STORE, f"corrupt ({type(exc).__name__}: {exc})") from None
         self.documents = [r[0] for r in records]
         counts = np.array([r[1] for r in records], dtype=np.int64)
         self.first_rows = np.cumsum(counts) - counts  # per document
         self.row_docs = np.repeat(np.arange(len(records)), counts)  # per row: its document's index in documents
         self.n_chunks = len(self.row_docs)
-        stored = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         if stored != self.n_chunks:
-            raise sqlite3.DatabaseError(f"{stored} chunk rows where its documents count {self.n_chunks}")
+            raise DamagedSegment(path / STORE, f"corrupt: {stored} chunk rows where its documents count {self.n_chunks}")
         self.doc_live = np.array([d not in dead_docs for d in self.documents], dtype=bool)
         self.live = self.doc_live[self.row_docs]
         self.dead_docs = dead_docs
-        self.window_rows = np.load(path / WINDOWS)
+        self.window_rows = self._array(WINDOWS, mmap_mode=None)
+
+    def _array(self, name: str, mmap_mode: str | None = "r") -> np.ndarray:
+        try:
+            return np.load(self.path / name, mmap_mode=mmap_mode)
+        except (OSError, ValueError) as exc:
+            raise DamagedSegment(self.path / name, f"unreadable ({type(exc).__name__}: {exc})") from None
+
+    def vectors(self) -> np.ndarray:
+        """Every window's vector in full precision, memory-mapped (what compaction copies)."""
+        return self._array(VECTORS)
+
+    def postings(self):
+        """Its BM25 postings, memory-mapped (localcr.lexical.Postings)."""
+        from localcr.lexical import Postings
+
+        try:
+            return Postings.load(self.path / LEXICAL)
+        except (OSError, ValueError) as exc:
+            raise DamagedSegment(self.path / LEXICAL, f"unreadable ({type(exc).__name__}: {exc})") from None
 
     def dense(self, dimension: int) -> "DenseSegment":
         """Its graph, memory-mapped, answering with the windows of live chunks only."""
@@ -327,10 +420,10 @@ class Segment:
         try:
             index.view(str(self.path / DENSE))
         except Exception as exc:
-            raise LocalcrError(f"{self.path / DENSE}: unreadable ({exc}); rebuild the index with `localcr index`") from None
+            raise DamagedSegment(self.path / DENSE, f"unreadable ({exc})") from None
         if len(index) != len(self.window_rows) or index.ndim != dimension:
-            raise LocalcrError(f"{self.path / DENSE}: {len(index)} vectors of {index.ndim} dimensions where the segment has "
-                               f"{len(self.window_rows)} of {dimension}; rebuild the index with `localcr index`")
+            raise DamagedSegment(self.path / DENSE, f"{len(index)} vectors of {index.ndim} dimensions where the segment has "
+                                 f"{len(self.window_rows)} of {dimension}")
         return DenseSegment(index, ~self.live[self.window_rows])
 
 
@@ -393,9 +486,10 @@ class StoreReader:
         self.path = self.directory / marker["current"]
         try:
             self.manifest = json.loads((self.path / MANIFEST).read_text())
-            self.segments = [Segment(self.directory / SEGMENTS / s["name"], set(s["dead"])) for s in self.manifest["segments"]]
-        except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
+            entries = self.manifest["segments"]
+        except (OSError, ValueError, KeyError) as exc:
             raise LocalcrError(f"{self.path}: index is corrupt ({type(exc).__name__}: {exc}); rebuild it with `localcr index`") from None
+        self.segments = [Segment(self.directory / SEGMENTS / s["name"], set(s["dead"])) for s in entries]
         self.offsets = [0]
         for segment in self.segments:
             self.offsets.append(self.offsets[-1] + segment.n_chunks)
@@ -420,9 +514,9 @@ class StoreReader:
 
     def lexical(self):
         """BM25 over the live chunks of every segment, with statistics of them all (see localcr.lexical)."""
-        from localcr.lexical import LexicalIndex, Postings
+        from localcr.lexical import LexicalIndex
 
-        return LexicalIndex([Postings.load(seg.path / LEXICAL) for seg in self.segments],
+        return LexicalIndex([seg.postings() for seg in self.segments],
                             [None if seg.live.all() else seg.live for seg in self.segments])
 
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
@@ -434,7 +528,7 @@ class StoreReader:
                 continue
             keep = seg.live[seg.window_rows]
             renumbered = np.cumsum(seg.live) - 1 + base
-            vectors.append(np.load(seg.path / VECTORS, mmap_mode="r")[keep])
+            vectors.append(seg.vectors()[keep])
             rows.append(renumbered[seg.window_rows[keep]])
             base += int(seg.live.sum())
         return np.concatenate(vectors).astype(np.float32), np.concatenate(rows).astype(np.int64)

@@ -46,3 +46,46 @@ def printable(text: str) -> str:
     """Text safe for a terminal. Document text is untrusted: `ESC ] 0 ;` retitles a window and `ESC ] 52`
     writes the clipboard, so every control character but newline and tab is shown as a `\\xNN` escape."""
     return text.translate(_VISIBLE)
+
+
+SNIPPET_CHARS = 300  # about three lines of a terminal
+_SPACE = re.compile(r"\s+")
+_BLANK_LINES = re.compile(r"\n\s*\n")
+
+
+def snippet(text: str, spans: list[tuple[int, int]], width: int = SNIPPET_CHARS) -> list[tuple[str, bool]]:
+    """The part of a text worth showing for a hit: about `width` characters around where the most of the query's
+    terms occur (`spans`, in order; the start of the text when there are none), cut between words, with its lines
+    (code stays code) but no blank ones, and "…" where text is left out. As (piece, is a match) pairs, for
+    marking the matches."""
+    start, end = 0, len(text)
+    if len(text) > width:
+        first, last = _densest(spans, width) if spans else (0, 0)
+        start = max(0, min(first - (width - (last - first)) // 2, len(text) - width))
+        end = min(len(text), start + width)
+        if start > 0 and (space := _SPACE.search(text, start, min(first, start + 20))):
+            start = space.end()
+        if end < len(text) and (spaces := list(_SPACE.finditer(text, max(last, end - 20), end))):
+            end = spaces[-1].start()
+    cut_start, cut_end = start > 0, end < len(text)
+    start += len(text[start:end]) - len(text[start:end].lstrip())
+    end = start + len(text[start:end].rstrip())
+    pieces, at = [("… ", False)] if cut_start else [], start
+    for a, b in spans:
+        a, b = max(a, start), min(b, end)
+        if a < b:
+            pieces += [(text[at:a], False), (text[a:b], True)]
+            at = b
+    pieces += [(text[at:end], False)] + ([(" …", False)] if cut_end else [])
+    return [(_BLANK_LINES.sub("\n", piece), marked) for piece, marked in pieces if piece]
+
+
+def _densest(spans: list[tuple[int, int]], width: int) -> tuple[int, int]:
+    """Where the most spans (in order, not overlapping) fit in `width` characters: from the start of the first
+    of them to the end of the last."""
+    best, found = 0, spans[0]
+    for i, (first, _) in enumerate(spans):
+        fitting = [end for _, end in spans[i:] if end - first <= width]
+        if len(fitting) > best:
+            best, found = len(fitting), (first, fitting[-1])
+    return found

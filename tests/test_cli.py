@@ -65,6 +65,28 @@ def test_document_text_cannot_drive_the_terminal(tmp_path):
 
 
 @pytest.mark.model
+def test_search_shows_a_snippet_around_the_terms_and_the_whole_chunk_with_full(tmp_path):
+    """A long chunk (an abstract) is shown as the part around the query's terms; --full shows all of it; --json
+    is the hit as it was."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    abstract = ("Tidal energy converters were deployed in three estuaries over two winters. " * 6
+                + "The harbour gate closes two hours before the neap tide, which halves the turbine yield. "
+                + "Sediment transport was measured with acoustic profilers at every site. " * 6)
+    (docs / "abstract.txt").write_text(abstract + "\x1b]0;pwned\x07\n")
+    run("index", docs, "--index", tmp_path / "i", "-q")
+    out = run("search", "harbour gate neap tide", "--index", tmp_path / "i", "-k", 1)
+    body = [line for line in out.splitlines()[1:] if line.startswith("   ") and not line.startswith("   |")]
+    shown = " ".join(line.strip() for line in body)
+    assert shown.startswith("… ") and shown.endswith(" …") and "The harbour gate closes two hours before the neap tide" in shown
+    assert len(shown) < 400 < len(abstract)
+    full = run("search", "harbour gate neap tide", "--index", tmp_path / "i", "-k", 1, "--full")
+    assert abstract.strip() in full and "\\x1b]0;pwned\\x07" in full and "\x1b" not in full
+    hit = json.loads(run("search", "harbour gate neap tide", "--index", tmp_path / "i", "-k", 1, "--json"))
+    assert hit["text"] == (abstract + "\x1b]0;pwned\x07").strip()
+
+
+@pytest.mark.model
 def test_search_finds_the_right_chunk_in_every_mode(built):
     _, index, _ = built
     for mode in ("hybrid", "dense", "lexical"):
@@ -239,10 +261,15 @@ def test_prechunked_corpus_keeps_its_ids(tmp_path):
                "chunks": [{"chunk_id": "doc_1_chunk_0", "original_index": 0, "content": "alpha beta"},
                           {"chunk_id": "doc_1_chunk_1", "original_index": 1, "content": "gamma delta"}]}]
     path = tmp_path / "chunks.json"
+    corpus.append({"doc_id": "doc_2", "original_uuid": "u2", "content": "epsilon zeta",
+                   "chunks": [{"chunk_id": "doc_2_chunk_0", "original_index": 0, "content": "epsilon zeta"}]})
     path.write_text(json.dumps(corpus))
-    run("index", path, "--index", tmp_path / "i", "-q")
+    result = CliRunner().invoke(cli, ["index", str(path), "--index", str(tmp_path / "i")])  # with its progress bar
+    assert result.exit_code == 0, result.output
+    assert "embedding 2 documents, 3 chunks" in result.output  # the documents of the one file, not files
     idx = open_index(tmp_path / "i")
-    assert idx.store.chunk_ids_for_external() == {("u1", 0): "doc_1_chunk_0", ("u1", 1): "doc_1_chunk_1"}
+    assert idx.store.chunk_ids_for_external() == {("u1", 0): "doc_1_chunk_0", ("u1", 1): "doc_1_chunk_1",
+                                                  ("u2", 0): "doc_2_chunk_0"}
     hit = idx.search("gamma", k=1, mode="lexical")[0]
     assert (hit.chunk_id, hit.start, hit.end) == ("doc_1_chunk_1", 12, 23)
     bad = tmp_path / "bad.json"

@@ -43,6 +43,11 @@ def test_eval_reproduces_hand_computed_metrics(fruit_index, tmp_path):
     assert m["precision@1"] == 0.5 and m["precision@5"] == pytest.approx((1 / 5 + 0) / 2)
     assert summary["configs"][0]["queries"] == 2
     assert summary["dropped_queries"] == 2  # the bad JSON line and the foreign id
+    table = run("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical", "--k", "5,1", "--skip-bad-lines")
+    rows = {cells[0]: cells[1:] for line in table.splitlines() if line.startswith("| ")
+            for cells in [[cell.strip() for cell in line.strip("|").split("|")]]}
+    assert rows["metric"] == ["config", "@1", "@5"]  # every metric at every k asked for
+    assert rows["nDCG"] == rows["MRR"] == ["lexical", "0.500", "0.500"] and rows["Pass"] == ["lexical", "50.00", "50.00"]
 
 
 def test_eval_fails_when_nothing_is_left(fruit_index, tmp_path):

@@ -360,10 +360,15 @@ def test_evaluate_runs_every_config_and_aggregates(tmp_path):
     assert summary["ks"] == [1, 2] and summary["configs"][0]["metrics"]["pass@2"] == 0.75
     assert summary["configs"][1]["config"]["rerank"] is True and summary["skipped"] == {}
 
-    table = ev.format_table(results, (1, 2))
-    assert "| config" in table and "Pass@1" in table and "75.00" in table and "0.750" in table
-    assert "Recall" in table and "nDCG" in table
-    assert "Recall" not in ev.format_table(results, (1, 2), detail=False)
+    table = ev.format_table(results, (2, 1))
+    assert table.startswith("| metric ") and "@1 |" in table and "@2 |" in table and "75.00" in table and "0.750" in table
+    # every metric at every k, each configuration on its own line under it
+    lines = table.splitlines()
+    for title in ev.METRIC_TITLES.values():
+        (row,) = [line for line in lines if line.startswith(f"| {title} ")]
+        assert len(row.split("|")) == 2 + 2 + 2  # metric, config, @1, @2
+    assert sum(1 for line in lines if "| lexical,rerank,candidates=1 |" in line) == len(ev.METRICS) + 1  # + latency
+    assert "p50 ms" in table
 
 
 def test_evaluate_clears_the_query_cache_before_each_timed_run(tmp_path):

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from selenium import webdriver
@@ -91,6 +91,21 @@ def search(browser, query: str, k: int = 5) -> list:
 
     WebDriverWait(browser, WAIT_S).until(answered)
     return browser.find_elements(By.CSS_SELECTOR, "#hits > li.hit")
+
+
+def shown(browser) -> list[str]:
+    """The chunk ids of the hits on the page, in order (read in one go: the page may be replacing them)."""
+    return browser.execute_script("return [...document.querySelectorAll('#hits > li.hit')].map(hit => hit.dataset.chunkId)")
+
+
+def address(browser) -> dict:
+    parts = urlsplit(browser.current_url)
+    return {"path": parts.path, "fragment": parts.fragment, **{k: v[0] for k, v in parse_qs(parts.query).items()}}
+
+
+def form_state(browser) -> tuple:
+    return browser.execute_script(
+        "const f = document.getElementById('search'); return [f.query.value, f.mode.value, f.k.value, f.rerank.checked]")
 
 
 def test_hits_show_context_apart_and_marked_terms(browser, served):
@@ -195,3 +210,44 @@ def test_a_token_from_the_address_or_the_token_field(browser, guarded):
     assert not browser.find_element(By.ID, "token-form").is_displayed()
     assert not browser.find_element(By.ID, "error").is_displayed()
     assert "backoff" in [m.text.lower() for m in browser.find_elements(By.CSS_SELECTOR, "#hits mark")]
+
+
+def test_a_search_is_in_the_address_reopened_from_it_and_walked_with_back_and_forward(browser, served):
+    open_page(browser, served)
+    browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=lexical]").click()
+    search(browser, "retry backoff", k=3)
+    first = shown(browser)
+    assert first and address(browser) == {"path": "/", "fragment": "", "q": "retry backoff", "mode": "lexical", "k": "3"}
+    browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=hybrid]").click()
+    search(browser, "team quota midnight", k=2)
+    second = shown(browser)
+    assert second and second != first and address(browser)["q"] == "team quota midnight"
+
+    browser.back()  # the form and the hits of the first search, run again
+    WebDriverWait(browser, WAIT_S).until(lambda b: shown(b) == first)
+    assert form_state(browser) == ["retry backoff", "lexical", "3", False]
+    browser.forward()
+    WebDriverWait(browser, WAIT_S).until(lambda b: shown(b) == second)
+    assert form_state(browser) == ["team quota midnight", "hybrid", "2", False]
+    browser.refresh()  # reopened: the search runs again on load
+    WebDriverWait(browser, WAIT_S).until(lambda b: shown(b) == second)
+
+    browser.get(served.url + "/?" + "q=" + quote("fair scheduler heap") + "&mode=lexical&k=1")  # a shared link
+    WebDriverWait(browser, WAIT_S).until(lambda b: len(shown(b)) == 1)
+    assert "scheduler.py" in shown(browser)[0]
+    assert form_state(browser) == ["fair scheduler heap", "lexical", "1", False]
+    browser.back()  # from the link back to the search before it
+    WebDriverWait(browser, WAIT_S).until(lambda b: shown(b) == second)
+
+
+def test_the_token_never_reaches_the_address(browser, guarded):
+    """A shared link of a guarded server carries the search, not the token: #token= is taken out on load, the
+    search in the address runs with it, and later searches put only themselves in the address."""
+    browser.get(guarded + "/?q=retry+backoff&mode=lexical&k=2#token=page-test-token")
+    WebDriverWait(browser, WAIT_S).until(lambda b: len(shown(b)) == 2)
+    assert address(browser) == {"path": "/", "fragment": "", "q": "retry backoff", "mode": "lexical", "k": "2"}
+    search(browser, "quota", k=1)
+    assert "page-test-token" not in browser.current_url and address(browser)["q"] == "quota"
+    browser.back()
+    WebDriverWait(browser, WAIT_S).until(lambda b: len(shown(b)) == 2)
+    assert "page-test-token" not in browser.current_url

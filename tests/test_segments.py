@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import GUIDE, SCHEDULER, run
+from conftest import GUIDE, SCHEDULER, error_line, run
 from localcr import store
 from localcr.search import Index
 
@@ -139,4 +139,72 @@ def test_a_compaction_killed_halfway_leaves_a_readable_index(small_corpus, tmp_p
     assert_same(results(directory), before)  # the previous generation, untouched
     run("compact", "--index", directory)
     assert not list((directory / store.SEGMENTS).glob(".building-*"))
+    assert_same(results(directory), before)
+
+
+def _junk_over_start(path):
+    with open(path, "r+b") as f:
+        f.write(b"\xff" * 64)
+
+
+DAMAGE = {  # what is done to the older segment's files, and the command that shows it
+    "junk over dense.usearch": (lambda seg: (seg / store.DENSE).write_bytes(b"junk" * 8), ("search", "--mode", "dense")),
+    "damaged store.sqlite": (lambda seg: _junk_over_start(seg / store.STORE), ("search",)),
+    "missing vectors.npy": (lambda seg: (seg / store.VECTORS).unlink(), ("compact",)),
+    "missing lexical file": (lambda seg: (seg / store.LEXICAL / "terms.json").unlink(), ("search", "--mode", "lexical")),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_a_damaged_segment_is_named_by_the_error_and_mended_by_the_command_it_names(small_corpus, tmp_path, damage):
+    """The error's advice works: `localcr index --index DIR` finds the damaged segment, says so in one line and
+    rebuilds its documents from the files, leaving the sound segment as it was; search gives what it gave before."""
+    directory = tmp_path / "i"
+    index(small_corpus, directory)
+    older = store.current_manifest(directory, store.read_marker(directory))["segments"][0]["name"]
+    (small_corpus / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
+    index(small_corpus, directory)
+    newer = store.current_manifest(directory, store.read_marker(directory))["segments"][1]
+    before = results(directory)
+    plant, command = DAMAGE[damage]
+    plant(directory / store.SEGMENTS / older)
+
+    if command[0] == "search":
+        line = error_line("search", "retry backoff", "--index", directory, *command[1:])
+    else:
+        line = error_line(command[0], "--index", directory)
+    advice = f"; `localcr index --index {directory}` rebuilds the damaged segment from the sources"
+    assert str(directory / store.SEGMENTS / older) in line and advice in line
+    out = run("index", "--index", directory, "-q")  # the command the error names, as it names it
+    (warning,) = [line for line in out.splitlines() if older in line]
+    assert warning.startswith(f"warning: segment {older} is damaged (") and warning.endswith("rebuilding its documents from the sources")
+    assert "0 new, 0 changed, 0 removed, 1 unchanged, 3 restored" in out
+    segments = store.current_manifest(directory, store.read_marker(directory))["segments"]
+    assert older not in [s["name"] for s in segments] and segments[0] == newer  # the sound one kept as it was
+    assert_same(results(directory), before)
+    run("compact", "--index", directory)
+    assert_same(results(directory), before)
+    assert "(nothing to do)" in index(small_corpus, directory)
+
+
+def test_rebuild_mends_what_the_check_cannot_see(small_corpus, tmp_path):
+    """Bytes that rot on disk keep the file's size and time, so the re-index's check takes them as written;
+    `--rebuild` (which the error names for this case) builds every segment again."""
+    directory = tmp_path / "i"
+    index(small_corpus, directory)
+    before = results(directory)
+    (small_corpus / "docs" / "tides.md").write_text("# Tides\n\nThe harbour gate closes two hours before the neap tide.\n")
+    index(small_corpus, directory)
+    (small_corpus / "docs" / "tides.md").unlink()
+    segment = store.current_manifest(directory, store.read_marker(directory))["segments"][0]["name"]
+    windows = directory / store.SEGMENTS / segment / store.WINDOWS
+    stat = windows.stat()
+    _junk_over_start(windows)
+    os.utime(windows, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "(nothing to do)" not in index(small_corpus, directory)  # tides.md removed, the rot unseen
+    assert "add --rebuild if it finds no damage" in error_line("search", "retry backoff", "--index", directory)
+    out = index(small_corpus, directory, "--rebuild")
+    assert "3 new" in out and "damaged" not in out
+    (rebuilt,) = store.current_manifest(directory, store.read_marker(directory))["segments"]
+    assert rebuilt["name"] != segment and rebuilt["dead"] == []
     assert_same(results(directory), before)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 
 import numpy as np
@@ -77,7 +79,7 @@ def test_chunk_rows_that_their_documents_do_not_account_for_are_a_corrupt_index(
     (segment,) = store.StoreReader(tmp_path / "i").segments
     with sqlite3.connect(segment.path / store.STORE) as db:
         db.execute("DELETE FROM chunks WHERE row = 1")
-    with pytest.raises(LocalcrError, match="corrupt.*2 chunk rows where its documents count 3"):
+    with pytest.raises(LocalcrError, match="corrupt: 2 chunk rows where its documents count 3"):
         store.StoreReader(tmp_path / "i")
 
 
@@ -138,3 +140,67 @@ def test_dense_search_returns_only_live_windows_even_when_most_are_dead(tmp_path
     nearest = live[np.argsort(-(unit[live] @ unit[100]))[:10]]
     assert len(labels) == 10 and not dead[labels].any() and (np.diff(distances) >= 0).all()
     assert len(set(labels.tolist()) & set(nearest.tolist())) >= 9
+
+
+def _segment_check(directory):
+    return store.check_segments(directory, store.current_manifest(directory, store.read_marker(directory)))
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (lambda seg: (seg / store.DENSE).write_bytes(b"junk"), "dense.usearch: 4 bytes where"),
+    (lambda seg: (seg / store.VECTORS).unlink(), "vectors.npy: missing"),
+    (lambda seg: (seg / store.LEXICAL / "terms.json").unlink(), "lexical/terms.json: missing"),
+    (lambda seg: _overwrite_start(seg / store.STORE), "store.sqlite: not the bytes that were written"),
+])
+def test_a_damaged_segment_is_found_by_its_recorded_files(tmp_path, damage, problem):
+    directory = tmp_path / "i"
+    write(directory)
+    (entry,), damaged = _segment_check(directory)
+    assert damaged == {} and set(entry["files"]) >= {store.STORE, store.DENSE, store.VECTORS, store.WINDOWS, "lexical/terms.json"}
+    damage(directory / store.SEGMENTS / entry["name"])
+    sound, damaged = _segment_check(directory)
+    assert sound == [] and damaged[entry["name"]].startswith(problem)
+
+
+def _overwrite_start(path):
+    """Junk over the first bytes, in place: the size stays, the modification time moves."""
+    with open(path, "r+b") as f:
+        f.write(b"\xff" * 100)
+
+
+def test_a_segment_copied_or_touched_but_unchanged_is_sound_and_its_times_recorded_anew(tmp_path):
+    directory = tmp_path / "i"
+    write(directory)
+    manifest = store.current_manifest(directory, store.read_marker(directory))
+    (entry,) = manifest["segments"]
+    path = directory / store.SEGMENTS / entry["name"] / store.DENSE
+    os.utime(path, ns=(0, 10**9))
+    (checked,), damaged = store.check_segments(directory, manifest)
+    assert damaged == {} and checked["files"][store.DENSE][1] == 10**9
+    assert {k: v for k, v in checked["files"].items() if k != store.DENSE} == \
+        {k: v for k, v in entry["files"].items() if k != store.DENSE}
+
+
+def test_a_segment_written_before_files_were_recorded_is_opened_to_check_it(tmp_path):
+    directory = tmp_path / "i"
+    write(directory)
+    manifest = store.current_manifest(directory, store.read_marker(directory))
+    older = {**manifest, "segments": [{k: v for k, v in s.items() if k != "files"} for s in manifest["segments"]]}
+    (checked,), damaged = store.check_segments(directory, older)
+    assert damaged == {} and checked["files"].keys() == manifest["segments"][0]["files"].keys()
+    (directory / store.SEGMENTS / checked["name"] / store.DENSE).write_bytes(b"junk")
+    sound, damaged = store.check_segments(directory, older)
+    assert sound == [] and damaged[checked["name"]].startswith("dense.usearch: unreadable")
+
+
+def test_a_search_over_a_damaged_segment_names_the_command_that_mends_it(tmp_path):
+    directory = tmp_path / "i"
+    write(directory)
+    (segment,) = (directory / store.SEGMENTS).glob("seg-*")
+    (segment / store.LEXICAL / "terms.json").unlink()
+    advice = re.escape(f"; `localcr index --index {directory}` rebuilds the damaged segment")
+    with pytest.raises(LocalcrError, match=f"lexical: unreadable .*{advice}"):
+        store.StoreReader(directory).lexical()
+    _overwrite_start(segment / store.STORE)
+    with pytest.raises(LocalcrError, match=f"store.sqlite: corrupt .*{advice}"):
+        store.StoreReader(directory)

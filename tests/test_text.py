@@ -1,7 +1,9 @@
 """Words and identifier parts, shared by the lexical tokenizer and the embedder."""
 from __future__ import annotations
 
-from localcr.text import identifier_parts, printable, spell_out_identifiers, words
+import re
+
+from localcr.text import identifier_parts, printable, snippet, spell_out_identifiers, words
 
 
 def test_words_keep_identifiers_whole():
@@ -27,3 +29,25 @@ def test_printable_escapes_terminal_controls_but_keeps_layout():
     assert shown == ("title\\x1b]0;pwned\\x07 clip\\x1b]52;c;ZXZpbA==\\x07 csi\\x1b[2J del\\x7f c1\\x9b31m\\x0d"
                      "\n\tnext line")
     assert printable("crème brûlée, 寿司 — ok") == "crème brûlée, 寿司 — ok"
+
+
+def _marked(pieces):
+    return "".join(f"[{piece}]" if marked else piece for piece, marked in pieces)
+
+
+def test_a_snippet_is_cut_around_the_most_matches_between_words():
+    text = "filler words here. " * 30 + "The retry backoff doubles after every attempt.\n\n  Retry   limits apply. " + "more filler text. " * 30
+    spans = [(m.start(), m.end()) for m in re.finditer(r"(?i)retry|backoff", text)]
+    shown = _marked(snippet(text, spans, width=120))
+    assert shown.startswith("… ") and shown.endswith(" …")
+    assert "The [retry] [backoff] doubles after every attempt.\n  [Retry]   limits apply." in shown  # no blank line
+    inner = shown[2:-2]
+    assert len(inner) <= 120 + 2 * 4 and inner == inner.strip()  # the marks add two brackets each
+    assert inner.split()[0] in text.split() and inner.split()[-1] in text.split()  # cut between words
+
+
+def test_a_snippet_without_matches_is_the_start_and_a_short_text_is_whole():
+    text = "word " * 200
+    assert _marked(snippet(text, [], width=50)) == ("word " * 10).strip() + " …"
+    assert snippet("  two\n\n  lines  ", [(2, 5)]) == [("two", True), ("\n  lines", False)]
+    assert snippet("", []) == []

@@ -125,9 +125,8 @@ class Service:
                             rerank=reranker, candidates=request.candidates, window=request.window)
         results = [hit.to_dict() for hit in hits]
         if request.highlight:
-            spans_in = index.lexical.highlighter(request.query)
-            for result in results:
-                result["matches"] = {field: spans_in(result[field]) for field in ("text", "context", "window_text") if result[field]}
+            for result, matches in zip(results, index.matches(request.query, hits)):
+                result["matches"] = matches
         return {"query": request.query, "generation": index.store.generation, "hits": results,
                 "took_ms": round((time.perf_counter() - began) * 1000, 2)}
 

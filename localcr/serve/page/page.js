@@ -109,6 +109,35 @@ function element(tag, className, ...children) {
   return node;
 }
 
+// -- the address: a search is in it (?q=...&mode=...&k=...&rerank=1), so it can be bookmarked, shared and
+// reopened, and Back and Forward walk the searches made; the token never is (it stays in sessionStorage) -------
+const MODES = ["hybrid", "dense", "lexical"];
+
+function addressOf(body) {
+  const params = new URLSearchParams({ q: body.query, mode: body.mode, k: String(body.k) });
+  if (body.rerank) params.set("rerank", "1");
+  return location.pathname + "?" + params.toString();
+}
+
+// Fill the form from the address and run its search (on load, and when Back or Forward reach another search).
+function restoreFromAddress() {
+  const params = new URLSearchParams(location.search);
+  const form = $("search");
+  form.query.value = params.get("q") || "";
+  form.mode.value = MODES.includes(params.get("mode")) ? params.get("mode") : "hybrid";
+  form.k.value = params.get("k") || "5";
+  form.rerank.checked = params.get("rerank") === "1";
+  const body = request();
+  if (body.query) {
+    run(body);
+  } else {
+    latest++; // an answer still on its way is for another address
+    $("summary").textContent = "";
+    $("hits").replaceChildren();
+    clearError();
+  }
+}
+
 // -- searching ------------------------------------------------------------------------------------------------
 function request() {
   const form = $("search");
@@ -121,10 +150,16 @@ function request() {
   };
 }
 
-async function search(event) {
+function search(event) {
   event.preventDefault();
   const body = request();
   if (!body.query) return;
+  const address = addressOf(body);
+  if (address !== location.pathname + location.search) history.pushState(null, "", address);
+  run(body);
+}
+
+async function run(body) {
   const mine = ++latest;
   $("search").setAttribute("aria-busy", "true");
   $("summary").textContent = "Searching…";
@@ -229,6 +264,7 @@ document.addEventListener("DOMContentLoaded", () => {
   takeTokenFromAddress();
   $("search").addEventListener("submit", search);
   $("token-form").addEventListener("submit", useToken);
+  window.addEventListener("popstate", restoreFromAddress);
   window.addEventListener("hashchange", () => { // a #token= link opened in a tab already showing the page
     if (takeTokenFromAddress()) {
       clearError();
@@ -236,4 +272,5 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
   describeIndex();
+  restoreFromAddress();
 });
