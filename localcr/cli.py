@@ -96,6 +96,8 @@ def _index_option(f):
 @click.pass_context
 def models(ctx, as_json):
     """List the configured models, where each lives, and how to provide any that is missing."""
+    from localcr.embeddings import RUNTIME_NAMES, runtime
+
     registry = _registry(ctx)
     rows = []
     for role in ROLES:
@@ -105,6 +107,8 @@ def models(ctx, as_json):
             try:
                 path = spec.resolve()
                 row.update(present=True, path=str(path), bytes=disk_size(path))
+                if role == "embedder":
+                    row["runtime"] = RUNTIME_NAMES[runtime(spec, path)]
             except LocalcrError as exc:
                 row.update(present=False, path=None, bytes=0, problem=str(exc))
             rows.append(row)
@@ -125,6 +129,8 @@ def models(ctx, as_json):
             _echo(f" {mark} {r['name']:<22} {state}")
             if r["description"]:
                 _echo(f"     {r['description']}")
+            if r.get("runtime"):
+                _echo(f"     runs on {r['runtime']}")
             if not r["present"]:
                 _echo(f"     {r['problem']}")
                 if spec_is_bundled(r["source"]):

@@ -48,6 +48,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "document_prefix": (str, ""),
         "languages": (str, ""),
         "backend": (str, "sentence-transformers"),
+        "runtime": (str, "auto"),
     },
     "reranker": {
         **_COMMON,
@@ -57,6 +58,18 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
     },
 }
 PROMPT_STYLES = ("completion", "chat")
+
+# What runs an embedder: models.toml `backend` (the model's family) and, for sentence-transformers models, `runtime`
+# -> the module and class that implement it, imported on first use (torch is slow to load). The registry owns this
+# table so that it can check entries without importing the embedding code, which imports the registry.
+EMBEDDER_BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
+    "sentence-transformers": {"onnx": ("localcr.embeddings.onnx", "OnnxBackend"),
+                              "torch": ("localcr.embeddings.sbert", "SentenceTransformersBackend")},
+    "use": {"numpy": ("localcr.embeddings.use", "UniversalSentenceEncoderBackend")},
+}
+# `runtime` of a sentence-transformers model: "auto" runs it on ONNX Runtime where it can (localcr.embeddings.onnx
+# says which models), else torch.
+RUNTIMES = ("auto", "onnx", "torch")
 
 HOW_TO_PROVIDE = {
     "llm": "copy a GGUF file onto this machine (e.g. from huggingface.co on a connected one) and set path = \"/abs/file.gguf\"",
@@ -247,11 +260,10 @@ def _parse_entry(path: Path, role: str, name: str, entry: dict) -> ModelSpec:
         raise LocalcrError(f"{where} needs exactly one of path = \"/local/path\" or bundled = \"package\"")
     if params["bundled"] and params["bundled"] not in BUNDLED:
         raise LocalcrError(f"{where} bundled = {params['bundled']!r}: known bundled models are {', '.join(BUNDLED)}")
-    if role == "embedder":
-        from localcr.embeddings import BACKENDS
-
-        if params["backend"] not in BACKENDS:
-            raise LocalcrError(f"{where} backend = {params['backend']!r}: use one of {', '.join(map(repr, BACKENDS))}")
+    if role == "embedder" and params["backend"] not in EMBEDDER_BACKENDS:
+        raise LocalcrError(f"{where} backend = {params['backend']!r}: use one of {', '.join(map(repr, EMBEDDER_BACKENDS))}")
+    if role == "embedder" and params["runtime"] not in RUNTIMES:
+        raise LocalcrError(f"{where} runtime = {params['runtime']!r}: use one of {', '.join(map(repr, RUNTIMES))}")
     if role == "llm" and params["prompt_style"] not in PROMPT_STYLES:
         raise LocalcrError(f"{where} prompt_style = {params['prompt_style']!r}: use \"completion\" or \"chat\"")
     if role == "llm" and params["prompt"] not in PROMPTS:

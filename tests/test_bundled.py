@@ -29,9 +29,9 @@ def test_assemble_concatenates_checks_and_stamps(tmp_path):
     target = tmp_path / "models" / "m.gguf"
     B.assemble(_parts(tmp_path, blobs), target, len(whole), hashlib.sha256(whole).hexdigest(), progress=False)
     assert target.read_bytes() == whole
-    assert B._verified(target, hashlib.sha256(whole).hexdigest())
+    assert B.verified(target, hashlib.sha256(whole).hexdigest())
     target.write_bytes(whole[:-1] + b"X")  # tampered after assembly: no longer verified, so it is rebuilt
-    assert not B._verified(target, hashlib.sha256(whole).hexdigest())
+    assert not B.verified(target, hashlib.sha256(whole).hexdigest())
 
 
 def test_a_damaged_part_is_a_clear_error_and_leaves_no_file(tmp_path):

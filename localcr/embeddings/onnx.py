@@ -1,0 +1,133 @@
+"""sentence-transformers models run by ONNX Runtime: the model's own `tokenizer.json` through the `tokenizers`
+package and an ONNX copy of its network (Transformer, Pooling, Normalize), so embedding a query imports neither
+torch nor transformers (about 7 s of imports before a search of a few milliseconds).
+
+The ONNX copy is made once from the model's own weights by `localcr.embeddings.onnx_export` (setup.sh makes the
+bundled MiniLM's; another supported model's is made on its first use) and checked there against
+sentence-transformers' vectors. It lives in the models directory under the model's fingerprint with a stamp of
+its sha256, so a changed model gets a new copy and a copy changed on disk is made again.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from localcr.bundled import models_dir, verified
+from localcr.embeddings import Backend
+from localcr.errors import LocalcrError
+from localcr.models import ModelSpec
+
+# The sentence-transformers modules the exported graph reproduces, and the architectures exported and checked:
+# BERT (MiniLM; BGE, E5 and GTE small/base are BERTs too). Anything else runs on torch.
+MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
+           "sentence_transformers.models.Normalize"}
+MODEL_TYPES = ("bert",)
+EXPORT_VERSION = 1  # part of the copy's file name: a change to the export makes new copies
+
+
+def unsupported(path: Path) -> str | None:
+    """Why ONNX Runtime cannot run the sentence-transformers directory at path, or None if it can."""
+    try:
+        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+        model_type = json.loads((path / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError) as exc:
+        return f"no readable modules.json and config.json ({type(exc).__name__})"
+    others = sorted({m.get("type") for m in modules if isinstance(m, dict)} - MODULES)
+    if others:
+        return f"it has modules the export does not cover ({', '.join(map(str, others))})"
+    if model_type not in MODEL_TYPES:
+        return f"its architecture {model_type!r} is not one the export covers ({', '.join(MODEL_TYPES)})"
+    if not (path / "tokenizer.json").is_file():
+        return "it has no tokenizer.json"
+    return None
+
+
+def copy_path(spec: ModelSpec) -> Path:
+    """Where the ONNX copy of this model lives (by content: the fingerprint of its files)."""
+    return models_dir() / "onnx" / f"{spec.fingerprint()}-v{EXPORT_VERSION}.onnx"
+
+
+class OnnxBackend(Backend):
+    added_tokens = 2  # [CLS] and [SEP]
+
+    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None, model_file: Path | None = None):
+        """model_file: the ONNX file to run (default: this model's checked copy, made now if there is none)."""
+        import onnxruntime
+        import tokenizers
+
+        from localcr.llm import default_threads
+
+        reason = unsupported(path)
+        if reason:
+            raise LocalcrError(f"{spec.where}: ONNX Runtime cannot run {path}: {reason}; set runtime = \"torch\"")
+        if model_file is None:
+            model_file = copy_path(spec)
+            if not verified(model_file):
+                from localcr.embeddings.onnx_export import export
+
+                export(spec, path, model_file)
+        self.spec = spec
+        settings = _sentence_transformers_settings(path)
+        self.max_length = min(spec.max_length, settings["max_seq_length"])
+        self.lowercase = settings["do_lower_case"]
+        # tokenizer.json may carry its own padding and truncation (MiniLM's: pad and cut at 128): one tokenizer
+        # counts whole texts, the other cuts them at the model's length as sentence-transformers does
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        self.truncating = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.truncating.no_padding()
+        self.truncating.enable_truncation(self.max_length)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or default_threads()
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # warnings about unused initialisers are not the user's business
+        try:
+            self.session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # a damaged file fails with onnxruntime's own exception types
+            raise LocalcrError(f"{spec.where}: cannot load the ONNX copy {model_file} ({type(exc).__name__}: {exc}): "
+                               "delete it and it is made again") from None
+        self.dimension = int(self.session.get_outputs()[0].shape[1])
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        return [len(e.ids) for e in self.tokenizer.encode_batch(self._cased(texts), add_special_tokens=False)]
+
+    def clip(self, text: str, n: int) -> str:
+        ids = self.tokenizer.encode(self._cased([text])[0], add_special_tokens=False).ids[:n]
+        return self.tokenizer.decode(ids, skip_special_tokens=False)  # as transformers decodes: [UNK] stays
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Batches of similar lengths (less padding), each padded to its longest text; vectors in input order."""
+        ids = [e.ids for e in self.truncating.encode_batch(self._cased(texts))]
+        order = np.argsort([len(i) for i in ids], kind="stable")
+        out = np.empty((len(texts), self.dimension), np.float32)
+        batch = max(self.spec.batch_size, 1)
+        for start in range(0, len(order), batch):
+            rows = order[start:start + batch]
+            width = max(len(ids[r]) for r in rows)
+            input_ids = np.zeros((len(rows), width), np.int64)
+            mask = np.zeros((len(rows), width), np.int64)
+            for i, r in enumerate(rows):
+                input_ids[i, :len(ids[r])] = ids[r]
+                mask[i, :len(ids[r])] = 1
+            out[rows] = self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+        if self.spec.normalize:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def _cased(self, texts: list[str]) -> list[str]:
+        return [t.lower() for t in texts] if self.lowercase else list(texts)
+
+
+def _sentence_transformers_settings(path: Path) -> dict:
+    """max_seq_length and do_lower_case as sentence-transformers reads them (its config, else the model's limit)."""
+    try:
+        settings = json.loads((path / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        settings = {}
+    if not settings.get("max_seq_length"):
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        settings["max_seq_length"] = config.get("max_position_embeddings", 512)
+    return {"max_seq_length": int(settings["max_seq_length"]), "do_lower_case": bool(settings.get("do_lower_case"))}

