@@ -64,12 +64,13 @@ PROMPT_STYLES = ("completion", "chat")
 # table so that it can check entries without importing the embedding code, which imports the registry.
 EMBEDDER_BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
     "sentence-transformers": {"onnx": ("localcr.embeddings.onnx", "OnnxBackend"),
+                              "onnx-int8": ("localcr.embeddings.onnx", "OnnxBackend"),
                               "torch": ("localcr.embeddings.sbert", "SentenceTransformersBackend")},
     "use": {"numpy": ("localcr.embeddings.use", "UniversalSentenceEncoderBackend")},
 }
 # `runtime` of a sentence-transformers model: "auto" runs it on ONNX Runtime where it can (localcr.embeddings.onnx
-# says which models), else torch.
-RUNTIMES = ("auto", "onnx", "torch")
+# says which models), else torch. "onnx-int8" gives other vectors (weights and activations in 8 bits).
+RUNTIMES = ("auto", "onnx", "onnx-int8", "torch")
 
 HOW_TO_PROVIDE = {
     "llm": "copy a GGUF file onto this machine (e.g. from huggingface.co on a connected one) and set path = \"/abs/file.gguf\"",
@@ -147,7 +148,10 @@ class ModelSpec:
             )
 
     def fingerprint(self) -> str:
-        """A cheap, content-based identity of the model for cache keys: size plus hashes of head and tail bytes."""
+        """A cheap, content-based identity of the model for cache keys: size plus hashes of head and tail bytes
+        (for an embedder run in 8 bits, of that too: its vectors are not the model's)."""
+        if self.role == "embedder" and self.params.get("runtime") == "onnx-int8":
+            return hashlib.sha256(f"{fingerprint(self.resolve())} int8".encode()).hexdigest()[:16]
         return fingerprint(self.resolve())
 
 

@@ -65,7 +65,7 @@ def test_override_by_option_and_environment(tmp_path, monkeypatch):
     ('[llm.x]\npath = "a.gguf"\nprompt_style = "poem"', "prompt_style"),
     ('[llm.x]\npath = "a.gguf"\nprompt = "sonnet"', "prompt = 'sonnet': use \"marked\" or \"published\""),
     ('[embedder.x]\npath = "."\nbackend = "word2vec"', "backend = 'word2vec': use one of 'sentence-transformers', 'use'"),
-    ('[embedder.x]\npath = "."\nruntime = "tensorflow"', "runtime = 'tensorflow': use one of 'auto', 'onnx', 'torch'"),
+    ('[embedder.x]\npath = "."\nruntime = "tensorflow"', "runtime = 'tensorflow': use one of 'auto', 'onnx', 'onnx-int8', 'torch'"),
     ('[defaults]\nllm = "ghost"', "no [llm.ghost] entry"),
     ('[defaults]\nvision = "x"', "unknown role"),
 ])

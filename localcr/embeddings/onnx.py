@@ -6,6 +6,10 @@ The ONNX copy is made once from the model's own weights by `localcr.embeddings.o
 bundled MiniLM's; another supported model's is made on its first use) and checked there against
 sentence-transformers' vectors. It lives in the models directory under the model's fingerprint with a stamp of
 its sha256, so a changed model gets a new copy and a copy changed on disk is made again.
+
+`runtime = "onnx-int8"` runs a copy quantised to 8 bits (weights per output channel, activations per batch):
+about twice the windows/s of the float copy, and other vectors (another fingerprint, so other cache entries and
+indexes), chosen by the Pass@k it keeps (BENCHMARKS.md), never by default.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from localcr.models import ModelSpec
 MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
            "sentence_transformers.models.Normalize"}
 MODEL_TYPES = ("bert",)
-EXPORT_VERSION = 1  # part of the copy's file name: a change to the export makes new copies
+EXPORT_VERSION = 2  # part of the copy's file name: a change to the export makes new copies
 
 
 def unsupported(path: Path) -> str | None:
@@ -45,7 +49,8 @@ def unsupported(path: Path) -> str | None:
 
 
 def copy_path(spec: ModelSpec) -> Path:
-    """Where the ONNX copy of this model lives (by content: the fingerprint of its files)."""
+    """Where the ONNX copy of this model lives (by content: the fingerprint of its files, which an 8-bit runtime
+    changes)."""
     return models_dir() / "onnx" / f"{spec.fingerprint()}-v{EXPORT_VERSION}.onnx"
 
 
@@ -131,3 +136,4 @@ def _sentence_transformers_settings(path: Path) -> dict:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         settings["max_seq_length"] = config.get("max_position_embeddings", 512)
     return {"max_seq_length": int(settings["max_seq_length"]), "do_lower_case": bool(settings.get("do_lower_case"))}
+
