@@ -17,8 +17,8 @@ class SentenceTransformersBackend(Backend):
     added_tokens = 2  # [CLS] and [SEP]
 
     def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None):
-        import torch
-        from sentence_transformers import SentenceTransformer  # slow import: only when embedding
+        import torch  # slow imports, seconds: only when embedding with this runtime
+        from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
         from localcr.llm import default_threads
