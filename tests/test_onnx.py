@@ -14,11 +14,11 @@ from conftest import GUIDE, SCHEDULER
 
 from localcr.bundled import verified
 from localcr.documents import import_prechunked
-from localcr.embeddings import Embedder, runtime
+from localcr.embeddings import RUNTIME_NAMES, Embedder, runtime
 from localcr.embeddings.onnx import OnnxBackend, copy_path, unsupported
 from localcr.embeddings.onnx_export import _check_weights
 from localcr.errors import LocalcrError
-from localcr.models import load_registry
+from localcr.models import EMBEDDER_BACKENDS, load_registry
 from localcr.structure import structural_contexts
 
 TORCH_FAMILY = ("torch", "transformers", "sentence_transformers")
@@ -129,6 +129,10 @@ def test_models_the_export_does_not_cover_run_on_torch(tmp_path):
     assert runtime(replace(spec, params={**spec.params, "runtime": "onnx"}), tmp_path) == "onnx"  # asked for: its error says why
     with pytest.raises(LocalcrError, match=r"ONNX Runtime cannot run .*'t5'.*set runtime = \"torch\""):
         OnnxBackend(spec, tmp_path)
+
+
+def test_every_runtime_of_the_registry_has_a_name_for_localcr_models():
+    assert {r for runtimes in EMBEDDER_BACKENDS.values() for r in runtimes} == set(RUNTIME_NAMES)
 
 
 def test_the_registry_does_not_import_the_embedding_code():

@@ -145,7 +145,8 @@ def load_backend(spec: ModelSpec, threads: int | None = None) -> Backend:
     return getattr(importlib.import_module(module), name)(spec, path, threads)
 
 
-RUNTIME_NAMES = {"onnx": "ONNX Runtime", "torch": "torch (sentence-transformers)", "numpy": "numpy"}  # for `localcr models`
+RUNTIME_NAMES = {"onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime, 8-bit copy", "torch": "torch (sentence-transformers)",
+                 "numpy": "numpy"}  # for `localcr models`
 
 
 def runtime(spec: ModelSpec, path) -> str:
