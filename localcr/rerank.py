@@ -41,6 +41,12 @@ class Reranker:
             from FlagEmbedding import FlagReranker
         except ImportError as exc:  # pragma: no cover - setup.sh installs both
             raise LocalcrError(f"reranking needs FlagEmbedding and torch ({_one_line(exc)}): run ./setup.sh") from None
+        from transformers.utils import logging as transformers_logging
+
+        # as quiet as when the torch embedder, loaded first, set this for both: no "Loading weights" bar in the
+        # output, no length warnings (candidates are cut to max_length on purpose)
+        transformers_logging.set_verbosity_error()
+        transformers_logging.disable_progress_bar()
 
         self.device = "cuda:0" if spec.fp16 and torch.cuda.is_available() else "cpu"
         self.fp16 = self.device != "cpu"  # half precision only helps (and only works well) on a GPU
