@@ -1,18 +1,24 @@
 """Chunking: split documents into token-bounded chunks on natural boundaries, keeping exact character offsets.
 
 The splitter is recursive: a span that is too long is cut at the coarsest boundary its kind knows
-(Markdown headings, blank lines before top-level code, paragraphs, lines, sentences, spaces), and only
-the pieces still too long go one level finer. Code is never cut mid-line unless a single line is
-longer than a whole chunk. The pieces are then packed greedily into chunks of at most `max_tokens`
-tokens (counted with the embedder's own tokenizer), each new chunk starting with up to
-`overlap_tokens` of the previous one so a sentence cut at a boundary is still seen whole once.
+(Markdown headings from the Markdown parser, paragraphs, lines, sentences, spaces), and only the pieces
+still too long go one level finer. Source code with a grammar is cut along its syntax tree instead: its
+top-level units (a definition with its doc comment and attributes, a statement), and a unit longer than a
+chunk at its own children (a class at its methods, a function at its statements), so a chunk never starts
+inside a statement, nor inside a function that fits in one chunk. Code without a grammar is cut at blank
+lines before top-level code, then lines. The pieces are then packed greedily into chunks of at most
+`max_tokens` tokens (counted with the embedder's own tokenizer), each new chunk starting with up to
+`overlap_tokens` of the previous one so a sentence cut at a boundary is still seen whole once; a chunk
+prefers to begin at a section (a heading, a definition) once it is half full.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 
 from localcr.documents import Chunk, Document
+from localcr.parsing import code, markdown
 
 TokenCounter = Callable[[list[str]], list[int]]
 
@@ -24,6 +30,8 @@ _LINE = re.compile(r"\n")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
 _SPACE = re.compile(r"\s+")
 _SECTIONED = [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE]
+# Kinds whose text is Markdown: their headings come from the Markdown parser, not a regular expression.
+MARKDOWN_KINDS = {"markdown", "html", "docx", "pptx"}
 LEVELS = {
     # Markdown and reST; the HTML, DOCX and PPTX readers write headings (slide titles) as Markdown headings
     "markdown": _SECTIONED, "rst": _SECTIONED, "html": _SECTIONED, "docx": _SECTIONED, "pptx": _SECTIONED,
@@ -38,7 +46,10 @@ def levels_for(kind: str) -> list[re.Pattern]:
     return LEVELS.get(kind, LEVELS["text"])
 
 
-def split_spans(text: str, count: TokenCounter, max_tokens: int, levels: list[re.Pattern],
+Level = re.Pattern | Sequence[int]  # a boundary: a pattern whose matches end where pieces start, or the offsets
+
+
+def split_spans(text: str, count: TokenCounter, max_tokens: int, levels: list[Level],
                 start: int = 0, end: int | None = None) -> list[tuple[int, int, int]]:
     """Cut text[start:end] into consecutive (start, end, tokens) pieces of at most max_tokens, coarsest cuts first."""
     end = len(text) if end is None else end
@@ -53,12 +64,19 @@ def split_spans(text: str, count: TokenCounter, max_tokens: int, levels: list[re
         if level == len(levels):  # no boundary left (one huge word): cut by characters
             cuts = _even_cuts(s, e, -(-n // max_tokens))
         else:
-            cuts = [s] + [m.end() for m in levels[level].finditer(text, s, e) if s < m.end() < e] + [e]
+            cuts = [s] + _cuts(levels[level], text, s, e) + [e]
         parts = [(a, b, level + 1) for a, b in zip(cuts, cuts[1:]) if b > a]
         if len(parts) == 1:
             parts = [(s, e, level + 1)]
         pending[:0] = parts
     return pieces
+
+
+def _cuts(level: Level, text: str, s: int, e: int) -> list[int]:
+    """Where a level's boundaries fall strictly inside text[s:e]."""
+    if isinstance(level, re.Pattern):
+        return [m.end() for m in level.finditer(text, s, e) if s < m.end() < e]
+    return list(level[bisect_right(level, s):bisect_right(level, e - 1)])
 
 
 def _even_cuts(s: int, e: int, n: int) -> list[int]:
@@ -70,10 +88,56 @@ def chunk_document(doc: Document, count: TokenCounter, max_tokens: int, overlap_
     """Chunks of a document, with offsets into doc.text; pre-chunked documents keep their own chunks."""
     if doc.given_chunks is not None:
         return doc.given_chunks
-    levels = levels_for(doc.kind)
-    pieces = split_spans(doc.text, count, max_tokens, levels)
-    section_starts = {m.end() for m in levels[0].finditer(doc.text)}
+    syntax = code.parse(doc.text, doc.kind) if doc.is_code else None
+    if syntax is not None:
+        pieces, section_starts = tree_spans(syntax, count, max_tokens)
+    else:
+        levels = levels_for(doc.kind)
+        if doc.kind in MARKDOWN_KINDS:
+            levels = [markdown_sections(doc.text)] + levels[1:]
+        pieces = split_spans(doc.text, count, max_tokens, levels)
+        section_starts = set(_cuts(levels[0], doc.text, 0, len(doc.text)))
     return _to_chunks(doc, pack(pieces, max_tokens, overlap_tokens, section_starts))
+
+
+def markdown_sections(text: str) -> list[int]:
+    """Where the sections of a Markdown text begin: each heading's line, and the body after front matter."""
+    found = markdown.outline(text)
+    return sorted({found.body_start, *(h.start for h in found.headings)} - {0})
+
+
+def tree_spans(syntax: code.Syntax, count: TokenCounter, max_tokens: int) -> tuple[list[tuple[int, int, int]], set[int]]:
+    """Pieces of a parsed source file along its syntax tree, and where its sections (top-level units and
+    definitions) begin. A unit that fits stays whole; a longer one is cut at its children, recursively; a
+    leaf longer than a chunk (a huge string or comment) at its lines."""
+    text = syntax.text
+    pieces: list[tuple[int, int, int]] = []
+    starts: set[int] = set()
+
+    def visit(units: list[code.Unit], top: bool) -> None:
+        for unit, n in zip(units, count([text[u.start:u.end] for u in units])):
+            if top or unit.definition:
+                starts.add(unit.start)
+            if n <= max_tokens:
+                pieces.append((unit.start, unit.end, n))
+            elif inner := unit.inner():
+                first = len(pieces)
+                visit(inner, False)
+                _join_head(pieces, first, starts, max_tokens // 2)
+            else:
+                pieces.extend(split_spans(text, count, max_tokens, [_LINE, _SPACE], unit.start, unit.end))
+
+    visit(syntax.top(), True)
+    return pieces, starts
+
+
+def _join_head(pieces: list[tuple[int, int, int]], first: int, starts: set[int], budget: int) -> None:
+    """Join a split unit's first pieces (a function's header, its opening brace) with what follows them, up to
+    `budget` tokens and never across a section start, so a chunk does not end on a bare header."""
+    while first + 1 < len(pieces) and pieces[first + 1][0] not in starts \
+            and pieces[first][2] + pieces[first + 1][2] <= budget:
+        (a, _, n), (_, b, m) = pieces[first], pieces[first + 1]
+        pieces[first:first + 2] = [(a, b, n + m)]
 
 
 def pack(pieces: list[tuple[int, int, int]], max_tokens: int, overlap_tokens: int = 0,

@@ -1,0 +1,336 @@
+"""Source code through tree-sitter: definitions (module, class/impl/trait, function/method) with their names,
+signatures, doc comments and nesting, and the syntax tree as units that chunk boundaries follow.
+
+Grammars come compiled in tree-sitter-language-pack (0.x: its 1.x releases fetch grammars from GitHub at run
+time, which an offline tool cannot do). A file's language is its suffix's; an imported document comes without
+a name, so its language is the grammar, among the common ones, that parses it with the fewest errors. A
+document with no grammar, or whose tree is mostly errors, has no `Syntax`: callers fall back to their
+line-based rules (`structure` to its regular expressions) and `stats` names the document.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import re
+import warnings
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+# localcr's code suffixes (readers.CODE_SUFFIXES) -> the grammar that parses them.
+GRAMMARS = {
+    "py": "python", "pyi": "python", "rs": "rust", "c": "c", "h": "cpp", "cc": "cpp", "cpp": "cpp", "hpp": "cpp",
+    "cxx": "cpp", "go": "go", "java": "java", "kt": "kotlin", "scala": "scala", "js": "javascript",
+    "jsx": "javascript", "mjs": "javascript", "ts": "typescript", "tsx": "tsx", "cs": "csharp", "rb": "ruby",
+    "php": "php", "swift": "swift", "m": "objc", "sh": "bash", "bash": "bash", "zsh": "bash", "lua": "lua",
+    "r": "r", "jl": "julia", "sql": "sql", "toml": "toml", "yaml": "yaml", "yml": "yaml", "ini": "ini",
+    "cfg": "ini", "json": "json", "css": "css", "scss": "scss", "proto": "proto", "cmake": "cmake",
+    "el": "elisp", "clj": "clojure", "ex": "elixir", "exs": "elixir", "erl": "erlang", "hs": "haskell",
+    "ml": "ocaml", "dart": "dart", "zig": "zig", "nim": "nim", "v": "verilog",
+}
+# Tried, in this order (the first wins a tie), on code that comes without a file name. PHP is left out: its
+# grammar reads any text without `<?php` as inline HTML, error-free.
+GUESSED = ("python", "rust", "go", "java", "c", "cpp", "csharp", "typescript", "javascript", "kotlin", "swift",
+           "scala", "ruby", "bash")
+GUESS_BYTES = 16384  # enough of a file to tell its language; parsing every candidate costs per byte
+MAX_ERROR_SHARE = 0.2  # a tree with more of its bytes in ERROR nodes is the wrong grammar or not code
+
+# Node types that define something, across the pack's grammars: "type" for containers (their members nest),
+# "function" for callables.
+DEFINITIONS = {
+    **dict.fromkeys((
+        "class_definition", "class_declaration", "abstract_class_declaration", "class_specifier", "struct_specifier",
+        "union_specifier", "enum_specifier", "struct_item", "enum_item", "union_item", "trait_item", "impl_item",
+        "mod_item", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration",
+        "struct_declaration", "namespace_definition", "namespace_declaration", "file_scoped_namespace_declaration",
+        "internal_module", "module", "class", "type_declaration", "object_declaration", "object_definition",
+        "trait_definition", "protocol_declaration", "trait_declaration", "macro_definition", "type_alias_declaration",
+        "type_item", "extension_declaration", "mixin_declaration",
+    ), "type"),
+    **dict.fromkeys((
+        "function_definition", "function_declaration", "function_item", "function_signature_item",
+        "method_definition", "method_declaration", "constructor_declaration", "method", "singleton_method",
+        "generator_function_declaration", "method_signature", "abstract_method_signature", "function_signature",
+    ), "function"),
+}
+# Nodes whose definition sits inside (decorators, export, template<>): the definition's unit is the wrapper.
+WRAPPERS = {"decorated_definition", "export_statement", "template_declaration", "ambient_declaration"}
+# Nodes that belong to the node after them (doc comments, attributes, annotations): never a cut between them.
+_LEADING = re.compile(r"comment|attribute_item|decorator|annotation|^attribute$")
+_DECLARATIONS = {"lexical_declaration", "variable_declaration"}  # JavaScript's `const f = function () {}`
+_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+_BODIES = re.compile(r"body$|^block$|^compound_statement$|^declaration_list$|^statement_block$|^field_declaration_list$")
+_NAME_TYPES = re.compile(r"identifier|^name$|^constant$|^word$")
+_COMMENT_MARKS = re.compile(r"^\s*(?:/\*\*?|\*/|\*(?!/)|///?!?|#+!?|--|;+|\"\"\"|''')\s?|\s*\*/\s*$|\"\"\"\s*$|'''\s*$", re.MULTILINE)
+
+
+@dataclass
+class Definition:
+    """One definition: where it is (character offsets of its own node), what it is, and what it holds."""
+
+    start: int
+    end: int
+    role: str  # "type" or "function"
+    name: str
+    signature: str  # its header up to its body, whitespace collapsed, at most 80 characters
+    doc: str  # its doc comment or docstring, whitespace collapsed ("" when it has none)
+    children: list[Definition] = field(default_factory=list)
+
+
+@dataclass
+class Unit:
+    """A span of the text that chunking keeps whole when it fits: a syntax node with the doc comments and
+    attributes before it, and the whitespace that leads into it."""
+
+    start: int
+    end: int
+    definition: bool  # a definition (or a wrapper of one): a place chunks prefer to begin
+    _node: object = field(repr=False, default=None)
+    _syntax: Syntax | None = field(repr=False, default=None)
+
+    lead: int = -1  # where its node begins, when doc comments or attributes come first (else -1)
+
+    def inner(self) -> list[Unit]:
+        """The units this one is made of, covering exactly its span: its leading comments, then its node; or
+        its node's children. Empty for a leaf."""
+        if self.lead > self.start:
+            return [Unit(self.start, self.lead, False), Unit(self.lead, self.end, self.definition, self._node, self._syntax)]
+        node = self._node
+        if node is None:
+            return []
+        while node.type in WRAPPERS and node.named_child_count:  # a wrapper's content is its definition's
+            node = node.named_children[-1]
+        return self._syntax.units(node.children, self.start, self.end) if node.child_count else []
+
+
+class Syntax:
+    """A parsed source file: its definitions and the units of its tree, in character offsets of `text`."""
+
+    def __init__(self, text: str, language: str, tree):
+        self.text, self.language, self.tree = text, language, tree
+        data = text.encode("utf-8", "surrogatepass")
+        self._bytes = data
+        # tree-sitter speaks UTF-8 byte offsets; Python strings index characters
+        self._char_at = None if len(data) == len(text) else list(itertools.accumulate(len(c.encode("utf-8", "surrogatepass")) for c in text))
+
+    def char(self, byte: int) -> int:
+        return byte if self._char_at is None else bisect_right(self._char_at, byte)
+
+    def slice(self, node) -> str:
+        return self._bytes[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def top(self) -> list[Unit]:
+        root = self.tree.root_node
+        return self.units(root.children, 0, len(self.text))
+
+    def units(self, children, start: int, end: int) -> list[Unit]:
+        """Children as consecutive units covering [start, end): a comment or attribute joins the node after it
+        unless a blank line parts them, and each unit begins at the start of its first line when only
+        indentation precedes it there."""
+        groups: list[list] = []
+        for child in children:
+            glued = groups and _LEADING.search(groups[-1][-1].type) and not _blank_between(self._bytes, groups[-1][-1], child)
+            if glued:
+                groups[-1].append(child)
+            else:
+                groups.append([child])
+        cuts = [start]
+        for group in groups[1:]:
+            cut = self._line_start(self.char(group[0].start_byte))
+            cuts.append(max(cut, cuts[-1]))
+        cuts.append(end)
+        units = []
+        for group, a, b in zip(groups, cuts, cuts[1:]):
+            if b > a:
+                main = group[-1]
+                lead = self._line_start(self.char(main.start_byte)) if len(group) > 1 else -1
+                units.append(Unit(a, b, _is_definition(main), main, self, lead if a < lead < b else -1))
+        return units
+
+    def _line_start(self, pos: int) -> int:
+        line = self.text.rfind("\n", 0, pos) + 1
+        return line if not self.text[line:pos].strip() else pos
+
+    @functools.cached_property
+    def definitions(self) -> list[Definition]:
+        """The file's definitions, outermost first, each with the ones nested in it."""
+        return self._definitions(self.tree.root_node)
+
+    def _definitions(self, node) -> list[Definition]:
+        found = []
+        for child in node.named_children:
+            if (role := _role(child)) and (name := self._name(child)):
+                found.append(Definition(
+                    start=self.char(child.start_byte), end=self.char(child.end_byte), role=role,
+                    name=name, signature=self._signature(child), doc=self._doc(child),
+                    children=self._definitions(child),
+                ))
+            else:
+                found.extend(self._definitions(child))
+        return found
+
+    def _name(self, node) -> str:
+        if node.type == "impl_item":
+            kind, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
+            return (f"{self.slice(trait)} for " if trait else "") + (self.slice(kind) if kind else "")
+        named = node.child_by_field_name("name")
+        if named is None and (declarator := node.child_by_field_name("declarator")) is not None:
+            while (inner := declarator.child_by_field_name("declarator")) is not None:  # C: pointers, functions
+                declarator = inner
+            named = declarator
+        if named is None:
+            spec = next((c for c in node.named_children if c.type == "type_spec"), None)  # Go: type X struct
+            named = spec.child_by_field_name("name") if spec is not None else None
+        if named is None:
+            named = next((c for c in node.named_children if _NAME_TYPES.search(c.type)), None)
+        if node.type in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier") \
+                and node.child_by_field_name("body") is None:
+            return ""  # a use of the type (`struct s x;`), not its definition
+        return " ".join(self.slice(named).split()) if named is not None else ""
+
+    def _signature(self, node) -> str:
+        body = _body(node)
+        end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+        head = self._bytes[node.start_byte:end].decode("utf-8", "replace")
+        if body is None:
+            head = head.split("\n")[0]
+        sig = " ".join(head.split()).rstrip("{:=").strip()
+        return sig if len(sig) <= 80 else sig[:77] + "..."
+
+    def _doc(self, node) -> str:
+        """The comments right above the definition (or its wrapper), else a docstring opening its body."""
+        outer = node
+        while outer.parent is not None and outer.parent.type in WRAPPERS:
+            outer = outer.parent
+        comments = []
+        sibling = outer.prev_named_sibling
+        after = outer
+        while sibling is not None and _LEADING.search(sibling.type) and not _blank_between(self._bytes, sibling, after):
+            if "comment" in sibling.type:
+                comments.insert(0, self.slice(sibling))
+            after, sibling = sibling, sibling.prev_named_sibling
+        if not comments:
+            body = _body(node)
+            first = body.named_children[0] if body is not None and body.named_child_count else None
+            if first is not None and first.type == "expression_statement" and first.named_child_count:
+                first = first.named_children[0]
+            if first is not None and first.type == "string":
+                comments = [self.slice(first)]
+        return comment_text("\n".join(comments))
+
+    def leading_comments(self) -> list[str]:
+        """Comment blocks and docstrings before the file's first definition (licence headers, module docs)."""
+        blocks, current, previous = [], [], None
+        for child in self.tree.root_node.named_children:
+            if _is_definition(child) and not (child.type in WRAPPERS and not child.named_child_count):
+                break
+            is_doc = "comment" in child.type or child.type == "string" or (
+                child.type == "expression_statement" and child.named_child_count and child.named_children[0].type == "string")
+            if is_doc and previous is not None and current and not _blank_between(self._bytes, previous, child):
+                current.append(self.slice(child))
+            elif is_doc:
+                if current:
+                    blocks.append(comment_text("\n".join(current)))
+                current = [self.slice(child)]
+            previous = child
+        if current:
+            blocks.append(comment_text("\n".join(current)))
+        return [b for b in blocks if b]
+
+    def error_share(self) -> float:
+        """The share of the file's bytes inside ERROR nodes (missing tokens count one byte each)."""
+        return _error_bytes(self.tree.root_node) / max(1, len(self._bytes))
+
+
+def comment_text(raw: str) -> str:
+    """A comment or docstring as words: markers (//, ///, /*, *, #, triple quotes) and attribute lines out."""
+    lines = [line for line in _COMMENT_MARKS.sub("", raw).split("\n") if not line.strip().startswith("@")]
+    return " ".join(" ".join(lines).split())
+
+
+def _role(node) -> str | None:
+    """"type" or "function" for a node that defines one (`const f = () => ...` too), else None."""
+    if node.type == "variable_declarator":
+        value = node.child_by_field_name("value")
+        return "function" if value is not None and value.type in _FUNCTION_VALUES else None
+    return DEFINITIONS.get(node.type)
+
+
+def _is_definition(node) -> bool:
+    """A definition, or a node that only wraps or declares one (decorators, export, `const f = ...`)."""
+    if node.type in WRAPPERS or node.type in _DECLARATIONS:
+        return any(_is_definition(c) for c in node.named_children)
+    return _role(node) is not None
+
+
+def _body(node):
+    """The block a definition's members or statements are in (a `body` field, or a child named like one)."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        body = next((c for c in node.named_children if _BODIES.search(c.type)), None)
+    return body
+
+
+def _blank_between(data: bytes, first, second) -> bool:
+    return data.count(b"\n", first.end_byte, second.start_byte) > 1
+
+
+def _error_bytes(node) -> int:
+    if node.type == "ERROR":
+        return node.end_byte - node.start_byte
+    if node.is_missing:
+        return 1
+    return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
+
+
+@functools.cache
+def _parser(language: str):
+    from tree_sitter_language_pack import get_parser
+
+    with warnings.catch_warnings():  # the pack's bindings warn about deprecated constructors
+        warnings.simplefilter("ignore")
+        return get_parser(language)
+
+
+def language_of(kind: str, text: str) -> str | None:
+    """The grammar for a document of this kind ("code:rs", or "code" for one without a file name)."""
+    suffix = kind.partition(":")[2]
+    if suffix:
+        return GRAMMARS.get(suffix.lower())
+    return guess_language(text)
+
+
+_guesses: dict[bytes, str | None] = {}  # by the sample's hash: chunking and contexts ask for the same document
+
+
+def guess_language(text: str) -> str | None:
+    """The grammar that parses the start of the text with the fewest errors (the first of GUESSED on a tie),
+    None when every one finds more than MAX_ERROR_SHARE of it wrong."""
+    data = text[:GUESS_BYTES].encode("utf-8", "surrogatepass")
+    key = hashlib.sha256(data).digest()
+    if key not in _guesses:
+        if len(_guesses) > 4096:
+            _guesses.clear()
+        _guesses[key] = "php" if data.lstrip().startswith(b"<?php") else _least_errors(data)
+    return _guesses[key]
+
+
+def _least_errors(data: bytes) -> str | None:
+    best, best_share = None, MAX_ERROR_SHARE
+    for language in GUESSED:
+        share = _error_bytes(_parser(language).parse(data).root_node) / max(1, len(data))
+        if share < best_share:
+            best, best_share = language, share
+            if share == 0:
+                break
+    return best
+
+
+def parse(text: str, kind: str) -> Syntax | None:
+    """The document's syntax, or None when no grammar reads it (no grammar for its language, or a tree that
+    is mostly errors)."""
+    language = language_of(kind, text)
+    if language is None:
+        return None
+    syntax = Syntax(text, language, _parser(language).parse(text.encode("utf-8", "surrogatepass")))
+    return syntax if syntax.error_share() <= MAX_ERROR_SHARE else None

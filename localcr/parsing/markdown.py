@@ -1,0 +1,86 @@
+"""Markdown through markdown-it-py (CommonMark) with mdit-py-plugins' front matter: the headings (ATX and
+setext, never a `#` line inside fenced or indented code) and the YAML front matter, as line numbers and
+character offsets of the text."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Heading:
+    line: int  # 0-based line of its text
+    start: int  # character offset where that line begins
+    level: int  # 1..6
+    title: str
+
+
+@dataclass
+class Outline:
+    headings: list[Heading] = field(default_factory=list)
+    front_matter: str | None = None  # the YAML between the front matter's fences, if the text opens with one
+    body_start: int = 0  # where the text after the front matter begins
+
+
+@functools.cache
+def _parser():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark").use(front_matter_plugin)
+
+
+def outline(text: str) -> Outline:
+    tokens = _parser().parse(text)
+    line_starts = _line_starts(text)
+    found = Outline()
+    for i, token in enumerate(tokens):
+        if token.type == "front_matter" and token.map:
+            found.front_matter = token.content
+            found.body_start = line_starts[min(token.map[1], len(line_starts) - 1)]
+        elif token.type == "heading_open" and token.map:
+            title = " ".join(tokens[i + 1].content.split()) if i + 1 < len(tokens) else ""
+            line = token.map[0]
+            found.headings.append(Heading(line, line_starts[line], int(token.tag[1]), title))
+    return found
+
+
+def front_matter_title(text: str) -> str | None:
+    """The `title:` of the text's YAML front matter (Jekyll, Hugo, Obsidian ...), if it has one."""
+    if not text.startswith("---"):
+        return None
+    meta_text = outline(text).front_matter
+    if not meta_text:
+        return None
+    import yaml
+
+    try:
+        meta = yaml.safe_load(meta_text)
+    except yaml.YAMLError:
+        return None
+    title = meta.get("title") if isinstance(meta, dict) else None
+    return " ".join(str(title).split()) or None if title is not None else None
+
+
+def heading_paths(text: str) -> list[list[str]]:
+    """For each line, the titles of the headings above it, outermost first."""
+    n_lines = text.count("\n") + 1
+    paths: list[list[str]] = []
+    stack: list[Heading] = []
+    headings = iter(outline(text).headings)
+    upcoming = next(headings, None)
+    for line in range(n_lines):
+        while upcoming is not None and upcoming.line == line:
+            stack = [h for h in stack if h.level < upcoming.level] + [upcoming]
+            upcoming = next(headings, None)
+        paths.append([h.title for h in stack])
+    return paths
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    position = text.find("\n")
+    while position >= 0:
+        starts.append(position + 1)
+        position = text.find("\n", position + 1)
+    return starts
