@@ -30,8 +30,6 @@ _LINE = re.compile(r"\n")
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
 _SPACE = re.compile(r"\s+")
 _SECTIONED = [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE]
-# Kinds whose text is Markdown: their headings come from the Markdown parser, not a regular expression.
-MARKDOWN_KINDS = {"markdown", "html", "docx", "pptx"}
 LEVELS = {
     # Markdown and reST; the HTML, DOCX and PPTX readers write headings (slide titles) as Markdown headings
     "markdown": _SECTIONED, "rst": _SECTIONED, "html": _SECTIONED, "docx": _SECTIONED, "pptx": _SECTIONED,
@@ -93,7 +91,7 @@ def chunk_document(doc: Document, count: TokenCounter, max_tokens: int, overlap_
         pieces, section_starts = tree_spans(syntax, count, max_tokens)
     else:
         levels = levels_for(doc.kind)
-        if doc.kind in MARKDOWN_KINDS:
+        if doc.kind in markdown.KINDS:  # headings from the parser, not a pattern
             levels = [markdown_sections(doc.text)] + levels[1:]
         pieces = split_spans(doc.text, count, max_tokens, levels)
         section_starts = set(_cuts(levels[0], doc.text, 0, len(doc.text)))

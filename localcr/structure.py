@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from localcr.documents import Chunk, Document
+from localcr.parsing import code, markdown
 
 MAX_WORDS = 48
 MAX_OUTLINE = 8
@@ -24,7 +25,6 @@ LEAD_CHARS = 90  # ... or, in text written without spaces (Chinese, Japanese), a
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
 _MODIFIERS = r"(?:(?:pub(?:\([^)]*\))?|export|default|public|private|protected|internal|static|async|unsafe|extern(?:\s+\"C\")?|abstract|final|override|virtual|inline|const|sealed|open|data)\s+)*"
 _DEFINITION = re.compile(
@@ -39,6 +39,9 @@ _LICENCE = re.compile(r"licen[cs]e|copyright|spdx|all rights reserved|\(c\)", re
 _PACKAGE = re.compile(r"^\s*(?:package|namespace)\s+([\w.:]+)", re.MULTILINE)
 _NAME = re.compile(r"[A-Za-z_][\w]*")
 _CONTAINERS = ("namespace", "mod", "module")  # their members are the file's top level
+# The same containers as tree-sitter names them.
+_CONTAINER_NODES = {"namespace_definition", "namespace_declaration", "file_scoped_namespace_declaration", "mod_item",
+                    "module", "internal_module"}
 
 
 def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool = True, leads: bool = True) -> None:
@@ -91,14 +94,19 @@ def document_summary(doc: Document) -> str:
             if i + 1 < len(lines) and line.strip() and _RST_UNDERLINE.match(lines[i + 1]) and len(lines[i + 1].strip()) >= len(line.strip()):
                 return _clip(line.strip(), 16) + "."
         return ""
-    for block in _leading_comments(lines):
+    for block in _leading_comments(doc):
         if not _LICENCE.search(block):
             return _clip(block, 20)
     return ""
 
 
-def _leading_comments(lines: list[str]):
-    """Comment blocks and docstrings before the first definition: licence headers, module docs, class docs."""
+def _leading_comments(doc: Document):
+    """Comment blocks and docstrings before the first definition: licence headers, module docs, class docs;
+    from the syntax tree, else (no grammar) from the lines."""
+    if (syntax := code.parse(doc.text, doc.kind)) is not None:
+        yield from syntax.leading_comments()
+        return
+    lines = doc.text.split("\n")
     block: list[str] = []
     in_docstring = False
     for line in lines[:300]:
@@ -135,23 +143,15 @@ def _package(text: str) -> str:
 
 def front_matter_title(text: str) -> str | None:
     """The `title:` of a Markdown file's YAML front matter (Jekyll, Hugo, Obsidian ...), if it has one."""
-    match = _FRONT_MATTER.match(text)
-    if not match:
-        return None
-    import yaml
-
-    try:
-        meta = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
-        return None
-    title = meta.get("title") if isinstance(meta, dict) else None
-    if title is None:
-        return None
-    return " ".join(str(title).split()) or None
+    return markdown.front_matter_title(text)
 
 
 def _heading_paths(doc: Document) -> list[list[tuple[str, int]]]:
-    """For each line of a prose document, the headings above it, outermost first, as (title, line of the heading)."""
+    """For each line of a prose document, the headings above it, outermost first, as (title, line of the heading):
+    Markdown's from the Markdown parser, reStructuredText's (and plain text's, either way) from their underlines
+    and `#` marks."""
+    if doc.kind in markdown.KINDS:
+        return [[(_clip(title, 10), line) for title, line in path] for path in markdown.heading_paths(doc.text)]
     lines = doc.text.split("\n")
     stack: list[tuple[int, str, int]] = []
     rst_levels: list[str] = []
@@ -209,8 +209,8 @@ def document_lead(doc: Document) -> Lead | None:
     (benchmarks/contexts_composition.py)."""
     if doc.is_code or not any(_heading_paths(doc)):
         return None
-    front = _FRONT_MATTER.match(doc.text) if doc.kind == "markdown" else None
-    return _first_sentence(doc.text, front.end() if front else 0, len(doc.text), LEAD_WORDS, skip=doc.title)
+    body = markdown.outline(doc.text).body_start if doc.kind == "markdown" else 0  # after the front matter
+    return _first_sentence(doc.text, body, len(doc.text), LEAD_WORDS, skip=doc.title)
 
 
 def situating_text(doc: Document) -> str:
@@ -218,7 +218,7 @@ def situating_text(doc: Document) -> str:
     end of the lead paragraph (prose), or its leading comments and package line (code). A context sentence taken
     from here names what the chunk is part of; one taken from elsewhere in the document repeats another chunk."""
     if doc.is_code:
-        parts = [doc.title, *_leading_comments(doc.text.split("\n")), _package(doc.text)]
+        parts = [doc.title, *_leading_comments(doc), _package(doc.text)]
     else:
         lead = document_lead(doc)
         headings = {title for path in _heading_paths(doc) for title, _ in path}
@@ -288,8 +288,11 @@ def _code_scopes(doc: Document) -> tuple[list[list[str]], list[str]]:
     """For each line of a source file, the signatures of the definitions open at that line, outermost first;
     and the file's outline: the names of its top-level definitions (and of their direct members' owners).
 
-    Brace languages are tracked by brace depth, the rest (Python, YAML ...) by indentation.
+    From the tree-sitter syntax tree; for a language without a grammar, brace languages are tracked by brace
+    depth, the rest by indentation.
     """
+    if (syntax := code.parse(doc.text, doc.kind)) is not None:
+        return _tree_scopes(doc.text, syntax.definitions)
     outline: list[str] = []
     lines = doc.text.split("\n")
     braces = doc.text.count("{") > len(lines) // 20
@@ -298,8 +301,8 @@ def _code_scopes(doc: Document) -> tuple[list[list[str]], list[str]]:
     result: list[list[str]] = []
     for line in lines:
         result.append([entry[1] for entry in stack])
-        code = _LINE_COMMENT.sub("", _STRINGS.sub('""', line)) if braces else line
-        if not code.strip():
+        bare = _LINE_COMMENT.sub("", _STRINGS.sub('""', line)) if braces else line
+        if not bare.strip():
             continue
         indent = len(line) - len(line.lstrip())
         if not braces:
@@ -313,13 +316,32 @@ def _code_scopes(doc: Document) -> tuple[list[list[str]], list[str]]:
                 outline.append(name)
             stack.append([level, _signature(line), False, kw])
         if braces:
-            depth += code.count("{") - code.count("}")
+            depth += bare.count("{") - bare.count("}")
             for entry in stack:
                 if not entry[2] and depth > entry[0]:
                     entry[2] = True
             stack = [e for e in stack if not (e[2] and depth <= e[0])]
-            if code.rstrip().endswith(";"):
+            if bare.rstrip().endswith(";"):
                 stack = [e for e in stack if e[2]]
+    return result, outline
+
+
+def _tree_scopes(text: str, definitions: list[code.Definition]) -> tuple[list[list[str]], list[str]]:
+    """_code_scopes from a syntax tree: a definition is open from the line after its first to its last."""
+    line_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    result: list[list[str]] = [[] for _ in line_starts]
+    outline: list[str] = []
+
+    def visit(defs: list[code.Definition], path: list[str], top: bool) -> None:
+        for d in defs:
+            if top and d.kind not in _CONTAINER_NODES and d.name not in outline:
+                outline.append(d.name)
+            first, last = (bisect.bisect_right(line_starts, pos) - 1 for pos in (d.start, max(d.start, d.end - 1)))
+            for line in range(first + 1, last + 1):
+                result[line] = path + [d.signature]
+            visit(d.children, path + [d.signature], top and d.kind in _CONTAINER_NODES)
+
+    visit(definitions, [], True)
     return result, outline
 
 

@@ -60,6 +60,7 @@ _LEADING = re.compile(r"comment|attribute_item|decorator|annotation|^attribute$"
 _DECLARATIONS = {"lexical_declaration", "variable_declaration"}  # JavaScript's `const f = function () {}`
 _FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
 _BODIES = re.compile(r"body$|^block$|^compound_statement$|^declaration_list$|^statement_block$|^field_declaration_list$")
+_RECEIVER = re.compile(r"func \(\s*(?:\w+\s+)?\*?(\w+)")  # Go: the type a method is declared on
 _NAME_TYPES = re.compile(r"identifier|^name$|^constant$|^word$")
 _COMMENT_MARKS = re.compile(r"^\s*(?:/\*\*?|\*/|\*(?!/)|///?!?|#+!?|--|;+|\"\"\"|''')\s?|\s*\*/\s*$|\"\"\"\s*$|'''\s*$", re.MULTILINE)
 
@@ -71,6 +72,7 @@ class Definition:
     start: int
     end: int
     role: str  # "type" or "function"
+    kind: str  # the grammar's node type (class_definition, impl_item, function_declaration ...)
     name: str
     signature: str  # its header up to its body, whitespace collapsed, at most 80 characters
     doc: str  # its doc comment or docstring, whitespace collapsed ("" when it has none)
@@ -153,15 +155,24 @@ class Syntax:
 
     @functools.cached_property
     def definitions(self) -> list[Definition]:
-        """The file's definitions, outermost first, each with the ones nested in it."""
-        return self._definitions(self.tree.root_node)
+        """The file's definitions, outermost first, each with the ones nested in it (a Go method under the
+        type it is declared on, as Go nests them by receiver, not by position)."""
+        found = self._definitions(self.tree.root_node)
+        if self.language == "go":
+            types = {d.name: d for d in found if d.role == "type"}
+            owned = {id(d): types[r.group(1)] for d in found if (r := _RECEIVER.match(d.signature)) and r.group(1) in types}
+            for d in found:
+                if id(d) in owned:
+                    owned[id(d)].children.append(d)
+            found = [d for d in found if id(d) not in owned]
+        return found
 
     def _definitions(self, node) -> list[Definition]:
         found = []
         for child in node.named_children:
             if (role := _role(child)) and (name := self._name(child)):
                 found.append(Definition(
-                    start=self.char(child.start_byte), end=self.char(child.end_byte), role=role,
+                    start=self.char(child.start_byte), end=self.char(child.end_byte), role=role, kind=child.type,
                     name=name, signature=self._signature(child), doc=self._doc(child),
                     children=self._definitions(child),
                 ))
@@ -240,6 +251,12 @@ class Syntax:
     def error_share(self) -> float:
         """The share of the file's bytes inside ERROR nodes (missing tokens count one byte each)."""
         return _error_bytes(self.tree.root_node) / max(1, len(self._bytes))
+
+
+def label(text: str, kind: str) -> str:
+    """How a code document's structure is read, for `stats`: "tree-sitter:<grammar>", or "regex" (the fallback)."""
+    syntax = parse(text, kind)
+    return f"tree-sitter:{syntax.language}" if syntax is not None else "regex"
 
 
 def comment_text(raw: str) -> str:
@@ -326,6 +343,7 @@ def _least_errors(data: bytes) -> str | None:
     return best
 
 
+@functools.lru_cache(maxsize=8)  # chunking, then a document's contexts and summary, ask for the same tree
 def parse(text: str, kind: str) -> Syntax | None:
     """The document's syntax, or None when no grammar reads it (no grammar for its language, or a tree that
     is mostly errors)."""

@@ -6,6 +6,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+# Document kinds whose text is Markdown: Markdown files, and what the HTML, DOCX and PPTX readers write.
+KINDS = {"markdown", "html", "docx", "pptx"}
+
 
 @dataclass
 class Heading:
@@ -62,10 +65,10 @@ def front_matter_title(text: str) -> str | None:
     return " ".join(str(title).split()) or None if title is not None else None
 
 
-def heading_paths(text: str) -> list[list[str]]:
-    """For each line, the titles of the headings above it, outermost first."""
+def heading_paths(text: str) -> list[list[tuple[str, int]]]:
+    """For each line, the headings above it, outermost first, as (title, line of the heading)."""
     n_lines = text.count("\n") + 1
-    paths: list[list[str]] = []
+    paths: list[list[tuple[str, int]]] = []
     stack: list[Heading] = []
     headings = iter(outline(text).headings)
     upcoming = next(headings, None)
@@ -73,7 +76,7 @@ def heading_paths(text: str) -> list[list[str]]:
         while upcoming is not None and upcoming.line == line:
             stack = [h for h in stack if h.level < upcoming.level] + [upcoming]
             upcoming = next(headings, None)
-        paths.append([h.title for h in stack])
+        paths.append([(h.title, h.line) for h in stack])
     return paths
 
 
