@@ -302,10 +302,14 @@ def _reranker(registry, name):
 @click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
 @click.option("--skip-bad-lines", is_flag=True,
               help="Drop malformed lines of the query file (counted in the report) instead of stopping at the first.")
+@click.option("--gold", type=click.Choice(["chunks", "spans"]), default=None,
+              help="Score published gold chunks by id (chunks) or as the character spans they cover (spans: any "
+                   "chunking against the same gold; adds token recall, precision and IoU). Default: spans when "
+                   "the index holds the gold chunks' documents but not the chunks.")
 @click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_query, skip_bad_lines, as_json, quiet):
+def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_query, skip_bad_lines, gold, as_json, quiet):
     """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
     from localcr import evaluation
 
@@ -317,7 +321,7 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_qu
     if rerank_name is not None and not any(c.rerank for c in parsed):
         raise LocalcrError("--rerank names a reranker but no --config reranks (add e.g. --config hybrid,rerank)")
     reranker = _reranker(idx.registry, "" if rerank_name is None else rerank_name) if any(c.rerank for c in parsed) else None
-    queries = evaluation.load_queries(queries_file, idx, skip_bad_lines=skip_bad_lines)
+    queries = evaluation.load_queries(queries_file, idx, skip_bad_lines=skip_bad_lines, gold=gold)
     _echo(queries.report(), err=True)
     results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, progress=not quiet and sys.stderr.isatty())
     if per_query:
@@ -395,6 +399,12 @@ def stats(ctx, index_dir, list_skipped, as_json):
         else:
             shown = counted(counts) or "none (no text files)"
         _echo(f"{recorded:<11} {shown}")
+    if info["structure"]:
+        parsed = counted({k.split(":", 1)[1]: n for k, n in info["structure"].items() if k != "regex"})
+        fallback = info["regex_fallback"]
+        _echo(f"structure   tree-sitter: {parsed or 'none'}" + (
+            f"; regular expressions (no grammar) for {len(fallback)}: " + ", ".join(fallback[:5])
+            + (", ..." if len(fallback) > 5 else "") if fallback else ""))
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
     embedder = idx.registry.models["embedder"].get(emb["name"])

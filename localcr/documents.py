@@ -53,6 +53,7 @@ class Document:
     pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
     title: str = ""  # the title in the file's metadata (PDF, Office), for its structural context
     language: str = ""  # ISO 639-1, set when indexed (localcr.language); decides the BM25 analysis
+    structure: str = ""  # how a code document's structure was read, set when chunked: "tree-sitter:<grammar>" or "regex"
     mtime: int | None = None  # the file's modification time (ns) when read: with its size, how a re-index
     #                           knows a file unchanged without reading it (None for imported documents)
 
@@ -178,7 +179,7 @@ def import_prechunked(path: Path) -> list[Document]:
             text = entry["content"]
             kind = _guess_kind(text)
             chunks, cursor = [], 0
-            for position, c in enumerate(entry["chunks"]):
+            for position, c in enumerate(entry.get("chunks") or []):
                 start = text.find(c["content"], cursor)
                 if start < 0:
                     start = text.find(c["content"])
@@ -190,13 +191,14 @@ def import_prechunked(path: Path) -> list[Document]:
                 ))
             docs.append(Document(
                 doc_id=doc_id, path=f"{path.name}#{doc_id}", kind=kind, text=text,
-                size=len(text.encode()), external_id=entry.get("original_uuid"), given_chunks=chunks,
+                size=len(text.encode()), external_id=entry.get("original_uuid"),
+                given_chunks=chunks or None,  # a document that comes without chunks is chunked by localcr
                 title=record_title(entry.get("title")),
             ))
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         raise LocalcrError(
             f"{path}: not a pre-chunked corpus ({type(exc).__name__}: {exc}); expected a JSON list of "
-            "{doc_id, original_uuid, title (optional), content, chunks: [{chunk_id, original_index, content}]}"
+            "{doc_id, original_uuid, title (optional), content, chunks (optional): [{chunk_id, original_index, content}]}"
         ) from None
     if not docs:
         raise LocalcrError(f"{path}: the corpus holds no documents")

@@ -21,6 +21,7 @@ from tqdm import tqdm
 import localcr
 from localcr import store
 from localcr.chunking import chunk_document
+from localcr.parsing.code import label as code_structure
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
@@ -318,8 +319,11 @@ def _chunk(docs: list[Document], model, settings: _Settings) -> tuple[dict[str, 
         settings.overlap_tokens = settings.chunk_tokens // 8
     if not 0 <= settings.overlap_tokens < settings.chunk_tokens:
         raise ArgumentError(("overlap_tokens", settings.overlap_tokens), " must be below ", ("chunk_tokens", settings.chunk_tokens))
-    chunks_by_doc = {d.doc_id: chunk_document(d, model.count_tokens, settings.chunk_tokens, settings.overlap_tokens)
-                     for d in docs}
+    chunks_by_doc = {}
+    for d in docs:
+        chunks_by_doc[d.doc_id] = chunk_document(d, model.count_tokens, settings.chunk_tokens, settings.overlap_tokens)
+        if d.is_code:  # right after chunking: the parser's cache still holds this document's tree
+            d.structure = code_structure(d.text, d.kind)
     chunks = [c for d in docs for c in chunks_by_doc[d.doc_id]]
     if not chunks:
         raise LocalcrError("the documents hold no text to index: nothing was changed")

@@ -43,7 +43,7 @@ from localcr.errors import LocalcrError
 
 MARKER = "localcr-index.json"
 FORMAT = "localcr-index"
-FORMAT_VERSION = 3  # 2: segments; 3: usearch graphs
+FORMAT_VERSION = 4  # 2: segments; 3: usearch graphs; 4: code chunked along syntax trees, documents.structure
 LOCK = ".lock"
 MANIFEST = "manifest.json"
 STORE = "store.sqlite"
@@ -77,13 +77,13 @@ DENSE_EXACT_UP_TO = 10_000
 SCHEMA = """
     CREATE TABLE documents (doc_id TEXT PRIMARY KEY, path TEXT, kind TEXT, sha TEXT, size INTEGER,
                             external_id TEXT, n_chunks INTEGER, encoding TEXT, pages TEXT, language TEXT,
-                            mtime INTEGER);
+                            mtime INTEGER, structure TEXT);
     CREATE TABLE chunks (row INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE, doc_id TEXT, position INTEGER,
                          start INTEGER, end INTEGER, text TEXT, context TEXT, context_source TEXT,
                          external_index INTEGER);
 """
 DOCUMENT_COLUMNS = ("doc_id", "path", "kind", "sha", "size", "external_id", "n_chunks", "encoding", "pages", "language",
-                    "mtime")
+                    "mtime", "structure")
 CHUNK_COLUMNS = ("row", "chunk_id", "doc_id", "position", "start", "end", "text", "context", "context_source",
                  "external_index")
 # The columns a search hit shows: the chunk's own, and its document's path, imported id and page starts.
@@ -306,7 +306,7 @@ def _write_store(path: Path, docs: list[Document], chunks_by_doc: dict[str, list
     db.executescript(SCHEMA)
     db.executemany(_insert("documents", DOCUMENT_COLUMNS),
                    [(d.doc_id, d.path, d.kind, shas.get(d.doc_id) or d.sha, d.size, d.external_id, len(chunks_by_doc[d.doc_id]), d.encoding,
-                     json.dumps(d.pages) if d.pages else None, d.language, d.mtime) for d in docs])
+                     json.dumps(d.pages) if d.pages else None, d.language, d.mtime, d.structure) for d in docs])
     rows = (c for d in docs for c in chunks_by_doc[d.doc_id])
     db.executemany(_insert("chunks", CHUNK_COLUMNS),
                    [(i, c.chunk_id, c.doc_id, c.position, c.start, c.end, c.text, c.context, c.context_source,
@@ -566,7 +566,8 @@ class StoreReader:
                     size, mtime = touched.get(r["doc_id"], (r["size"], r["mtime"]))
                     docs.append(Document(doc_id=r["doc_id"], path=r["path"], kind=r["kind"], text="", size=size,
                                          external_id=r["external_id"], encoding=r["encoding"] or "",
-                                         pages=json.loads(r["pages"] or "[]"), language=r["language"] or "", mtime=mtime))
+                                         pages=json.loads(r["pages"] or "[]"), language=r["language"] or "", mtime=mtime,
+                                         structure=r["structure"] or ""))
                     chunks[r["doc_id"]] = []
             query = f"SELECT {', '.join('c.' + f for f in fields)}, d.kind FROM chunks c JOIN documents d USING (doc_id) ORDER BY c.row"
             for r in seg.db.execute(query):
@@ -584,6 +585,12 @@ class StoreReader:
                                   "USING (doc_id) WHERE d.external_id IS NOT NULL AND c.external_index IS NOT NULL")
             found.update({(r["external_id"], r["external_index"]): r["chunk_id"] for r in rows if r["doc_id"] not in seg.dead_docs})
         return found
+
+    def documents_by_external_id(self) -> dict[str, str]:
+        """Imported documents' own ids (e.g. original_uuid) -> their ids in this index."""
+        return {r["external_id"]: r["doc_id"] for seg in self.segments
+                for r in seg.db.execute("SELECT doc_id, external_id FROM documents WHERE external_id IS NOT NULL")
+                if r["doc_id"] not in seg.dead_docs}
 
     def row_of_chunk(self, chunk_id: str) -> int | None:
         """The live row of a chunk id (an older version of its document may still lie, dead, in another segment)."""
@@ -636,9 +643,16 @@ class StoreReader:
             "embedder": m["embedder"], "chunking": m["chunking"], "contexts": m["contexts"],
             "context_sources": dict(sources), "sources": m["sources"],
             "encodings": self._live_counts("documents", "encoding"), "languages": self._live_counts("documents", "language"),
+            "structure": self._live_counts("documents", "structure"), "regex_fallback": self._fallback_documents(),
             "skipped": m.get("skipped", []),
             "bytes": dict(sizes), "total_bytes": sum(sizes.values()),
         }
+
+    def _fallback_documents(self) -> list[str]:
+        """The live code documents whose structure came from regular expressions (no grammar read them)."""
+        return sorted(r["doc_id"] for seg in self.segments
+                      for r in seg.db.execute("SELECT doc_id FROM documents WHERE structure = 'regex'")
+                      if r["doc_id"] not in seg.dead_docs)
 
     def _live_counts(self, table: str, column: str, with_empty: bool = False) -> dict[str, int]:
         """How many live rows of a table (chunks, documents) have each value of a column, counted by SQLite (a
