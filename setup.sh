@@ -4,9 +4,10 @@
 # ONNX Runtime copy of the bundled MiniLM (exported from its hash-checked weights, checked against torch).
 #
 #   ./setup.sh            install localcr
-#   ./setup.sh --test     also install the test tools, and Chromium with its driver for the search page's
-#                         browser test (Debian/Ubuntu packages chromium and chromium-driver, through apt-get,
-#                         where this runs as root or has passwordless sudo; elsewhere that test is skipped)
+#   ./setup.sh --test     also install the test tools, Chromium with its driver for the search page's
+#                         browser test, and the Python manual as real HTML pages for the HTML reader's test
+#                         (Debian/Ubuntu packages chromium, chromium-driver and python3-doc, through apt-get,
+#                         where this runs as root or has passwordless sudo; elsewhere those tests are skipped)
 #
 # LOCALCR_CMAKE_ARGS overrides the llama.cpp build flags, for example
 #   LOCALCR_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON" ./setup.sh
@@ -76,10 +77,11 @@ extras=""
 step "localcr$extras and its dependencies, bundled models included"
 "${PIP[@]}" install -e ".$extras"
 
-# The page test drives headless Chromium through the system's chromedriver (Selenium never downloads one).
+# The page test drives headless Chromium through the system's chromedriver (Selenium never downloads one);
+# the HTML reader's test reads pages of the Python manual Debian ships in python3-doc.
 browser_for_tests() {
-  if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
-    step "chromium and chromedriver already installed (for tests/test_page.py)"; return
+  if command -v chromium >/dev/null && command -v chromedriver >/dev/null && [ -d /usr/share/doc/python3-doc/html/library ]; then
+    step "chromium, chromedriver and python3-doc already installed (for tests/test_page.py, tests/test_readers.py)"; return
   fi
   local sudo=()
   if [ "$(id -u)" != 0 ]; then
@@ -90,9 +92,9 @@ browser_for_tests() {
   if ! command -v apt-get >/dev/null; then
     echo "chromium or chromedriver missing, and no apt-get here to install them: tests/test_page.py will be skipped"; return
   fi
-  step "chromium and chromium-driver (Debian packages, for tests/test_page.py)"
-  if ! { ${sudo[@]+"${sudo[@]}"} apt-get update -qq && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }; then
-    echo "apt-get could not install chromium and chromium-driver: tests/test_page.py will be skipped"
+  step "chromium, chromium-driver and python3-doc (Debian packages, for tests/test_page.py and tests/test_readers.py)"
+  if ! { ${sudo[@]+"${sudo[@]}"} apt-get update -qq && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver python3-doc; }; then
+    echo "apt-get could not install chromium, chromium-driver and python3-doc: tests/test_page.py and the manual page test will be skipped"
   fi
 }
 [ "${1:-}" = "--test" ] && browser_for_tests
