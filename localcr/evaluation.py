@@ -27,6 +27,20 @@ Metrics (all per query, then averaged over queries; k is a cut-off on the ranked
                 counted twice, so precision@k <= min(k, targets) / k.
 * ``ndcg@k``    binary gains on those same "new target" hits, DCG = sum 1/log2(rank + 1), divided by the
                 ideal DCG of min(k, targets) relevant hits at the top ranks; always in [0, 1].
+
+Gold may also be *spans*: character ranges of a document (``"spans": [[document id, start, end], ...]`` in the
+generic format; the document named by its id or its imported id), or derived from the published format's
+gold chunks, found in the document text the line carries (``golden_documents``), with ``gold="spans"`` (the
+default when the index does not hold the published chunks, i.e. it was chunked by localcr). Then chunks of any
+chunking are scored against the same gold. A hit stands for its own chunk's range; window neighbours do not
+count. With spans:
+
+* a span is *found* at rank r when the own chunks of hits 1..r together cover at least SPAN_FOUND (half) of
+  its characters; ``pass@k`` (= ``recall@k``), ``hit@k``, ``mrr@k``, ``precision@k`` and ``ndcg@k`` are the
+  definitions above with "satisfied" read as "found" (a hit that finds a span is that span's hit);
+* ``token_recall@k``, ``token_precision@k``, ``iou@k``: the token-level metrics of Chroma's chunking report,
+  computed on characters as its implementation does: with G the gold spans and R the union of the top k
+  chunks' ranges, |G ∩ R| / |G|, |G ∩ R| / |R| and |G ∩ R| / |G ∪ R|.
 """
 from __future__ import annotations
 
@@ -45,6 +59,7 @@ from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, FU
 
 DEFAULT_KS = (5, 10, 20)
 METRICS = ("pass", "recall", "precision", "hit", "mrr", "ndcg")
+SPAN_METRICS = ("token_recall", "token_precision", "iou")  # only for span gold
 METRIC_TITLES = {
     "pass": "Pass",
     "recall": "Recall",
@@ -52,13 +67,18 @@ METRIC_TITLES = {
     "hit": "Hit rate",
     "mrr": "MRR",
     "ndcg": "nDCG",
+    "token_recall": "Token recall",
+    "token_precision": "Token precision",
+    "iou": "IoU",
 }
+GOLDS = ("chunks", "spans")
+SPAN_FOUND = 0.5  # the share of a gold span the top hits must cover for it to count as found
 
 # Reasons a line, or one id of a line, was left out (QuerySet.skipped keys).
 BAD_JSON = "line is not valid JSON (query dropped)"
 NOT_OBJECT = "line is not a JSON object (query dropped)"
 NO_QUERY = "no \"query\" text (query dropped)"
-NO_TARGETS = "no \"relevant\" or \"golden_chunk_uuids\" list (query dropped)"
+NO_TARGETS = "no \"relevant\", \"spans\" or \"golden_chunk_uuids\" list (query dropped)"
 MALFORMED_ID = "malformed id (id ignored)"
 UNKNOWN_ID = "id is neither a chunk nor a document of this index (id ignored)"
 UNKNOWN_DOC = "document uuid not in this index (id ignored)"
@@ -66,9 +86,12 @@ UNKNOWN_CHUNK = "document uuid known, chunk index not in this index (id ignored)
 DUPLICATE_ID = "id repeated within a query (repeat ignored)"
 PARTIAL = "query kept with only its known ids"
 NOTHING_LEFT = "no id of the query is in this index (query dropped)"
+NO_SPAN_TEXT = "gold chunk without its text and its document's text (golden_chunks, golden_documents): no span (id ignored)"
+SPAN_NOT_FOUND = "gold chunk's text not in its document's text: no span (id ignored)"
+BAD_SPAN = "span is not [document id, start, end] with 0 <= start < end (span ignored)"
 # Reasons that mean the file itself is wrong, not that it was written for another index: an error, unless
 # the caller opts in to dropping such lines.
-MALFORMED = (BAD_JSON, NOT_OBJECT, NO_QUERY, NO_TARGETS, MALFORMED_ID)
+MALFORMED = (BAD_JSON, NOT_OBJECT, NO_QUERY, NO_TARGETS, MALFORMED_ID, BAD_SPAN)
 DROPPING = (BAD_JSON, NOT_OBJECT, NO_QUERY, NO_TARGETS, NOTHING_LEFT)
 SAMPLE_LINES = 5
 
@@ -78,13 +101,18 @@ SAMPLE_LINES = 5
 
 @dataclass(frozen=True)
 class Target:
-    """One gold target of a query: a chunk (kind "chunk") or any chunk of a document (kind "doc")."""
+    """One gold target of a query: a chunk (kind "chunk"), any chunk of a document (kind "doc"), or a span of
+    a document's text (kind "span": `id` is the document, `start`/`end` character offsets)."""
 
     kind: str
     id: str
     text: str | None = None  # the gold chunk's text (published format), matched like the published evaluation
+    start: int = -1
+    end: int = -1
 
     def __str__(self) -> str:
+        if self.kind == "span":
+            return f"{self.id}[{self.start}:{self.end}]"
         return self.id if self.kind == "chunk" else f"doc:{self.id}"
 
 
@@ -131,9 +159,13 @@ class QuerySet:
             sample.append(line)
 
 
-def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False) -> QuerySet:
+def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False, gold: str | None = None) -> QuerySet:
     """Read a query file (either format, see the module doc) and resolve its ids against `index` (through
     `index.store`, the localcr.store.StoreReader of a search.Index).
+
+    gold: "chunks" scores the published format's gold chunks by id, "spans" as the character spans they cover
+    in their documents; None chooses spans when the index holds none of the published chunks but their
+    documents (an index chunked by localcr).
 
     A malformed line is an ArgumentError naming FILE:LINE, unless skip_bad_lines; ids this index does not
     hold are left out. What is left out is counted by reason in `QuerySet.skipped`; a query keeps whatever
@@ -141,7 +173,9 @@ def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False) 
     """
     path = Path(path)
     raw = _read_query_file(path)
-    resolver = _Resolver(index.store)
+    if gold is not None and gold not in GOLDS:
+        raise ArgumentError(("gold", gold), f": use {' or '.join(GOLDS)}")
+    resolver = _Resolver(index.store, gold)
     qs = QuerySet(path=path, queries=[])
 
     def skip(reason: str, n: int) -> None:
@@ -160,7 +194,10 @@ def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False) 
             continue
         obj, fmt, items = parsed
         gold_texts = _published_texts(obj) if fmt == "published" else {}
-        targets, dropped = resolver.targets(items, fmt, gold_texts, lambda reason: skip(reason, n))
+        if fmt == "spans" or (fmt == "published" and resolver.spans()):
+            targets, dropped = resolver.spans_of(items, fmt, gold_texts, _published_documents(obj), lambda reason: skip(reason, n))
+        else:
+            targets, dropped = resolver.targets(items, fmt, gold_texts, lambda reason: skip(reason, n))
         if not targets:
             qs._skip(NOTHING_LEFT, n)
             continue
@@ -200,6 +237,8 @@ def _parse_line(line: str) -> tuple[dict, str, list] | str:
         return obj, "published", obj["golden_chunk_uuids"]
     if isinstance(obj.get("relevant"), list) and obj["relevant"]:
         return obj, "generic", obj["relevant"]
+    if isinstance(obj.get("spans"), list) and obj["spans"]:
+        return obj, "spans", obj["spans"]
     return NO_TARGETS
 
 
@@ -207,12 +246,63 @@ class _Resolver:
     """A query's ids as targets of this index: its chunk ids and document ids, and the (document uuid,
     chunk index) pairs of an imported corpus (looked up once, on the first pair)."""
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Any, gold: str | None = None):
         self.store = store
+        self.gold = gold
         self.chunk_ids = set(store.chunk_id_set())
         self.doc_ids = set(store.doc_ids())
         self.external: dict[tuple[str, int], str] | None = None
         self.external_docs: set[str] = set()
+        self.documents_by_external: dict[str, str] | None = None
+
+    def spans(self) -> bool:
+        """Whether published gold chunks are scored as spans: asked for, or the index holds none of them."""
+        if self.gold is None:
+            self._load_external()
+            self.gold = "spans" if not self.external and self.documents_by_external else "chunks"
+        return self.gold == "spans"
+
+    def _load_external(self) -> None:
+        if self.external is None:
+            self.external = dict(self.store.chunk_ids_for_external())
+            self.external_docs = {doc for doc, _ in self.external}
+            self.documents_by_external = self.store.documents_by_external_id()
+
+    def spans_of(self, items: list, fmt: str, gold_texts: dict, documents: dict, skip) -> tuple[list[Target], int]:
+        """The distinct span targets of a line: its spans, or the spans its published gold chunks cover."""
+        self._load_external()
+        targets: list[Target] = []
+        dropped = 0
+        for item in items:
+            target = self._span(item, fmt, gold_texts, documents)
+            if isinstance(target, str):
+                skip(target)
+                dropped += 1
+            elif target in targets:
+                skip(DUPLICATE_ID)
+            else:
+                targets.append(target)
+        return targets, dropped
+
+    def _span(self, item: Any, fmt: str, gold_texts: dict, documents: dict) -> Target | str:
+        if fmt == "spans":
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in item[1:]) and 0 <= item[1] < item[2]):
+                return BAD_SPAN
+            doc = item[0] if item[0] in self.doc_ids else self.documents_by_external.get(item[0])
+            return Target("span", doc, start=item[1], end=item[2]) if doc else UNKNOWN_ID
+        if not _is_pair(item):
+            return MALFORMED_ID
+        doc = self.documents_by_external.get(item[0])
+        if doc is None:
+            return UNKNOWN_DOC
+        chunk_text, doc_text = gold_texts.get((item[0], int(item[1]))), documents.get(item[0])
+        if chunk_text is None or doc_text is None:
+            return NO_SPAN_TEXT
+        start = doc_text.find(chunk_text)
+        if start < 0:
+            return SPAN_NOT_FOUND
+        return Target("span", doc, start=start, end=start + len(chunk_text))
 
     def targets(self, items: list, fmt: str, gold_texts: dict, skip) -> tuple[list[Target], int]:
         """The distinct targets the ids name, and how many ids named none; `skip(reason)` hears of each id left out."""
@@ -232,9 +322,7 @@ class _Resolver:
     def _target(self, item: Any, fmt: str, gold_texts: dict) -> Target | str:
         """The target one id names, or why it is ignored."""
         if _is_pair(item):
-            if self.external is None:
-                self.external = dict(self.store.chunk_ids_for_external())
-                self.external_docs = {doc for doc, _ in self.external}
+            self._load_external()
             key = (item[0], int(item[1]))
             chunk = self.external.get(key)
             if chunk is None:
@@ -271,6 +359,12 @@ def _is_pair(item: Any) -> bool:
         and isinstance(item[1], int)
         and not isinstance(item[1], bool)
     )
+
+
+def _published_documents(obj: dict) -> dict[str, str]:
+    """The gold documents' texts the published file carries (`golden_documents`), by document uuid."""
+    return {d["uuid"]: d["content"] for d in obj.get("golden_documents") or []
+            if isinstance(d, dict) and isinstance(d.get("uuid"), str) and isinstance(d.get("content"), str)}
 
 
 def _published_texts(obj: dict) -> dict[tuple[str, int], str]:
@@ -318,12 +412,15 @@ def _covered(hit: Any, targets: Sequence[Target]) -> set[Target]:
 def score_ranking(hits: Sequence[Any], targets: Sequence[Target], ks: Iterable[int] = DEFAULT_KS) -> dict[str, float]:
     """Every metric at every k for one query: {"pass@5": 0.5, ..., "ndcg@20": 0.63}, fractions in [0, 1].
 
-    `hits` are ranked best first and need `chunk_id`, `doc_id`, and optionally `neighbours` and `text`.
+    `hits` are ranked best first and need `chunk_id`, `doc_id`, and optionally `neighbours` and `text`; for
+    span targets `doc_id`, `start` and `end`.
     """
     targets = list(dict.fromkeys(targets))
     if not targets:
         raise ValueError("a query needs at least one target")
     ks = sorted(set(ks))
+    if all(t.kind == "span" for t in targets):
+        return _score_spans(hits, targets, ks)
     n = len(targets)
     own_found: set[Target] = set()
     cov_found: set[Target] = set()
@@ -358,6 +455,71 @@ def score_ranking(hits: Sequence[Any], targets: Sequence[Target], ks: Iterable[i
     return out
 
 
+def _score_spans(hits: Sequence[Any], targets: Sequence[Target], ks: list[int]) -> dict[str, float]:
+    """score_ranking for span targets (see the module doc): a span is found once the own chunks of the hits so
+    far cover SPAN_FOUND of it; token metrics compare the gold's characters with the top k chunks'."""
+    n = len(targets)
+    gold = _by_document((t.id, t.start, t.end) for t in targets)
+    gold_size = sum(_size(spans) for spans in gold.values())
+    retrieved: dict[str, list[tuple[int, int]]] = {}
+    found: set[Target] = set()
+    first_rank: int | None = None
+    new_ranks: list[int] = []
+    out: dict[str, float] = {}
+    cutoffs = set(ks)
+    for rank in range(1, ks[-1] + 1):
+        hit = hits[rank - 1] if rank <= len(hits) else None
+        if hit is not None and hit.start >= 0:
+            retrieved[hit.doc_id] = _union(retrieved.get(hit.doc_id, []) + [(hit.start, hit.end)])
+            now = {t for t in targets if t not in found
+                   and _overlap([(t.start, t.end)], retrieved.get(t.id, [])) >= SPAN_FOUND * (t.end - t.start)}
+            if now:
+                new_ranks.append(rank)
+                first_rank = first_rank or rank
+                found |= now
+        if rank in cutoffs:
+            k = rank
+            ideal = sum(1 / math.log2(i + 1) for i in range(1, min(k, n) + 1))
+            common = sum(_overlap(spans, retrieved.get(doc, [])) for doc, spans in gold.items())
+            size = sum(_size(spans) for spans in retrieved.values())
+            out[f"pass@{k}"] = out[f"recall@{k}"] = len(found) / n
+            out[f"precision@{k}"] = len(new_ranks) / k
+            out[f"hit@{k}"] = 1.0 if found else 0.0
+            out[f"mrr@{k}"] = 1 / first_rank if first_rank else 0.0
+            out[f"ndcg@{k}"] = sum(1 / math.log2(r + 1) for r in new_ranks) / ideal
+            out[f"token_recall@{k}"] = common / gold_size if gold_size else 0.0
+            out[f"token_precision@{k}"] = common / size if size else 0.0
+            out[f"iou@{k}"] = common / (gold_size + size - common) if gold_size + size else 0.0
+    return out
+
+
+def _by_document(spans: Iterable[tuple[str, int, int]]) -> dict[str, list[tuple[int, int]]]:
+    grouped: dict[str, list[tuple[int, int]]] = {}
+    for doc, start, end in spans:
+        grouped.setdefault(doc, []).append((start, end))
+    return {doc: _union(ranges) for doc, ranges in grouped.items()}
+
+
+def _union(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Ranges merged where they overlap or touch, in order."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _size(ranges: list[tuple[int, int]]) -> int:
+    return sum(end - start for start, end in ranges)
+
+
+def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    """Characters two sets of disjoint ranges share."""
+    return sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
+
+
 def parse_ks(ks: str) -> tuple[int, ...]:
     """Cut-offs from their written form, e.g. "5,10,20" -> (5, 10, 20): sorted, without repeats."""
     parts = [p.strip() for p in ks.split(",")]
@@ -374,6 +536,7 @@ def mean_metrics(rows: Sequence[dict[str, float]], ks: Iterable[int]) -> dict[st
     keys = metric_keys(ks)
     if not rows:
         return {key: 0.0 for key in keys}
+    keys += [f"{m}@{k}" for m in SPAN_METRICS for k in sorted(set(ks)) if all(f"{m}@{k}" in row for row in rows)]
     return {key: sum(row[key] for row in rows) / len(rows) for key in keys}
 
 
@@ -656,7 +819,8 @@ def format_table(results: Sequence[ConfigResult], ks: Iterable[int] = DEFAULT_KS
     """
     ks = sorted(set(ks))
     rows = [[METRIC_TITLES[m] if i == 0 else "", r.config.name, *(_fmt(m, r.metrics[f"{m}@{k}"]) for k in ks)]
-            for m in METRICS for i, r in enumerate(results)]
+            for m in METRICS + SPAN_METRICS if all(f"{m}@{ks[0]}" in r.metrics for r in results)
+            for i, r in enumerate(results)]
     latency = [[r.config.name, str(r.n_queries), f"{r.latency_ms['p50']:.1f}", f"{r.latency_ms['p95']:.1f}"]
                for r in results]
     return (_markdown(["metric", "config", *(f"@{k}" for k in ks)], rows) + "\n\n"

@@ -143,6 +143,9 @@ class FakeStore:
     def chunk_ids_for_external(self):
         return dict(self.external)
 
+    def documents_by_external_id(self):
+        return {doc: f"d{doc[1:]}" for doc, _ in self.external}
+
 
 class FakeIndex:
     """A stand-in for search.Index over a FakeStore, with canned rankings."""
@@ -243,7 +246,7 @@ def test_nothing_usable_is_an_error(tmp_path):
     ("{bad json", "line is not valid JSON"),
     ("[1, 2]", "line is not a JSON object"),
     ('{"relevant": ["d1"]}', 'no "query" text'),
-    ('{"query": "q"}', 'no "relevant" or "golden_chunk_uuids" list'),
+    ('{"query": "q"}', 'no "relevant", "spans" or "golden_chunk_uuids" list'),
     ('{"query": "q", "golden_chunk_uuids": [["U1", "x"]]}', "malformed id"),
 ])
 def test_a_malformed_line_is_an_error_naming_file_and_line(tmp_path, line, what):
@@ -405,3 +408,46 @@ def test_evaluate_refuses_rerank_without_reranker_and_bad_arguments(tmp_path):
 def test_write_per_query_error(tmp_path):
     with pytest.raises(LocalcrError, match="cannot write"):
         ev.write_per_query([], tmp_path / "missing-dir" / "out.jsonl")
+
+
+# ---------------------------------------------------------------------------------------------- span gold
+
+
+@dataclass
+class SpanHit:
+    doc_id: str
+    start: int
+    end: int
+    chunk_id: str = ""
+
+
+def test_span_metrics_on_a_hand_made_example():
+    gold = [Target("span", "d1", start=10, end=30), Target("span", "d1", start=50, end=60)]
+    hits = [SpanHit("d1", 0, 20), SpanHit("d2", 0, 50), SpanHit("d1", 20, 55)]
+    s = score_ranking(hits, gold, ks=(1, 2, 3))
+    # rank 1 covers half of the first span (found); rank 3 half of the second (found), with the first hit
+    assert (s["pass@1"], s["pass@2"], s["pass@3"]) == (0.5, 0.5, 1.0)
+    assert (s["precision@1"], s["precision@2"], s["precision@3"]) == (1.0, 0.5, 2 / 3)
+    assert (s["mrr@3"], s["hit@1"], s["ndcg@1"]) == (1.0, 1.0, 1.0)
+    assert s["ndcg@3"] == pytest.approx((1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3)))
+    # gold: 30 characters; retrieved: 20, then 70, then 105 (d1's two chunks merged to 0..55)
+    assert (s["token_recall@1"], s["token_precision@1"], s["iou@1"]) == (10 / 30, 10 / 20, 10 / 40)
+    assert (s["token_recall@2"], s["token_precision@2"], s["iou@2"]) == (10 / 30, 10 / 70, 10 / 90)
+    assert (s["token_recall@3"], s["token_precision@3"], s["iou@3"]) == (25 / 30, 25 / 105, 25 / 110)
+
+
+def test_span_gold_from_lines_and_from_published_chunks(tmp_path):
+    f = write_lines(tmp_path / "q.jsonl", [
+        {"query": "a", "spans": [["d1", 0, 5], ["U2", 3, 9]]},
+        {"query": "b", "golden_chunk_uuids": [["U1", 1]], "golden_chunks": [{"doc_uuid": "U1", "index": 1, "content": "beta"}],
+         "golden_documents": [{"uuid": "U1", "content": "alpha beta gamma"}]},
+    ])
+    qs = ev.load_queries(f, FakeIndex(), gold="spans")
+    assert [q.targets for q in qs.queries] == [
+        [Target("span", "d1", start=0, end=5), Target("span", "d2", start=3, end=9)],
+        [Target("span", "d1", start=6, end=10)],
+    ]
+    assert ev.load_queries(f, FakeIndex(), gold="chunks").queries[1].targets == [Target("chunk", "d1_c1", "beta")]
+    bad = write_lines(tmp_path / "bad.jsonl", [{"query": "a", "spans": [["d1", 5, 2]]}])
+    with pytest.raises(ArgumentError, match="bad.jsonl:1: span is not"):
+        ev.load_queries(bad, FakeIndex())
