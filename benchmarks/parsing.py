@@ -1,0 +1,108 @@
+"""Parsing: localcr's own chunking of the code set against the published chunks, scored on spans; structural
+contexts from tree-sitter against regular expressions; parse speed; a prose set for regressions.
+
+    .venv/bin/python benchmarks/parsing.py --data ../shared/data/anthropic-codebase [--prose ../shared/data/xquad-en]
+
+Every index uses structural contexts (no LLM) and the default embedder, searched hybrid. "regex" runs the
+same code with tree-sitter switched off, which is today's path for a language without a grammar (regex
+definitions, blank-line and line cuts):
+
+1. The 90 documents' full text (the corpus without its chunks) chunked by localcr, regex vs tree-sitter, and
+   the published chunks, all scored against the published gold as character spans (`localcr eval --gold
+   spans`): span Pass@5/10/20, token recall and IoU at 20.
+2. The published chunks with structural contexts from regexes vs tree-sitter, scored on chunk ids (the
+   published Pass@k).
+3. Parse speed: files per second of tree-sitter (language guess, parse, definitions) on the 90 documents.
+4. With --prose: a prose set's published chunks, structural contexts, hybrid (chunk ids): the regex and the
+   parser paths side by side.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import corpus_files, machine, parser, table  # noqa: E402
+
+
+def main() -> None:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--prose", type=Path, help="also a prose set (e.g. ../shared/data/xquad-en): no regression")
+    args = p.parse_args()
+    os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
+    chunks_file, queries_file = corpus_files(args.data)
+    args.work.mkdir(parents=True, exist_ok=True)
+    full_text = args.work / "codebase_documents.json"  # the same documents, without their chunks
+    corpus = json.loads(chunks_file.read_text())
+    full_text.write_text(json.dumps([{k: v for k, v in e.items() if k != "chunks"} for e in corpus]))
+
+    from localcr import evaluation
+    from localcr.documents import import_prechunked
+    from localcr.index import build_index
+    from localcr.models import load_registry
+    from localcr.parsing import code
+    from localcr.search import Index
+
+    registry = load_registry()
+    hybrid = [evaluation.parse_config("hybrid")]
+    ks = (5, 10, 20)
+    tree_parse = code.parse
+
+    def run(label: str, source: Path, parsing: str, gold: str, queries: Path = queries_file) -> list:
+        code.parse = tree_parse if parsing == "tree-sitter" else (lambda text, kind: None)
+        directory = args.work / f"parsing-{source.stem}-{parsing}"
+        started = time.perf_counter()
+        build_index([str(source)], directory, registry, contexts="structural", progress=False, log=lambda m: None)
+        built = time.perf_counter() - started
+        index = Index(directory, registry)
+        chunks = index.store.stats()["chunks"]
+        query_set = evaluation.load_queries(queries, index, gold=gold)
+        m = evaluation.evaluate(index, query_set, hybrid, ks, progress=False)[0].metrics
+        code.parse = tree_parse
+        print(f"{label}: {chunks} chunks, built in {built:.0f} s", file=sys.stderr)
+        return [label, chunks, *(100 * m[f"pass@{k}"] for k in ks),
+                *((100 * m["token_recall@20"], 100 * m["iou@20"]) if gold == "spans" else ("", "")), f"{built:.0f}"]
+
+    head = ["index", "chunks", "Pass@5", "Pass@10", "Pass@20", "token recall@20", "IoU@20", "build s"]
+    spans = [
+        run("published chunks, tree-sitter contexts", chunks_file, "tree-sitter", "spans"),
+        run("localcr chunks, regex (as before)", full_text, "regex", "spans"),
+        run("localcr chunks, tree-sitter", full_text, "tree-sitter", "spans"),
+    ]
+    contexts = [
+        run("published chunks, regex contexts", chunks_file, "regex", "chunks"),
+        run("published chunks, tree-sitter contexts", chunks_file, "tree-sitter", "chunks"),
+    ]
+    prose = []
+    if args.prose:
+        prose_chunks, prose_queries = corpus_files(args.prose)
+        prose = [run(f"{args.prose.name} published chunks, {parsing}", prose_chunks, parsing, "chunks", prose_queries)
+                 for parsing in ("regex", "tree-sitter")]
+
+    docs = import_prechunked(chunks_file)
+    started = time.perf_counter()
+    for doc in docs:
+        code._guesses.clear()
+        code.parse.cache_clear()
+        syntax = code.parse(doc.text, doc.kind)
+        _ = syntax.definitions if syntax else None
+    seconds = time.perf_counter() - started
+    size = sum(len(d.text.encode()) for d in docs) / 1e6
+    speed = (f"tree-sitter on the code set: {len(docs)} files ({size:.2f} MB) in {seconds:.2f} s = "
+             f"{len(docs) / seconds:.0f} files/s (language guessed, parsed, definitions read)")
+
+    text = (f"set: {args.data.name} ({len(corpus)} documents); machine: {machine()}\n\n"
+            "Span gold (published gold chunks as character spans of their documents), hybrid:\n\n"
+            + table(head, spans)
+            + "\n\nChunk gold (published Pass@k), published chunks, hybrid:\n\n" + table(head, contexts)
+            + (f"\n\nProse, chunk gold, hybrid:\n\n" + table(head, prose) if prose else "")
+            + f"\n\n{speed}\n")
+    print(text)
+    (Path(__file__).parent / "results" / "parsing.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
