@@ -43,7 +43,7 @@ DEFINITIONS = {
         "union_specifier", "enum_specifier", "struct_item", "enum_item", "union_item", "trait_item", "impl_item",
         "mod_item", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration",
         "struct_declaration", "namespace_definition", "namespace_declaration", "file_scoped_namespace_declaration",
-        "internal_module", "module", "class", "type_declaration", "object_declaration", "object_definition",
+        "internal_module", "module", "class", "type_declaration", "object_definition",
         "trait_definition", "protocol_declaration", "trait_declaration", "macro_definition", "type_alias_declaration",
         "type_item", "extension_declaration", "mixin_declaration",
     ), "type"),
@@ -53,15 +53,40 @@ DEFINITIONS = {
         "generator_function_declaration", "method_signature", "abstract_method_signature", "function_signature",
     ), "function"),
 }
+# Node types that define something in one grammar only (elsewhere the same name means something else).
+LANGUAGE_DEFINITIONS = {
+    "julia": {"module_definition": "type", "struct_definition": "type", "abstract_definition": "type",
+              "macro_definition": "function"},
+    "ocaml": {"module_definition": "type", "class_definition": "type"},
+    "proto": {"message": "type", "service": "type", "enum": "type", "rpc": "function"},
+    "haskell": {"data_type": "type", "newtype": "type", "class": "type", "instance": "type", "function": "function"},
+    "erlang": {"fun_decl": "function"},
+    "nim": {"proc_declaration": "function", "func_declaration": "function", "iterator_declaration": "function",
+            "template_declaration": "function", "macro_declaration": "function"},
+    "verilog": {"module_declaration": "type", "function_declaration": "function", "task_declaration": "function"},
+    "cmake": {"function_def": "function", "macro_def": "function"},
+    "kotlin": {"object_declaration": "type"},
+    "sql": {"create_table": "type", "create_view": "type", "create_type": "type", "create_function": "function"},
+    "toml": {"table": "type", "table_array_element": "type"},
+}
+# Languages that define by calling a form (Elixir's `def`, Clojure's `defn`): the form's name -> role.
+DEFINING_FORMS = {
+    "elixir": {**dict.fromkeys(("defmodule", "defprotocol", "defimpl"), "type"),
+               **dict.fromkeys(("def", "defp", "defmacro", "defmacrop", "defguard", "defdelegate"), "function")},
+    "clojure": {**dict.fromkeys(("ns", "defprotocol", "defrecord", "deftype"), "type"),
+                **dict.fromkeys(("defn", "defn-", "defmacro", "defmulti", "defmethod"), "function")},
+}
 # Nodes whose definition sits inside (decorators, export, template<>): the definition's unit is the wrapper.
 WRAPPERS = {"decorated_definition", "export_statement", "template_declaration", "ambient_declaration"}
 # Nodes that belong to the node after them (doc comments, attributes, annotations): never a cut between them.
 _LEADING = re.compile(r"comment|attribute_item|decorator|annotation|^attribute$")
 _DECLARATIONS = {"lexical_declaration", "variable_declaration"}  # JavaScript's `const f = function () {}`
 _FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
-_BODIES = re.compile(r"body$|^block$|^compound_statement$|^declaration_list$|^statement_block$|^field_declaration_list$")
+_BODIES = re.compile(r"body$|^block$|^do_block$|^Block$|^compound_statement$|^declaration_list$|^statement_block$|^field_declaration_list$")
 _RECEIVER = re.compile(r"func \(\s*(?:\w+\s+)?\*?(\w+)")  # Go: the type a method is declared on
-_NAME_TYPES = re.compile(r"identifier|^name$|^constant$|^word$")
+_NAME_TYPES = re.compile(r"identifier|^name$|^constant$|^word$|^atom$|^variable$|^unquoted_argument$|_name$|_key$")
+_SKIPPED_FOR_NAME = re.compile(r"parameter|body|^block$|^statement|^type_parameters$|modifier|annotation|decorator")
+_ASSIGNMENTS = {"binary_operator", "assignment", "left_assignment", "equals_assignment"}
 _COMMENT_MARKS = re.compile(r"^\s*(?:/\*\*?|\*/|\*(?!/)|///?!?|#+!?|--|;+|\"\"\"|''')\s?|\s*\*/\s*$|\"\"\"\s*$|'''\s*$", re.MULTILINE)
 
 
@@ -146,7 +171,7 @@ class Syntax:
             if b > a:
                 main = group[-1]
                 lead = self._line_start(self.char(main.start_byte)) if len(group) > 1 else -1
-                units.append(Unit(a, b, _is_definition(main), main, self, lead if a < lead < b else -1))
+                units.append(Unit(a, b, _is_definition(main, self.language), main, self, lead if a < lead < b else -1))
         return units
 
     def _line_start(self, pos: int) -> int:
@@ -170,7 +195,7 @@ class Syntax:
     def _definitions(self, node) -> list[Definition]:
         found = []
         for child in node.named_children:
-            if (role := _role(child)) and (name := self._name(child)):
+            if (role := _role(child, self.language)) and (name := self._name(child)):
                 found.append(Definition(
                     start=self.char(child.start_byte), end=self.char(child.end_byte), role=role, kind=child.type,
                     name=name, signature=self._signature(child), doc=self._doc(child),
@@ -185,6 +210,18 @@ class Syntax:
             kind, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
             return (f"{self.slice(trait)} for " if trait else "") + (self.slice(kind) if kind else "")
         named = node.child_by_field_name("name")
+        if node.type in ("call", "list_lit"):  # a defining form: its first argument names what it defines
+            rest = node.named_children[1:] if node.type == "list_lit" else (
+                node.named_children[1].named_children[:1] if node.named_child_count > 1 else [])
+            named = rest[0] if rest else None
+            if named is not None and named.type == "call":  # Elixir: def f(x) names f
+                named = named.child_by_field_name("target") or named
+        elif node.type == "Decl":  # Zig: fn f() ..., or const S = struct {...}
+            head = node.named_children[0]
+            named = head.child_by_field_name("function") or head.child_by_field_name("variable_type_function")
+        elif named is not None and node.parent is not None and node.parent.type in _ASSIGNMENTS \
+                and named.type == "function":
+            named = None  # R: `function` is the keyword; the name is what it is assigned to
         if named is None and (declarator := node.child_by_field_name("declarator")) is not None:
             while (inner := declarator.child_by_field_name("declarator")) is not None:  # C: pointers, functions
                 declarator = inner
@@ -192,8 +229,11 @@ class Syntax:
         if named is None:
             spec = next((c for c in node.named_children if c.type == "type_spec"), None)  # Go: type X struct
             named = spec.child_by_field_name("name") if spec is not None else None
+        if named is None and node.parent is not None and node.parent.type in _ASSIGNMENTS:  # R: f <- function(x)
+            target = node.parent.child_by_field_name("lhs") or node.parent.child_by_field_name("left")
+            named = target if target is not None and target != node else None
         if named is None:
-            named = next((c for c in node.named_children if _NAME_TYPES.search(c.type)), None)
+            named = _first_name(node)
         if node.type in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier") \
                 and node.child_by_field_name("body") is None:
             return ""  # a use of the type (`struct s x;`), not its definition
@@ -233,7 +273,7 @@ class Syntax:
         """Comment blocks and docstrings before the file's first definition (licence headers, module docs)."""
         blocks, current, previous = [], [], None
         for child in self.tree.root_node.named_children:
-            if _is_definition(child) and not (child.type in WRAPPERS and not child.named_child_count):
+            if _is_definition(child, self.language) and not (child.type in WRAPPERS and not child.named_child_count):
                 break
             is_doc = "comment" in child.type or child.type == "string" or (
                 child.type == "expression_statement" and child.named_child_count and child.named_children[0].type == "string")
@@ -265,19 +305,44 @@ def comment_text(raw: str) -> str:
     return " ".join(" ".join(lines).split())
 
 
-def _role(node) -> str | None:
+def _role(node, language: str) -> str | None:
     """"type" or "function" for a node that defines one (`const f = () => ...` too), else None."""
     if node.type == "variable_declarator":
         value = node.child_by_field_name("value")
         return "function" if value is not None and value.type in _FUNCTION_VALUES else None
-    return DEFINITIONS.get(node.type)
+    if language in DEFINING_FORMS:
+        return DEFINING_FORMS[language].get(_form(node).decode()) if node.type in ("call", "list_lit") else None
+    if language == "zig" and node.type == "Decl":
+        if any(c.type == "FnProto" for c in node.named_children):
+            return "function"
+        return "type" if b"struct" in (node.text or b"")[:200] and node.named_child_count and node.named_children[0].type == "VarDecl" else None
+    if node.type == "function" and node.child_by_field_name("name") is None:
+        return None  # Haskell's `a -> b` in a type
+    return LANGUAGE_DEFINITIONS.get(language, {}).get(node.type) or DEFINITIONS.get(node.type)
 
 
-def _is_definition(node) -> bool:
+def _form(node) -> bytes:
+    """The name a call or list form starts with: `def` of Elixir's `def f(x)`, `defn` of Clojure's `(defn f ...)`."""
+    head = node.child_by_field_name("target") if node.type == "call" else (node.named_children[0] if node.named_child_count else None)
+    return (head.text or b"") if head is not None and head.type in ("identifier", "sym_lit") else b""
+
+
+def _is_definition(node, language: str) -> bool:
     """A definition, or a node that only wraps or declares one (decorators, export, `const f = ...`)."""
     if node.type in WRAPPERS or node.type in _DECLARATIONS:
-        return any(_is_definition(c) for c in node.named_children)
-    return _role(node) is not None
+        return any(_is_definition(c, language) for c in node.named_children)
+    return _role(node, language) is not None
+
+
+def _first_name(node, depth: int = 4):
+    """The first identifier in a definition's header (not in its parameters or body), breadth first."""
+    level = [node]
+    for _ in range(depth):
+        level = [c for n in level for c in n.named_children if not _SKIPPED_FOR_NAME.search(c.type)]
+        for child in level:
+            if _NAME_TYPES.search(child.type):
+                return child
+    return None
 
 
 def _body(node):
