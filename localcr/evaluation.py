@@ -195,7 +195,7 @@ def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False, 
         obj, fmt, items = parsed
         gold_texts = _published_texts(obj) if fmt == "published" else {}
         if fmt == "spans" or (fmt == "published" and resolver.spans()):
-            targets, dropped = resolver.spans_of(items, fmt, gold_texts, _published_documents(obj), lambda reason: skip(reason, n))
+            targets, dropped = resolver.targets(items, fmt, gold_texts, lambda reason: skip(reason, n), _published_documents(obj))
         else:
             targets, dropped = resolver.targets(items, fmt, gold_texts, lambda reason: skip(reason, n))
         if not targets:
@@ -268,23 +268,9 @@ class _Resolver:
             self.external_docs = {doc for doc, _ in self.external}
             self.documents_by_external = self.store.documents_by_external_id()
 
-    def spans_of(self, items: list, fmt: str, gold_texts: dict, documents: dict, skip) -> tuple[list[Target], int]:
-        """The distinct span targets of a line: its spans, or the spans its published gold chunks cover."""
-        self._load_external()
-        targets: list[Target] = []
-        dropped = 0
-        for item in items:
-            target = self._span(item, fmt, gold_texts, documents)
-            if isinstance(target, str):
-                skip(target)
-                dropped += 1
-            elif target in targets:
-                skip(DUPLICATE_ID)
-            else:
-                targets.append(target)
-        return targets, dropped
-
     def _span(self, item: Any, fmt: str, gold_texts: dict, documents: dict) -> Target | str:
+        """The span target one item names (a span, or a published gold chunk found in its document's text), or
+        why it is ignored."""
         if fmt == "spans":
             if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
                     and all(isinstance(x, int) and not isinstance(x, bool) for x in item[1:]) and 0 <= item[1] < item[2]):
@@ -304,12 +290,15 @@ class _Resolver:
             return SPAN_NOT_FOUND
         return Target("span", doc, start=start, end=start + len(chunk_text))
 
-    def targets(self, items: list, fmt: str, gold_texts: dict, skip) -> tuple[list[Target], int]:
-        """The distinct targets the ids name, and how many ids named none; `skip(reason)` hears of each id left out."""
+    def targets(self, items: list, fmt: str, gold_texts: dict, skip, documents: dict | None = None) -> tuple[list[Target], int]:
+        """The distinct targets the ids name, and how many ids named none; `skip(reason)` hears of each id left out.
+        With `documents` (uuid -> text), span targets: the line's spans, or those its published gold chunks cover."""
         targets: list[Target] = []
         dropped = 0
+        if documents is not None:
+            self._load_external()
         for item in items:
-            target = self._target(item, fmt, gold_texts)
+            target = self._target(item, fmt, gold_texts) if documents is None else self._span(item, fmt, gold_texts, documents)
             if isinstance(target, str):
                 skip(target)
                 dropped += 1
