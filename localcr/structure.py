@@ -334,8 +334,9 @@ def _tree_scopes(text: str, definitions: list[code.Definition]) -> tuple[list[li
 
     def visit(defs: list[code.Definition], path: list[str], top: bool) -> None:
         for d in defs:
-            if top and d.kind not in _CONTAINER_NODES and d.name not in outline:
-                outline.append(d.name)
+            name = re.sub(r"<.*", "", d.name.split(" for ")[-1]).strip()  # impl<T> Trait for Type<T> defines on Type
+            if top and d.kind not in _CONTAINER_NODES and name not in outline:
+                outline.append(name)
             first, last = (bisect.bisect_right(line_starts, pos) - 1 for pos in (d.start, max(d.start, d.end - 1)))
             for line in range(first + 1, last + 1):
                 result[line] = path + [d.signature]
