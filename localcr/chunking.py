@@ -21,6 +21,7 @@ from localcr.documents import Chunk, Document
 from localcr.parsing import code, markdown
 
 TokenCounter = Callable[[list[str]], list[int]]
+MAX_TREE_DEPTH = 200  # syntax tree levels chunking descends before it cuts by lines (keeps recursion bounded)
 
 # Boundaries, coarsest first. A match's end is where a new piece starts.
 _HEADING = re.compile(r"\n(?=#{1,6} )|\n\n(?=[^\n]+\n[=\-~^\"'`#*+]{3,}\n)")
@@ -112,20 +113,20 @@ def tree_spans(syntax: code.Syntax, count: TokenCounter, max_tokens: int) -> tup
     pieces: list[tuple[int, int, int]] = []
     starts: set[int] = set()
 
-    def visit(units: list[code.Unit], top: bool) -> None:
+    def visit(units: list[code.Unit], depth: int) -> None:
         for unit, n in zip(units, count([text[u.start:u.end] for u in units])):
-            if top or unit.definition:
+            if depth == 0 or unit.definition:
                 starts.add(unit.start)
             if n <= max_tokens:
                 pieces.append((unit.start, unit.end, n))
-            elif inner := unit.inner():
+            elif depth < MAX_TREE_DEPTH and (inner := unit.inner()):
                 first = len(pieces)
-                visit(inner, False)
+                visit(inner, depth + 1)
                 _join_head(pieces, first, starts, max_tokens // 2)
-            else:
+            else:  # a leaf (a huge string or comment), or nesting deeper than any hand-written code
                 pieces.extend(split_spans(text, count, max_tokens, [_LINE, _SPACE], unit.start, unit.end))
 
-    visit(syntax.top(), True)
+    visit(syntax.top(), 0)
     return pieces, starts
 
 

@@ -192,18 +192,22 @@ class Syntax:
             found = [d for d in found if id(d) not in owned]
         return found
 
-    def _definitions(self, node) -> list[Definition]:
-        found = []
-        for child in node.named_children:
-            if (role := _role(child, self.language)) and (name := self._name(child)):
-                found.append(Definition(
-                    start=self.char(child.start_byte), end=self.char(child.end_byte), role=role, kind=child.type,
-                    name=name, signature=self._signature(child), doc=self._doc(child),
-                    children=self._definitions(child),
-                ))
-            else:
-                found.extend(self._definitions(child))
-        return found
+    def _definitions(self, root) -> list[Definition]:
+        """Definitions under a node, each holding those under it; walked with a stack, not recursion, so a
+        deeply nested tree (generated code, long expression chains) costs no Python stack."""
+        top: list[Definition] = []
+        stack = [(child, top) for child in reversed(root.named_children)]
+        while stack:
+            node, siblings = stack.pop()
+            inside = siblings
+            if (role := _role(node, self.language)) and (name := self._name(node)):
+                definition = Definition(
+                    start=self.char(node.start_byte), end=self.char(node.end_byte), role=role, kind=node.type,
+                    name=name, signature=self._signature(node), doc=self._doc(node))
+                siblings.append(definition)
+                inside = definition.children
+            stack.extend((child, inside) for child in reversed(node.named_children))
+        return top
 
     def _name(self, node) -> str:
         if node.type == "impl_item":
@@ -357,12 +361,17 @@ def _blank_between(data: bytes, first, second) -> bool:
     return data.count(b"\n", first.end_byte, second.start_byte) > 1
 
 
-def _error_bytes(node) -> int:
-    if node.type == "ERROR":
-        return node.end_byte - node.start_byte
-    if node.is_missing:
-        return 1
-    return sum(_error_bytes(c) for c in node.children) if node.has_error else 0
+def _error_bytes(root) -> int:
+    total, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            total += node.end_byte - node.start_byte
+        elif node.is_missing:
+            total += 1
+        elif node.has_error:
+            stack.extend(node.children)
+    return total
 
 
 @functools.cache
