@@ -166,3 +166,10 @@ def test_stats_name_the_documents_that_fell_back(tmp_path):
     out = run("stats", "--index", str(tmp_path / "idx"))
     line = next(line for line in out.splitlines() if line.startswith("structure"))
     assert "go 1" in line and "python 1" in line and "regular expressions (no grammar) for 1: src/notes.rs" in line
+
+
+def test_deeply_nested_code_is_chunked_without_recursion_errors(tmp_path):
+    text = "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n" + "y = " + " + ".join(f"a{i}" for i in range(5000)) + "\n"
+    doc = read(tmp_path, "generated.py", text)
+    chunks = chunk_document(doc, words, 50, 5)
+    assert chunks and all(doc.text[c.start:c.end] == c.text for c in chunks)
