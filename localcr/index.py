@@ -21,12 +21,12 @@ from tqdm import tqdm
 import localcr
 from localcr import store
 from localcr.chunking import chunk_document
-from localcr.parsing.code import label as code_structure
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.language import counted, document_language, embedder_warning, languages_of
 from localcr.models import ModelSpec, Registry
+from localcr.parsing.code import label as code_structure
 from localcr.structure import structural_contexts
 
 CONTEXT_MODES = ("structural", "llm", "none")
