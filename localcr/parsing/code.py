@@ -32,7 +32,9 @@ GRAMMARS = {
 # grammar reads any text without `<?php` as inline HTML, error-free.
 GUESSED = ("python", "rust", "go", "java", "c", "cpp", "csharp", "typescript", "javascript", "kotlin", "swift",
            "scala", "ruby", "bash")
-GUESS_BYTES = 16384  # enough of a file to tell its language; parsing every candidate costs per byte
+# How much of a file the guess parses. Not a short prefix: a prefix cut inside a block (a C++ namespace holds the
+# whole file) reads as one long error in the right grammar, and the guess went to C# or none on the code set.
+GUESS_BYTES = 1 << 18
 MAX_ERROR_SHARE = 0.2  # a tree with more of its bytes in ERROR nodes is the wrong grammar or not code
 
 # Node types that define something, across the pack's grammars: "type" for containers (their members nest),
@@ -395,8 +397,8 @@ _guesses: dict[bytes, str | None] = {}  # by the sample's hash: chunking and con
 
 
 def guess_language(text: str) -> str | None:
-    """The grammar that parses the start of the text with the fewest errors (the first of GUESSED on a tie),
-    None when every one finds more than MAX_ERROR_SHARE of it wrong."""
+    """The grammar that parses the text (its first GUESS_BYTES) with the fewest errors (the first of GUESSED on a
+    tie), None when every one finds more than MAX_ERROR_SHARE of it wrong."""
     data = text[:GUESS_BYTES].encode("utf-8", "surrogatepass")
     key = hashlib.sha256(data).digest()
     if key not in _guesses:
