@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localcr.errors import LocalcrError
+from localcr.parsing.code import parses_cleanly
 from localcr.readers import Read, kind_of, reader_for
 from localcr.readers.workers import READ_TIMEOUT, read_files
 
@@ -215,6 +216,8 @@ def record_title(title) -> str:
 
 
 def _guess_kind(text: str) -> str:
-    """Imported documents come without a path; code is recognised by its braces, semicolons and keywords."""
+    """Imported documents come without a path; code is recognised by its braces, semicolons and keywords, or
+    by a strict grammar (Python, Rust, C, Java ...) that parses it without a single error (prose never does;
+    the permissive grammars, shell's, read prose too, so they do not count)."""
     signals = sum(text.count(s) for s in ("{", "}", ";", "def ", "fn ", "import ", "use ", "#include", "=>", "package ", "class "))
-    return "code" if signals > len(text) / 200 else "text"
+    return "code" if signals > len(text) / 200 or parses_cleanly(text) else "text"

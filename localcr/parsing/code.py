@@ -408,6 +408,15 @@ def guess_language(text: str) -> str | None:
     return _guesses[key]
 
 
+STRICT = ("python", "rust", "go", "java", "c", "cpp", "csharp", "typescript")  # grammars prose never satisfies
+
+
+def parses_cleanly(text: str) -> bool:
+    """Whether one of the STRICT grammars reads the text (its first GUESS_BYTES) without any error: code, then."""
+    data = text[:GUESS_BYTES].encode("utf-8", "surrogatepass")
+    return any(not _parser(language).parse(data).root_node.has_error for language in STRICT)
+
+
 def _least_errors(data: bytes) -> str | None:
     best, best_share = None, MAX_ERROR_SHARE
     for language in GUESSED:
