@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,7 @@ def main() -> None:
     def run(label: str, source: Path, parsing: str, gold: str, queries: Path = queries_file) -> list:
         code.parse = tree_parse if parsing == "tree-sitter" else (lambda text, kind: None)
         directory = args.work / f"parsing-{source.stem}-{parsing}"
+        shutil.rmtree(directory, ignore_errors=True)  # an index left by an earlier run would be reused unchanged
         started = time.perf_counter()
         build_index([str(source)], directory, registry, contexts="structural", progress=False, log=lambda m: None)
         built = time.perf_counter() - started

@@ -39,9 +39,6 @@ _LICENCE = re.compile(r"licen[cs]e|copyright|spdx|all rights reserved|\(c\)", re
 _PACKAGE = re.compile(r"^\s*(?:package|namespace)\s+([\w.:]+)", re.MULTILINE)
 _NAME = re.compile(r"[A-Za-z_][\w]*")
 _CONTAINERS = ("namespace", "mod", "module")  # their members are the file's top level
-# The same containers as tree-sitter names them.
-_CONTAINER_NODES = {"namespace_definition", "namespace_declaration", "file_scoped_namespace_declaration", "mod_item",
-                    "module", "internal_module"}
 
 
 def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool = True, leads: bool = True) -> None:
@@ -335,12 +332,12 @@ def _tree_scopes(text: str, definitions: list[code.Definition]) -> tuple[list[li
     def visit(defs: list[code.Definition], path: list[str], top: bool) -> None:
         for d in defs:
             name = re.sub(r"<.*", "", d.name.split(" for ")[-1]).strip()  # impl<T> Trait for Type<T> defines on Type
-            if top and d.kind not in _CONTAINER_NODES and name not in outline:
+            if top and d.kind not in code.CONTAINERS and name not in outline:
                 outline.append(name)
             first, last = (bisect.bisect_right(line_starts, pos) - 1 for pos in (d.start, max(d.start, d.end - 1)))
             for line in range(first + 1, last + 1):
                 result[line] = path + [d.signature]
-            visit(d.children, path + [d.signature], top and d.kind in _CONTAINER_NODES)
+            visit(d.children, path + [d.signature], top and d.kind in code.CONTAINERS)
 
     visit(definitions, [], True)
     return result, outline

@@ -78,6 +78,9 @@ DEFINING_FORMS = {
     "clojure": {**dict.fromkeys(("ns", "defprotocol", "defrecord", "deftype"), "type"),
                 **dict.fromkeys(("defn", "defn-", "defmacro", "defmulti", "defmethod"), "function")},
 }
+# Definitions that only group a file's members (namespaces, Rust's mod, TypeScript's namespace, Ruby's module).
+CONTAINERS = {"namespace_definition", "namespace_declaration", "file_scoped_namespace_declaration", "mod_item", "module",
+              "internal_module"}
 # Nodes whose definition sits inside (decorators, export, template<>): the definition's unit is the wrapper.
 WRAPPERS = {"decorated_definition", "export_statement", "template_declaration", "ambient_declaration"}
 # Nodes that belong to the node after them (doc comments, attributes, annotations): never a cut between them.
@@ -276,19 +279,20 @@ class Syntax:
         return comment_text("\n".join(comments))
 
     def leading_comments(self) -> list[str]:
-        """Comment blocks and docstrings before the file's first definition (licence headers, module docs)."""
+        """Comment blocks and docstrings before the file's first definition (licence headers, module docs), inside
+        namespaces too: their members are the file's top level."""
         blocks, current, previous = [], [], None
-        for child in self.tree.root_node.named_children:
+        for child in _top_level(self.tree.root_node):
             if _is_definition(child, self.language) and not (child.type in WRAPPERS and not child.named_child_count):
                 break
             is_doc = "comment" in child.type or child.type == "string" or (
                 child.type == "expression_statement" and child.named_child_count and child.named_children[0].type == "string")
-            if is_doc and previous is not None and current and not _blank_between(self._bytes, previous, child):
+            if is_doc and current and not _blank_between(self._bytes, previous, child):
                 current.append(self.slice(child))
-            elif is_doc:
+            else:  # a new block: this comment's, or none after code (a package line, imports)
                 if current:
                     blocks.append(comment_text("\n".join(current)))
-                current = [self.slice(child)]
+                current = [self.slice(child)] if is_doc else []
             previous = child
         if current:
             blocks.append(comment_text("\n".join(current)))
@@ -309,6 +313,15 @@ def comment_text(raw: str) -> str:
     """A comment or docstring as words: markers (//, ///, /*, *, #, triple quotes) and attribute lines out."""
     lines = [line for line in _COMMENT_MARKS.sub("", raw).split("\n") if not line.strip().startswith("@")]
     return " ".join(" ".join(lines).split())
+
+
+def _top_level(node):
+    """The named nodes at a file's top level, in order, with a namespace's members in its place."""
+    for child in node.named_children:
+        if child.type in CONTAINERS and (body := _body(child)) is not None:
+            yield from _top_level(body)
+        else:
+            yield child
 
 
 def _role(node, language: str) -> str | None:
