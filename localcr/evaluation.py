@@ -67,10 +67,8 @@ METRIC_TITLES = {
     "hit": "Hit rate",
     "mrr": "MRR",
     "ndcg": "nDCG",
-    "token_recall": "Token recall",
-    "token_precision": "Token precision",
-    "iou": "IoU",
 }
+SPAN_METRIC_TITLES = {"token_recall": "Token recall", "token_precision": "Token precision", "iou": "IoU"}
 GOLDS = ("chunks", "spans")
 SPAN_FOUND = 0.5  # the share of a gold span the top hits must cover for it to count as found
 
@@ -807,7 +805,8 @@ def format_table(results: Sequence[ConfigResult], ks: Iterable[int] = DEFAULT_KS
     Pass, Recall, Precision and Hit rate are percentages (like the published numbers); MRR and nDCG are 0-1.
     """
     ks = sorted(set(ks))
-    rows = [[METRIC_TITLES[m] if i == 0 else "", r.config.name, *(_fmt(m, r.metrics[f"{m}@{k}"]) for k in ks)]
+    titles = {**METRIC_TITLES, **SPAN_METRIC_TITLES}
+    rows = [[titles[m] if i == 0 else "", r.config.name, *(_fmt(m, r.metrics[f"{m}@{k}"]) for k in ks)]
             for m in METRICS + SPAN_METRICS if all(f"{m}@{ks[0]}" in r.metrics for r in results)
             for i, r in enumerate(results)]
     latency = [[r.config.name, str(r.n_queries), f"{r.latency_ms['p50']:.1f}", f"{r.latency_ms['p95']:.1f}"]
