@@ -12,7 +12,8 @@ definitions, blank-line and line cuts):
    spans`): span Pass@1/5/10/20, token recall and IoU at 20.
 2. The published chunks with structural contexts from regexes vs tree-sitter, scored on chunk ids (the
    published Pass@k).
-3. Parse speed: files per second of tree-sitter (language guess, parse, definitions) on the 90 documents.
+3. Parse speed: files per second of tree-sitter (language guess, parse, definitions) on the 90 documents, and
+   how many chunks start inside a definition that fits in one chunk, with tree-sitter and without.
 4. With --prose: a prose set's published chunks, structural contexts, hybrid (chunk ids): the regex and the
    parser paths side by side.
 """
@@ -88,6 +89,7 @@ def main() -> None:
                  for parsing in ("regex", "tree-sitter")]
 
     docs = import_prechunked(chunks_file)
+    starts = inside_fitting_definitions(docs, registry)
     started = time.perf_counter()
     for doc in docs:
         code._guesses.clear()
@@ -104,9 +106,39 @@ def main() -> None:
             + table(head, spans)
             + "\n\nChunk gold (published Pass@k), published chunks, hybrid:\n\n" + table(head, contexts)
             + (f"\n\nProse, chunk gold, hybrid:\n\n" + table(head, prose) if prose else "")
-            + f"\n\n{speed}\n")
+            + f"\n\n{speed}\n{starts}\n")
     print(text)
     (Path(__file__).parent / "results" / "parsing.md").write_text(text)
+
+
+def inside_fitting_definitions(docs, registry) -> str:
+    """How many of localcr's chunks of the code set start inside a definition that fits in one chunk, with
+    tree-sitter and without (definitions as tree-sitter finds them, sizes in the embedder's tokens)."""
+    from localcr.chunking import chunk_document
+    from localcr.embeddings import load_backend
+    from localcr.index import default_chunk_tokens
+    from localcr.parsing import code
+
+    backend = load_backend(registry.require("embedder"))
+    size = default_chunk_tokens(backend.max_length)
+    fitting = {}
+    for doc in docs:
+        found, stack = [], list(code.parse(doc.text, doc.kind).definitions)
+        while stack:
+            definition = stack.pop()
+            found.append(definition)
+            stack.extend(definition.children)
+        tokens = backend.count_tokens([doc.text[d.start:d.end] for d in found]) if found else []
+        fitting[doc.doc_id] = [(d.start, d.end) for d, n in zip(found, tokens) if n <= size]
+    tree_parse, line = code.parse, []
+    for label, parse in (("regex", lambda text, kind: None), ("tree-sitter", tree_parse)):
+        code.parse = parse
+        chunks = [c for doc in docs for c in chunk_document(
+            type(doc)(**{**doc.__dict__, "given_chunks": None}), backend.count_tokens, size, size // 8)]
+        inside = sum(any(a < c.start < b for a, b in fitting[c.doc_id]) for c in chunks)
+        line.append(f"{label}: {inside} of {len(chunks)} chunks start inside a definition that fits in a chunk")
+    code.parse = tree_parse
+    return "; ".join(line)
 
 
 if __name__ == "__main__":
