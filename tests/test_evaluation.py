@@ -451,3 +451,13 @@ def test_span_gold_from_lines_and_from_published_chunks(tmp_path):
     bad = write_lines(tmp_path / "bad.jsonl", [{"query": "a", "spans": [["d1", 5, 2]]}])
     with pytest.raises(ArgumentError, match="bad.jsonl:1: span is not"):
         ev.load_queries(bad, FakeIndex())
+
+
+def test_span_metrics_are_averaged_and_reported():
+    gold = [Target("span", "d1", start=10, end=30)]
+    rows = [score_ranking([SpanHit("d1", 0, 20)], gold, ks=(1,)), score_ranking([SpanHit("d1", 0, 40)], gold, ks=(1,))]
+    means = ev.mean_metrics(rows, (1,))
+    assert means["token_recall@1"] == (0.5 + 1.0) / 2 and means["iou@1"] == (10 / 30 + 20 / 40) / 2
+    result = ev.ConfigResult(SearchConfig("hybrid"), (1,), means, {"p50": 1.0, "p95": 1.0, "mean": 1.0}, 2, [])
+    table = ev.format_table([result], (1,))
+    assert "| Token recall " in table and "| IoU " in table and "75.00" in table
