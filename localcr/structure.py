@@ -83,18 +83,19 @@ def document_summary(doc: Document) -> str:
     lines = doc.text.split("\n")
     if doc.kind == "markdown" and (title := front_matter_title(doc.text)):
         return _clip(title, 16) + "."
-    if not doc.is_code:
-        for i, line in enumerate(lines[:200]):
-            m = _MD_HEADING.match(line)
-            if m:
-                return _clip(m.group(2), 16) + "."
-            if i + 1 < len(lines) and line.strip() and _RST_UNDERLINE.match(lines[i + 1]) and len(lines[i + 1].strip()) >= len(line.strip()):
-                return _clip(line.strip(), 16) + "."
-        return ""
+    if not doc.is_code:  # the first heading as the parser reads it: a `#` line inside a code fence is none
+        first = next((path[-1][1] for path in _heading_paths(doc) if path), None)
+        return "" if first is None else _clip(_heading_text(lines[first], lines[first + 1:first + 2]), 16) + "."
     for block in _leading_comments(doc):
         if not _LICENCE.search(block):
             return _clip(block, 20)
     return ""
+
+
+def _heading_text(line: str, underline: list[str]) -> str:
+    """A heading line's words: without its `#` marks (ATX), or as it stands (underlined reST/setext)."""
+    m = _MD_HEADING.match(line)
+    return m.group(2) if m and not (underline and _RST_UNDERLINE.match(underline[0])) else line.strip()
 
 
 def _leading_comments(doc: Document):

@@ -154,3 +154,9 @@ def test_a_titled_prechunked_record_carries_its_title(tmp_path):
     assert [c.context.split(".")[0] for c in doc.given_chunks] == ["Super Bowl 50", "Super Bowl 50"]
     # a record's paragraphs have no heading to mark the first as an introduction: it is not given to the others
     assert doc.given_chunks[1].context == "Super Bowl 50."
+
+
+def test_a_hash_line_in_a_code_fence_is_not_the_title():
+    text = "```sh\n# install it first\npip install orbit\n```\n\n# Orbit guide\n\nRun the agent on every node.\n"
+    (ctx,) = contexts_at(text, "markdown", ["Run the agent"])
+    assert ctx.startswith("File pkg/file. Orbit guide.") and "install it first" not in ctx
