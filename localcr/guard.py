@@ -169,7 +169,7 @@ def drop_borrowed_sentences(text: str, chunk_text: str, document: str, situating
     for sentence in _SENTENCE_END.split(text):
         grams = ngrams(words(sentence), 4)
         elsewhere = [g for g in grams if g in document_grams and g not in chunk_grams]
-        if grams and len(elsewhere) / len(grams) > limits.max_copy_share and limits.borrowed == "lead" \
+        if grams and len(elsewhere) / len(grams) > limits.max_copy_share \
                 and _share(elsewhere, situating_grams) <= limits.max_copy_share:
             borrowed += 1
         else:
@@ -191,7 +191,7 @@ def guard_context(
     if document and limits.borrowed == "reject":  # the rule before sentences were told apart, for comparison
         if _share(ngrams(words(text), 4), _grams_of(document)) > limits.max_copy_share:
             return None, "copy"
-    elif document:
+    elif document and limits.borrowed == "lead":  # "keep" keeps every borrowed sentence: nothing to look for
         text, borrowed = drop_borrowed_sentences(text, chunk_text, document, situating, limits)
         if borrowed and not text.strip():
             return None, "copy"

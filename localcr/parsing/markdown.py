@@ -33,6 +33,9 @@ def _parser():
     return MarkdownIt("commonmark").use(front_matter_plugin)
 
 
+# Chunking, the structural contexts and the guard (once per chunk) ask for the same document's outline: it is
+# parsed once and shared, so no caller changes it.
+@functools.lru_cache(maxsize=8)
 def outline(text: str) -> Outline:
     tokens = _parser().parse(text)
     line_starts = _line_starts(text)
