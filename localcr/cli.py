@@ -12,6 +12,7 @@ import click
 
 import localcr
 from localcr.errors import ArgumentError, LocalcrError
+from localcr.index import CONTEXT_MODES
 from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION
@@ -147,9 +148,11 @@ def spec_is_bundled(source: str) -> bool:
 @click.argument("paths", nargs=-1, type=click.Path())
 @_index_option
 @click.option("--embedder", help="Embedder name from models.toml (default: its [defaults]).")
-@click.option("--contexts", type=click.Choice(["structural", "llm", "none"]),
-              help="How each chunk is situated: from document structure (default), written by the local LLM, or not at all.")
-@click.option("--llm", help="LLM name from models.toml for --contexts llm.")
+@click.option("--contexts", type=click.Choice(CONTEXT_MODES),
+              help="How each chunk is situated, by cost: from document structure (structural, the default); plus a "
+                   "card, one LLM sentence per document saying what it is (cards; auto: only for long documents "
+                   "with no title or heading); a context the LLM writes for every chunk (llm, cards+llm); not at all.")
+@click.option("--llm", help="LLM name from models.toml for cards and LLM contexts.")
 @click.option("--contexts-from", type=click.Path(dir_okay=False, exists=True),
               help="JSONL of {chunk_id, context} made elsewhere; replaces the contexts of those chunks.")
 @click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens (default: 3/4 of its max length).")
@@ -385,10 +388,14 @@ def stats(ctx, index_dir, list_skipped, as_json):
         _echo(f"            {emb['chosen']}")
     sources = ", ".join(f"{n} {s or 'none'}" for s, n in sorted(info["context_sources"].items(), key=lambda x: -x[1]))
     line = f"contexts    {ctxs['mode']}" + (f" by {ctxs['llm']}" if ctxs.get("llm") else "") + f": {sources}"
-    if ctxs.get("llm"):
+    if "generated" in ctxs:
         total = info["chunks"] or 1
         line += f"; guard fallback rate {ctxs.get('fallbacks', 0) / total:.1%}"
     _echo(line)
+    if cards := ctxs.get("cards"):
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(cards.get("fallback_reasons", {}).items()))
+        _echo(f"cards       {cards['documents']} documents: {cards['written']} written, {cards['cached']} from cache, "
+              f"{cards['fallbacks']} fell back" + (f" ({reasons})" if reasons else ""))
     dead = f", {info['dead_chunks']} dead chunks of replaced or deleted documents until `localcr compact`" if info["dead_chunks"] else ""
     _echo(f"segments    {info['segments']}{dead}")
     _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")

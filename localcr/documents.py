@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from localcr.parsing.code import parses_cleanly
 from localcr.readers import Read, kind_of, reader_for
 from localcr.readers.workers import READ_TIMEOUT, read_files
 
+GUESS_CHARS = 64_000  # enough of a record to tell code from prose
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
 
 
@@ -53,6 +55,8 @@ class Document:
     encoding: str = "utf-8"  # how the file's bytes were decoded (see decode); "" for PDF and Office files
     pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
     title: str = ""  # the title in the file's metadata (PDF, Office), for its structural context
+    bookmarks: list[tuple[int, str, int]] = field(default_factory=list)  # a PDF's outline: (level, title, offset)
+    card: str = ""  # one LLM sentence saying what the document is (localcr.contexts.cards), when it has one
     language: str = ""  # ISO 639-1, set when indexed (localcr.language); decides the BM25 analysis
     structure: str = ""  # how a code document's structure was read, set when chunked: "tree-sitter:<grammar>" or "regex"
     mtime: int | None = None  # the file's modification time (ns) when read: with its size, how a re-index
@@ -144,7 +148,8 @@ def _document(file: Path, kind: str, doc_id: str, mtime: int, outcome: Read | st
         report.skip(file, "empty")
         return None
     return Document(doc_id=doc_id, path=str(file), kind=kind, text=outcome.text, size=outcome.size,
-                    encoding=outcome.encoding, pages=outcome.pages, title=outcome.title, mtime=mtime)
+                    encoding=outcome.encoding, pages=outcome.pages, title=outcome.title, mtime=mtime,
+                    bookmarks=outcome.bookmarks)
 
 
 def _add(report: LoadReport, seen: set[str], docs: list[Document]) -> None:
@@ -215,9 +220,27 @@ def record_title(title) -> str:
     return title.replace("_", " ") if "_" in title and " " not in title else title
 
 
+# Lines that only code writes: ending in a brace or semicolon, a call or subscript with no space before its
+# bracket (`parse(data)`, `rows[0]`), an operator between spaces, a definition's keyword and name with its bracket.
+_CODE_LINE = re.compile(
+    r"[;{}]\s*$|^\s*[{}]|[A-Za-z_]\w*(?:\.\w+)*[(\[][^\s)]|\s(?:==|!=|=>|->|:=|::|&&|\|\||\+=|<=|>=)\s|^\s*\w+\s*=\s*\S"
+    r"|^\s*(?://|/\*|\*/)|^ \*(?:\s|$)"  # comments: `// ...`, and `/* ... */` blocks with their ` * ` lines
+    r"|^\s*(?:def|fn|func|function|class|struct|impl|import|from|#include|package|public|private|return)\s+[\w.]+.*[(:{;<]"
+)
+# Lines that only prose writes: a sentence of six words or more, made of words, ending as sentences end.
+_PROSE_LINE = re.compile(r"^\s*[^\W\d_][^\n]*[.?!:;\"'”’)。！？]\s*$")
+
+
 def _guess_kind(text: str) -> str:
-    """Imported documents come without a path; code is recognised by its braces, semicolons and keywords, or
-    by a strict grammar (Python, Rust, C, Java ...) that parses it without a single error (prose never does;
-    the permissive grammars, shell's, read prose too, so they do not count)."""
-    signals = sum(text.count(s) for s in ("{", "}", ";", "def ", "fn ", "import ", "use ", "#include", "=>", "package ", "class "))
-    return "code" if signals > len(text) / 200 or parses_cleanly(text) else "text"
+    """Imported documents come without a path: a record is code when most of its lines carry what only code
+    writes (see _CODE_LINE) and prose sentences do not outnumber them; a strict grammar (Python, Rust, C, Java
+    ...) that parses the whole record without one error settles a record with a little of both. Counting words
+    such as "use", "import" and "class" (English words too) had taken documentation pages for code."""
+    lines = [ln for ln in text[:GUESS_CHARS].split("\n") if ln.strip()]
+    if not lines:
+        return "text"
+    code = sum(1 for ln in lines if _CODE_LINE.search(ln))
+    prose = sum(1 for ln in lines if len(ln.split()) >= 6 and _PROSE_LINE.match(ln) and not _CODE_LINE.search(ln))
+    if code >= max(2, 0.3 * len(lines)) and code >= prose:
+        return "code"
+    return "code" if code >= 2 and code >= prose / 2 and parses_cleanly(text) else "text"

@@ -116,6 +116,7 @@ def is_echo(text: str, limits: GuardLimits, document_words: set[str] = frozenset
     return len(borrowed) / len(content) > limits.max_instruction_words
 
 
+QUOTE_MIN_WORDS = 3
 # A quoted span, optionally in parentheses: "...", `...` or “...”.
 _QUOTED = re.compile(r'\s*\(?(?:"([^"]{1,600})"|`([^`]{1,600})`|“([^”]{1,600})”)\)?')
 
@@ -124,12 +125,15 @@ def drop_quoted_chunk(text: str, chunk_text: str, limits: GuardLimits) -> str:
     """The text without the quotes of the chunk's own text: small models quote the chunk (or the first words a
     marked request gives) before saying what it does ('The chunk "def f(x): ..." parses dates'). The quote adds
     nothing the chunk does not index already; what follows it may be a good context (measured: 10 of the 0.5B's
-    17 copies on the code subset). Short quotes (a name like `OomObserver`) stay."""
+    17 copies on the code subset). A quoted name stays, however much punctuation it has (`OomObserver`,
+    `docs/configuration.md`): a quote of fewer than QUOTE_MIN_WORDS words is a name, not a copy."""
     chunk_grams = set(ngrams(words(chunk_text), 4))
 
     def keep_or_drop(match: re.Match) -> str:
-        grams = ngrams(words(next(g for g in match.groups() if g is not None)), 4)
-        from_chunk = grams and sum(g in chunk_grams for g in grams) / len(grams) > limits.max_copy_share
+        quoted = next(g for g in match.groups() if g is not None)
+        grams = ngrams(words(quoted), 4)
+        from_chunk = len(quoted.split()) >= QUOTE_MIN_WORDS and grams \
+            and sum(g in chunk_grams for g in grams) / len(grams) > limits.max_copy_share
         return "" if from_chunk else match.group(0)
 
     return " ".join(_QUOTED.sub(keep_or_drop, text).split())
@@ -177,6 +181,14 @@ def drop_borrowed_sentences(text: str, chunk_text: str, document: str, situating
     return " ".join(kept), borrowed
 
 
+def loops(text: str, limits: GuardLimits) -> bool:
+    """Whether the text goes round in circles: few distinct word 3-grams, or it compresses too well."""
+    grams = ngrams(words(text), 3)
+    if len(grams) >= 8 and len(set(grams)) / len(grams) < limits.min_distinct_trigrams:
+        return True
+    return len(text) >= 120 and len(zlib.compress(text.encode())) / len(text.encode()) < limits.min_compression
+
+
 def guard_context(
     raw: str, chunk_text: str, limits: GuardLimits | None = None, finished: bool = True, prefill: str = "",
     document: str = "", situating: str = "",
@@ -201,10 +213,7 @@ def guard_context(
     if len(text) > limits.max_chars:
         return None, "too_long"
     tokens = words(text)
-    grams = ngrams(tokens, 3)
-    if len(grams) >= 8 and len(set(grams)) / len(grams) < limits.min_distinct_trigrams:
-        return None, "repetitive"
-    if len(text) >= 120 and len(zlib.compress(text.encode())) / len(text.encode()) < limits.min_compression:
+    if loops(text, limits):
         return None, "repetitive"
     if is_echo(written, limits, set(words(chunk_text))):
         return None, "echo"
@@ -212,4 +221,39 @@ def guard_context(
         return None, "copy"
     if longest_common_run(text, " ".join(chunk_text.split())) > min(limits.max_copy_run, max(40, len(text) // 2)):
         return None, "copy"
+    return text, ""
+
+
+CARD_REASONS = ("empty", "too_long", "repetitive", "echo", "unnamed")
+CARD_LIMITS = GuardLimits(max_chars=400)  # one sentence; a longer answer describes pages, not the document
+# Capitalised words that name nothing in particular: a card made of these and no name of the document's own
+# ("This document is a report of the company for the year") places no chunk.
+_GENERIC_NAMES = frozenset(
+    "this the that it a an document documents report reports file page pages text section chapter part company "
+    "organisation organization product subject year period version annual quarterly form".split()
+)
+_NAME = re.compile(r"\b(?:[A-Z][\w&.'-]*[A-Za-z0-9]|[A-Z]|\d[\d,./-]*\d)\b")
+
+
+def names_in(card: str) -> list[str]:
+    """The names a card gives: capitalised words and numbers of three or more characters, less generic words."""
+    return [n for n in _NAME.findall(card) if len(n) >= 3 and n.lower() not in _GENERIC_NAMES]
+
+
+def guard_card(raw: str, document: str, finished: bool = True, limits: GuardLimits = CARD_LIMITS) -> tuple[str | None, str]:
+    """Check one document card: (cleaned card, "") if usable, else (None, reason) with reason one of
+    CARD_REASONS. Beyond the context guard's empty, too long, loop and echo, a card must name something the
+    document itself names (its organisation, product, a year): a card the model made up from the instruction
+    alone ("This document is a report that covers the period from the beginning to the end") is "unnamed"."""
+    text = clean_context(raw, finished)
+    if len(text) < limits.min_chars or not re.search(r"[^\W\d_]{2}", text):
+        return None, "empty"
+    if len(text) > limits.max_chars:
+        return None, "too_long"
+    if loops(text, limits):
+        return None, "repetitive"
+    if is_echo(text, limits):
+        return None, "echo"
+    if not any(name in document for name in names_in(text)):
+        return None, "unnamed"
     return text, ""

@@ -29,7 +29,14 @@ from localcr.models import ModelSpec, Registry
 from localcr.parsing.code import label as code_structure
 from localcr.structure import structural_contexts
 
-CONTEXT_MODES = ("structural", "llm", "none")
+# What situates each chunk, by cost (README, "Contexts: tiers by cost"): the document's structure (free); a card,
+# one LLM sentence per document, joined to it ("cards" for every document; "auto" only for long prose that
+# names no subject: no title, no heading); a context the LLM writes for every chunk ("llm"), with cards too
+# ("cards+llm"); nothing.
+CONTEXT_MODES = ("structural", "auto", "cards", "llm", "cards+llm", "none")
+DEFAULT_CONTEXTS = "structural"
+CARD_MODES = ("auto", "cards", "cards+llm")
+LLM_MODES = ("cards", "llm", "cards+llm")  # the modes that need the LLM whatever the documents ("auto" may not)
 
 
 @dataclass
@@ -48,6 +55,7 @@ class BuildSummary:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     context_summary: str = ""
+    card_summary: str = ""
 
     def text(self) -> str:
         lines = [
@@ -59,6 +67,8 @@ class BuildSummary:
         ]
         if self.skipped:
             lines.append("  " + _skipped_line(self.skipped))
+        if self.card_summary:
+            lines.append("  " + self.card_summary)
         if self.context_summary:
             lines.append("  " + self.context_summary.replace("\n", "\n  "))
         return "\n".join(lines)
@@ -171,7 +181,7 @@ def build_index(
             lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks],
                                          stopwords_of(index_languages))
             segments.append(store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical))
-            if settings.contexts == "llm" and last.get("contexts", {}).get("mode") == "llm" and not whole:
+            if not whole and last.get("contexts", {}).get("mode") == settings.contexts:
                 context_meta = _merged_context_meta(last["contexts"], context_meta)
         manifest = _manifest(settings, model, context_meta, summary, segments, index_languages, file_stats)
         store.publish(directory, marker, manifest)
@@ -196,15 +206,18 @@ def _same_settings(last: dict, settings: "_Settings") -> bool:
             and settings.chunk_tokens == last["chunking"].get("chunk_tokens")
             and settings.overlap_tokens == last["chunking"].get("overlap_tokens")
             and settings.contexts == contexts.get("mode")
-            and (settings.contexts != "llm" or (settings.llm in (None, contexts.get("llm"))
-                                                and settings.composition == contexts.get("composition"))))
+            and (settings.contexts not in (*LLM_MODES, "auto") or settings.llm in (None, contexts.get("llm")))
+            and (settings.contexts not in ("llm", "cards+llm") or settings.composition == contexts.get("composition")))
 
 
 def _merged_context_meta(before: dict, now: dict) -> dict:
     """The LLM context counts of the whole index: the last build's plus this one's."""
     merged = dict(now)
     for key in ("fallbacks", "generated", "cached", "windowed_documents"):
-        merged[key] = before.get(key, 0) + now.get(key, 0)
+        if key in before or key in now:
+            merged[key] = before.get(key, 0) + now.get(key, 0)
+    if "cards" in before or "cards" in now:
+        merged["cards"] = merged_card_meta(before.get("cards", {}), now.get("cards", {}))
     return merged
 
 
@@ -263,12 +276,12 @@ def _settings(last: dict, registry: Registry, paths: list[str], *, embedder, con
     """The build's settings from its arguments and the last manifest; the models they name are resolved
     now, so a missing one fails before any work is done."""
     chunking = last.get("chunking", {})
-    contexts = contexts or last.get("contexts", {}).get("mode") or "structural"
+    contexts = contexts or last.get("contexts", {}).get("mode") or DEFAULT_CONTEXTS
     llm = llm or last.get("contexts", {}).get("llm")
     named = embedder or last.get("embedder", {}).get("name")
     spec = registry.require("embedder", named) if named else None
     (spec or registry.require("embedder")).resolve()  # the named one, or the default the choice falls back on
-    if contexts == "llm":
+    if contexts in LLM_MODES:
         registry.require("llm", llm).resolve()
     return _Settings(
         sources=[str(Path(p).expanduser().resolve()) for p in paths] or last.get("sources"),
@@ -369,10 +382,12 @@ def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry
     """Fill every chunk's context. Structural contexts come first: they are the LLM's fallback, and
     `contexts.compose` decides how an LLM context joins them."""
     meta: dict = {"mode": settings.contexts}
+    if settings.contexts in CARD_MODES:
+        meta.update(_add_cards(docs, settings, registry, progress, summary, log))
     if settings.contexts != "none":
         for doc in docs:
             structural_contexts(doc, chunks_by_doc[doc.doc_id])
-    if settings.contexts == "llm":
+    if settings.contexts in ("llm", "cards+llm"):
         spec = registry.require("llm", settings.llm)
         stats = executor.write_contexts(docs, chunks_by_doc, spec, composition=settings.composition, progress=progress, log=log)
         summary.context_summary = stats.summary()
@@ -384,3 +399,29 @@ def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry
         meta["imported"] = load_contexts_file(contexts_from, chunks)
         meta["imported_from"] = str(contexts_from)
     return meta
+
+
+def _add_cards(docs, settings, registry, progress, summary, log) -> dict:
+    """Give documents their cards (every one, or in "auto" mode those that wants_card picks); the manifest's
+    record of them. The model is loaded only when a card is missing from the cache."""
+    from localcr.contexts.cards import CardStats, write_cards, wants_card
+    from localcr.structure import document_summary
+
+    chosen = docs if settings.contexts != "auto" else [d for d in docs if wants_card(d, document_summary(d))]
+    stats = CardStats()
+    if not chosen:
+        return {"cards": stats.meta()}
+    spec = registry.require("llm", settings.llm)
+    spec.resolve()
+    cards = write_cards(chosen, spec, progress=progress, log=log, stats=stats)
+    for doc in chosen:
+        doc.card = cards.get(doc.doc_id, "")
+    summary.card_summary = stats.summary()
+    return {"llm": spec.name, "llm_id": spec.fingerprint(), "cards": stats.meta()}
+
+
+def merged_card_meta(before: dict, now: dict) -> dict:
+    """The card counts of the whole index: the last build's plus this one's."""
+    merged = {key: before.get(key, 0) + now.get(key, 0) for key in ("documents", "cached", "written", "fallbacks")}
+    reasons = Counter(before.get("fallback_reasons", {})) + Counter(now.get("fallback_reasons", {}))
+    return {**merged, "fallback_reasons": dict(reasons)}

@@ -11,14 +11,16 @@ later. A lead the chunk itself holds is left out: it would add nothing.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 
 from localcr.documents import Chunk, Document
-from localcr.parsing import code, markdown
+from localcr.parsing import code, markdown, plaintext
 
 MAX_WORDS = 48
 MAX_OUTLINE = 8
+CARD_WORDS = 40  # a document card (localcr.contexts.cards) is one sentence; never more than this
 LEAD_WORDS = 30  # a document's lead sentence is cut after this many words
 SECTION_LEAD_WORDS = 20
 LEAD_CHARS = 90  # ... or, in text written without spaces (Chinese, Japanese), after this many characters
@@ -55,10 +57,11 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
         sections = _heading_paths(doc)
         scopes = [[title for title, _ in path] for path in sections]
         about = [document_summary(doc)]
-        if leads:
+        if leads and not _recognised(doc):
             lead = document_lead(doc)
             section_leads = _section_leads(doc, sections, line_starts)
     head = ([f"File {doc.doc_id}."] if with_path and not doc.path.endswith(f"#{doc.doc_id}") else []) + [a for a in about if a]
+    card = _clip(doc.card, CARD_WORDS) if doc.card else ""
     for chunk in chunks:
         scope, section_lead = [], None
         if chunk.start >= 0:
@@ -71,8 +74,20 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
             extra.pop()
         # the chunk-specific scope is never the part that gets clipped
         room = MAX_WORDS - len(tail.split())
-        chunk.context = " ".join(p for p in (_clip(" ".join(head), max(room, 8)), tail, *extra) if p)
+        chunk.context = " ".join(p for p in (_clip(" ".join(head), max(room, 8)), card, tail, *extra) if p)
         chunk.context_source = "structural"
+
+
+def outline_items(doc: Document) -> list[str]:
+    """What a reader skims to see a whole document's shape: its headings in order (each once), or a code
+    file's top-level definitions."""
+    if doc.is_code:
+        return _code_scopes(doc)[1]
+    seen: dict[str, None] = {}
+    for path in _heading_paths(doc):
+        if path:
+            seen.setdefault(path[-1][0], None)
+    return list(seen)
 
 
 def document_summary(doc: Document) -> str:
@@ -83,6 +98,8 @@ def document_summary(doc: Document) -> str:
     lines = doc.text.split("\n")
     if doc.kind == "markdown" and (title := front_matter_title(doc.text)):
         return _clip(title, 16) + "."
+    if _recognised(doc):
+        return ""
     if not doc.is_code:  # the first heading as the parser reads it: a `#` line inside a code fence is none
         first = next((path[-1][1] for path in _heading_paths(doc) if path), None)
         return "" if first is None else _clip(_heading_text(lines[first], lines[first + 1:first + 2]), 16) + "."
@@ -150,7 +167,24 @@ def _heading_paths(doc: Document) -> list[list[tuple[str, int]]]:
     and `#` marks."""
     if doc.kind in markdown.KINDS:
         return [[(_clip(title, 10), line) for title, line in path] for path in markdown.heading_paths(doc.text)]
-    lines = doc.text.split("\n")
+    if _recognised(doc):
+        return [[(_clip(title, 10), line) for title, line in path]
+                for path in plaintext.heading_paths(doc.text, tuple(doc.bookmarks))]
+    return _marked_heading_paths(doc.text)
+
+
+def _recognised(doc: Document) -> bool:
+    """Whether a document's headings are recognised in unmarked text (a PDF's, a plain-text file's without `#`
+    headings or underlines; localcr.parsing.plaintext) rather than read from markup. Such headings situate
+    chunks in sections, but they are no title, and a paragraph after one is as likely a table's note or a form's
+    boilerplate as an introduction: they give no summary and no leads."""
+    return doc.kind == "pdf" or (doc.kind == "text" and not any(_marked_heading_paths(doc.text)))
+
+
+@functools.lru_cache(maxsize=8)
+def _marked_heading_paths(text: str) -> list[list[tuple[str, int]]]:
+    """_heading_paths of reStructuredText (and of plain text written with `#` headings or underlines)."""
+    lines = text.split("\n")
     stack: list[tuple[int, str, int]] = []
     rst_levels: list[str] = []
     result: list[list[tuple[str, int]]] = []
@@ -205,7 +239,7 @@ def document_lead(doc: Document) -> Lead | None:
     paragraph is as likely one passage among others as an introduction: measured on XQuAD, whose records are
     such runs, giving every paragraph the first one's opening sentence cost 1.8 points of hybrid Pass@1
     (benchmarks/contexts_composition.py)."""
-    if doc.is_code or not any(_heading_paths(doc)):
+    if doc.is_code or _recognised(doc) or not any(_heading_paths(doc)):
         return None
     body = markdown.outline(doc.text).body_start if doc.kind == "markdown" else 0  # after the front matter
     return _first_sentence(doc.text, body, len(doc.text), LEAD_WORDS, skip=doc.title)

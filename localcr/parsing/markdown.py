@@ -38,16 +38,16 @@ def _parser():
 @functools.lru_cache(maxsize=8)
 def outline(text: str) -> Outline:
     tokens = _parser().parse(text)
-    line_starts = _line_starts(text)
+    starts = line_starts(text)
     found = Outline()
     for i, token in enumerate(tokens):
         if token.type == "front_matter" and token.map:
             found.front_matter = token.content
-            found.body_start = line_starts[min(token.map[1], len(line_starts) - 1)]
+            found.body_start = starts[min(token.map[1], len(starts) - 1)]
         elif token.type == "heading_open" and token.map:
             title = " ".join(tokens[i + 1].content.split()) if i + 1 < len(tokens) else ""
             line = token.map[0]
-            found.headings.append(Heading(line, line_starts[line], int(token.tag[1]), title))
+            found.headings.append(Heading(line, starts[line], int(token.tag[1]), title))
     return found
 
 
@@ -83,7 +83,7 @@ def heading_paths(text: str) -> list[list[tuple[str, int]]]:
     return paths
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     starts = [0]
     position = text.find("\n")
     while position >= 0:

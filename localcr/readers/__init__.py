@@ -40,6 +40,7 @@ class Read:
     size: int = 0  # the file's bytes (set by the worker that read it)
     pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
     title: str = ""  # the title the file's metadata gives, if any
+    bookmarks: list[tuple[int, str, int]] = field(default_factory=list)  # a PDF's outline: (level, title, offset in text)
 
 
 PAGE_BREAK = "\n\n"  # a paragraph break, so chunks prefer to end where a page does

@@ -18,6 +18,7 @@ def read(data: bytes) -> Read:
     try:
         texts = [_page_text(pdf[i]) for i in range(len(pdf))]
         title = pdf.get_metadata_value("Title")
+        outline = _outline(pdf)
     finally:
         pdf.close()
     if not any(texts):
@@ -25,7 +26,27 @@ def read(data: bytes) -> Read:
     blank = texts.count("")
     warnings = [f"{blank} of {len(texts)} pages have no text layer (scanned?): their text is missing"] if blank else []
     text, pages = paged(texts)
-    return Read(text, "", warnings, pages=pages, title=" ".join(title.split()))
+    bookmarks = [(level, name, _where(text, name, pages[page])) for level, name, page in outline if page < len(pages)]
+    return Read(text, "", warnings, pages=pages, title=" ".join(title.split()), bookmarks=bookmarks)
+
+
+def _outline(pdf) -> list[tuple[int, str, int]]:
+    """The PDF's bookmarks as (level from 1, title, page index); those that point at no page are left out."""
+    found = []
+    for bookmark in pdf.get_toc():
+        dest = bookmark.get_dest()
+        page = dest.get_index() if dest is not None else None
+        name = " ".join((bookmark.get_title() or "").split())
+        if page is not None and name:
+            found.append((bookmark.level + 1, name, page))
+    return found
+
+
+def _where(text: str, title: str, page_start: int) -> int:
+    """Where a bookmark's title stands on its page (the page's start when the page does not show it)."""
+    page_end = text.find("\n\n", page_start + 1)
+    at = text.lower().find(title.lower(), page_start, page_end if page_end > 0 else len(text))
+    return at if at >= 0 else page_start
 
 
 def _page_text(page) -> str:

