@@ -149,9 +149,10 @@ def spec_is_bundled(source: str) -> bool:
 @_index_option
 @click.option("--embedder", help="Embedder name from models.toml (default: its [defaults]).")
 @click.option("--contexts", type=click.Choice(CONTEXT_MODES),
-              help="How each chunk is situated, by cost: from document structure (structural, the default); plus a "
-                   "card, one LLM sentence per document saying what it is (cards; auto: only for long documents "
-                   "with no title or heading); a context the LLM writes for every chunk (llm, cards+llm); not at all.")
+              help="How each chunk is situated, by cost: from document structure (structural); plus a card, one "
+                   "LLM sentence per document saying what it is, for long documents with no title (auto, the "
+                   "default) or for every document (cards); a context the LLM writes for every chunk (llm, "
+                   "cards+llm); not at all.")
 @click.option("--llm", help="LLM name from models.toml for cards and LLM contexts.")
 @click.option("--contexts-from", type=click.Path(dir_okay=False, exists=True),
               help="JSONL of {chunk_id, context} made elsewhere; replaces the contexts of those chunks.")

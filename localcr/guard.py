@@ -226,6 +226,7 @@ def guard_context(
 
 CARD_REASONS = ("empty", "too_long", "repetitive", "echo", "unnamed")
 CARD_LIMITS = GuardLimits(max_chars=400)  # one sentence; a longer answer describes pages, not the document
+CLAUSE_CHARS = 60  # a card cut short keeps at least this much: the clause that names the document
 # Capitalised words that name nothing in particular: a card made of these and no name of the document's own
 # ("This document is a report of the company for the year") places no chunk.
 _GENERIC_NAMES = frozenset(
@@ -240,16 +241,29 @@ def names_in(card: str) -> list[str]:
     return [n for n in _NAME.findall(card) if len(n) >= 3 and n.lower() not in _GENERIC_NAMES]
 
 
+def _shortened(card: str, max_chars: int) -> str | None:
+    """A card that runs on, cut to its first sentence, or (a sentence that lists the document's contents after
+    naming it) to its first clause of CLAUSE_CHARS or more; None when even that is too long."""
+    first = _SENTENCE_END.split(card, 1)[0]
+    if len(first) > max_chars:
+        cut = re.search(r"[,;] ", first[CLAUSE_CHARS:])
+        first = first[: CLAUSE_CHARS + cut.start()] + "." if cut else first
+    return first if len(first) <= max_chars else None
+
+
 def guard_card(raw: str, document: str, finished: bool = True, limits: GuardLimits = CARD_LIMITS) -> tuple[str | None, str]:
     """Check one document card: (cleaned card, "") if usable, else (None, reason) with reason one of
-    CARD_REASONS. Beyond the context guard's empty, too long, loop and echo, a card must name something the
+    CARD_REASONS. A card that runs on is cut short (see _shortened). Beyond the context guard's empty, too long,
+    loop and echo, a card must name something the
     document itself names (its organisation, product, a year): a card the model made up from the instruction
     alone ("This document is a report that covers the period from the beginning to the end") is "unnamed"."""
     text = clean_context(raw, finished)
     if len(text) < limits.min_chars or not re.search(r"[^\W\d_]{2}", text):
         return None, "empty"
     if len(text) > limits.max_chars:
-        return None, "too_long"
+        text = _shortened(text, limits.max_chars)
+        if text is None:
+            return None, "too_long"
     if loops(text, limits):
         return None, "repetitive"
     if is_echo(text, limits):

@@ -33,8 +33,8 @@ from localcr.structure import structural_contexts
 # one LLM sentence per document, joined to it ("cards" for every document; "auto" only for long prose that
 # names no subject: no title, no heading); a context the LLM writes for every chunk ("llm"), with cards too
 # ("cards+llm"); nothing.
-CONTEXT_MODES = ("structural", "auto", "cards", "llm", "cards+llm", "none")
-DEFAULT_CONTEXTS = "structural"
+CONTEXT_MODES = ("auto", "structural", "cards", "llm", "cards+llm", "none")
+DEFAULT_CONTEXTS = "auto"  # README, "Contexts: tiers by cost": the same contexts as structural on code and prose
 CARD_MODES = ("auto", "cards", "cards+llm")
 LLM_MODES = ("cards", "llm", "cards+llm")  # the modes that need the LLM whatever the documents ("auto" may not)
 
@@ -411,8 +411,14 @@ def _add_cards(docs, settings, registry, progress, summary, log) -> dict:
     stats = CardStats()
     if not chosen:
         return {"cards": stats.meta()}
-    spec = registry.require("llm", settings.llm)
-    spec.resolve()
+    try:
+        spec = registry.require("llm", settings.llm)
+        spec.resolve()
+    except LocalcrError as exc:
+        if settings.contexts != "auto":
+            raise
+        log(f"warning: no cards for {_count(len(chosen), 'long document')} without a title: {exc}")
+        return {"cards": stats.meta()}
     cards = write_cards(chosen, spec, progress=progress, log=log, stats=stats)
     for doc in chosen:
         doc.card = cards.get(doc.doc_id, "")

@@ -51,7 +51,7 @@ def test_python_errors_name_parameters_not_options(tmp_path):
     registry = localcr.load_registry(models)
     with pytest.raises(ArgumentError, match=r"^nothing to index: paths=\[\] names no files"):
         localcr.build_index([], tmp_path / "i", registry)
-    with pytest.raises(ArgumentError, match=r"^contexts='fancy': choose one of structural, auto, cards, llm, cards\+llm, none$"):
+    with pytest.raises(ArgumentError, match=r"^contexts='fancy': choose one of auto, structural, cards, llm, cards\+llm, none$"):
         localcr.build_index([], tmp_path / "i", registry, contexts="fancy")
     with pytest.raises(ArgumentError, match=r"^config='bm25': unknown search mode"):
         parse_config("bm25")

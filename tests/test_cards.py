@@ -29,12 +29,12 @@ FACT = "The Halden plant assembled 41,200 welding arms, its highest output since
 
 
 def long_report() -> str:
-    """A report of about thirty chunks: the company named on its cover page only, one fact in the middle."""
+    """A report of over twenty chunks: the company named on its cover page only, one fact in the middle."""
     cover = (f"ANNUAL REPORT\n\n{COMPANY} Inc.\n\nFor the fiscal year ended December 31, 2024\n\n"
              f"{COMPANY} Inc. designs and builds industrial welding robots for car makers in Europe and Asia.\n")
     sections = []
     for number, name in enumerate(["Business", "Risk Factors", "Properties", "Management's Discussion and Analysis",
-                                   "Liquidity", "Controls and Procedures"], start=1):
+                                   "Liquidity", "Market Risk", "Controls and Procedures", "Exhibits"], start=1):
         body = []
         for paragraph in range(5):
             body.append(" ".join(FILLER[(paragraph + i + number) % len(FILLER)] for i in range(6)))
@@ -54,7 +54,11 @@ def test_the_card_guard_keeps_a_named_card_and_rejects_what_places_nothing():
     assert G.guard_card("Acme Widgets annual report.", doc) == (None, "unnamed")  # a name the document never gives
     assert G.guard_card("", doc) == (None, "empty")
     assert G.guard_card("Brightwater " * 40, doc)[1] in ("repetitive", "too_long")
-    assert G.guard_card("Brightwater Robotics " + "builds robots and sells them in Europe. " * 12, doc)[1] == "too_long"
+    runs_on = ("Brightwater Robotics Inc. provides industrial welding robots for car makers in Europe and Asia, with "
+               + ", ".join(["operating expenses rising due to new capacity"] * 8) + ".")
+    assert G.guard_card(runs_on, doc)[0] == "Brightwater Robotics Inc. provides industrial welding robots for car makers in Europe and Asia."
+    assert G.guard_card("Brightwater Robotics. " + "Robots are built and sold in Europe. " * 12, doc)[0] == "Brightwater Robotics."
+    assert G.guard_card("Brightwater" + "-welding" * 60, doc) == (None, "too_long")
     echo = "Please give a short succinct context to situate this chunk within the overall document for the purposes of retrieval."
     assert G.guard_card(echo, doc) == (None, "echo")
 
@@ -159,8 +163,10 @@ def test_a_card_names_the_company_in_every_chunk_and_is_reused_and_resumed(tmp_p
 
 
 @pytest.mark.model
-def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_its_reason(tmp_path):
+def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_its_reason(tmp_path, monkeypatch):
     from localcr.cache import open_cache
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card from another test
 
     spec = load_registry().require("llm")
     text = long_report()
@@ -180,7 +186,7 @@ def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_i
     # The guard runs on the cached output every time: an output it rejects leaves the document without a card.
     with open_cache("contexts") as cache:
         cache.set(K.card_key(spec.fingerprint(), spec, first, K.OPENING_TOKENS),
-                  {"raw": "This document is a report of the company for the year.", "finished": True})
+                  {"raw": "This document is a report of the company for the year.", "finished": True}, K.card_tag(spec))
     stats = K.CardStats()
     cards = K.write_cards([first, second], spec, progress=False, stats=stats)
     assert "a.txt" not in cards and stats.fallback_reasons == {"unnamed": 1}

@@ -292,7 +292,7 @@ def test_reindex_keeps_the_settings_it_was_built_with(built):
     corpus, index, _ = built
     run("index", "--index", index, "-q")
     info = json.loads(run("stats", "--index", index, "--json"))
-    assert info["chunking"]["chunk_tokens"] == 48 and info["contexts"]["mode"] == "structural"
+    assert info["chunking"]["chunk_tokens"] == 48 and info["contexts"]["mode"] == "auto"
     run("index", "--index", index, "-q", "--contexts", "none")
     assert json.loads(run("stats", "--index", index, "--json"))["context_sources"] == {"": info["chunks"]}
 

@@ -83,6 +83,13 @@ def card_key(fingerprint: str, spec, doc: Document, opening_tokens: int) -> str:
                f"{spec.repeat_penalty}", str(opening_tokens), doc.sha)
 
 
+def card_tag(spec) -> str:
+    """The label of a card in the cache: the LLM and the card prompt's version, by which `localcr cache` lists and prunes."""
+    from localcr.cache import tag
+
+    return tag(spec.name, f"fingerprint {spec.fingerprint()}", CARD_VERSION)
+
+
 class CardWriter:
     """Writes the cards of documents with one loaded model."""
 
@@ -144,7 +151,7 @@ def write_cards(documents: list[Document], spec, *, progress: bool = True, runne
     its reason is counted in `stats`). Cached cards are used first; the model is loaded only for the rest, each
     stored as soon as it is written. runner: an already loaded model (not closed here); on_card: called after
     each card is written and stored."""
-    from localcr.cache import open_cache, tag
+    from localcr.cache import open_cache
     from localcr.llm import LlamaRunner
 
     started = time.perf_counter()
@@ -172,8 +179,7 @@ def write_cards(documents: list[Document], spec, *, progress: bool = True, runne
             if estimate >= 30:
                 log(f"cards: {len(todo)} documents to describe with {spec.name}, about {_duration(estimate)} on "
                     f"{runner.threads} threads; an interrupted run resumes where it stopped")
-            _write_all(writer, todo, cache, tag(spec.name, f"fingerprint {fingerprint}", CARD_VERSION),
-                       cards, stats, progress, on_card)
+            _write_all(writer, todo, cache, card_tag(spec), cards, stats, progress, on_card)
     finally:
         if own_runner and runner is not None:
             runner.close()
