@@ -224,7 +224,7 @@ def guard_context(
     return text, ""
 
 
-CARD_REASONS = ("empty", "too_long", "repetitive", "echo", "unnamed")
+CARD_REASONS = ("empty", "too_long", "repetitive", "echo", "copy", "unnamed")
 CARD_LIMITS = GuardLimits(max_chars=400)  # one sentence; a longer answer describes pages, not the document
 CLAUSE_CHARS = 60  # a card cut short keeps at least this much: the clause that names the document
 # Capitalised words that name nothing in particular: a card made of these and no name of the document's own
@@ -251,10 +251,12 @@ def _shortened(card: str, max_chars: int) -> str | None:
     return first if len(first) <= max_chars else None
 
 
-def guard_card(raw: str, document: str, finished: bool = True, limits: GuardLimits = CARD_LIMITS) -> tuple[str | None, str]:
+def guard_card(raw: str, document: str, finished: bool = True, limits: GuardLimits = CARD_LIMITS,
+               outline: str = "") -> tuple[str | None, str]:
     """Check one document card: (cleaned card, "") if usable, else (None, reason) with reason one of
     CARD_REASONS. A card that runs on is cut short (see _shortened). Beyond the context guard's empty, too long,
-    loop and echo, a card must name something the
+    loop and echo, a card must not copy the outline it was shown (`outline`: 2 of 45 filings' cards were their
+    headings, "DOCUMENTS INCORPORATED BY REFERENCE; PART I; ..."), and it must name something the
     document itself names (its organisation, product, a year): a card the model made up from the instruction
     alone ("This document is a report that covers the period from the beginning to the end") is "unnamed"."""
     text = clean_context(raw, finished)
@@ -268,6 +270,8 @@ def guard_card(raw: str, document: str, finished: bool = True, limits: GuardLimi
         return None, "repetitive"
     if is_echo(text, limits):
         return None, "echo"
+    if outline and _share(ngrams(words(text), 3), set(ngrams(words(outline), 3))) > limits.max_copy_share:
+        return None, "copy"
     if not any(name in document for name in names_in(text)):
         return None, "unnamed"
     return text, ""

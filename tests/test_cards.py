@@ -53,6 +53,9 @@ def test_the_card_guard_keeps_a_named_card_and_rejects_what_places_nothing():
     assert G.guard_card("This document is a report of the company for the year.", doc) == (None, "unnamed")
     assert G.guard_card("Acme Widgets annual report.", doc) == (None, "unnamed")  # a name the document never gives
     assert G.guard_card("", doc) == (None, "empty")
+    outline = "Item 1. Business; Item 2. Risk Factors; Item 3. Properties"
+    assert G.guard_card("Brightwater Robotics: Item 1. Business; Item 2. Risk Factors; Item 3. Properties", doc,
+                        outline=outline) == (None, "copy")
     assert G.guard_card("Brightwater " * 40, doc)[1] in ("repetitive", "too_long")
     runs_on = ("Brightwater Robotics Inc. provides industrial welding robots for car makers in Europe and Asia, with "
                + ", ".join(["operating expenses rising due to new capacity"] * 8) + ".")

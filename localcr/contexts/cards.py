@@ -207,7 +207,7 @@ def _write_all(writer: CardWriter, todo: list[Document], cache, cache_tag: str, 
 
 
 def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) -> None:
-    card, reason = guard_card(entry.get("raw", ""), doc.text, entry.get("finished", True))
+    card, reason = guard_card(entry.get("raw", ""), doc.text, entry.get("finished", True), outline="; ".join(document_outline(doc)))
     if card is None:
         stats.count_fallback(reason)
     else:
