@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/long_documents.py --data ../shared/data [--sets financebench-dev]
         [--variants before,sections,cards-only,cards] [--alphas 0.3,0.5,0.7] [--chunk-tokens 190]
+    .venv/bin/python benchmarks/long_documents.py --data ../shared/data --openings 250,500,1000 [--opening-docs 10]
 
 Each set is indexed once per context variant, with localcr's own `build_index` (chunks, embedder and BM25 as a
 user gets them), and scored with `localcr eval`'s code: span gold for financebench-dev (its evidence passages),
@@ -13,7 +14,9 @@ published gold chunks for the code and XQuAD sets. The variants:
 * cards-only: a document card (one sentence by the LLM from the document's opening) + structural as before;
 * cards: card + sections (`--contexts cards`; what `--contexts auto` gives a long untitled document).
 
-Cards are written once (cached under --work) and their LLM seconds per document reported from that run. Rows give
+Cards are written once (cached under --work) and their LLM seconds per document reported from that run.
+With --openings, no index: cards of the first filings are written afresh from openings of each size, timed, and
+checked against the company documents.json names (kept for analysis, never shown to the model). Rows give
 hybrid Pass@1/5/10/20 and token recall@10 (spans) at the default fusion, and hybrid Pass@10 at each --alphas
 (weighted fusion's dense share). Tables go to stdout and benchmarks/results/long_documents[-SETS].md, written
 after every row so that a stopped run keeps what it measured.
@@ -101,14 +104,67 @@ def _card_cost(line: str) -> str:
     return f"{per_doc} ({written} written, {fell} fell back)"
 
 
+def card_openings(set_dir: Path, openings: list[int], n_docs: int, work: Path) -> str:
+    """How much of the opening a card needs: for the first n_docs documents, cards written from each opening size
+    with no cache (seconds per card on this machine, prompt tokens) and how many name the document's company
+    (documents.json, kept for analysis: never used to write a card)."""
+    import json
+
+    from localcr.contexts.cards import CardStats, write_cards
+    from localcr.documents import load_paths
+    from localcr.llm import LlamaRunner
+    from localcr.models import load_registry
+
+    companies = {Path(d["id"]).name: d["company"] for d in json.loads((set_dir / "documents.json").read_text())["documents"]}
+    docs = sorted(load_paths([set_dir / "docs"]).documents, key=lambda d: d.doc_id)[:n_docs]
+    spec = load_registry().require("llm")
+    runner = LlamaRunner(spec)
+    rows = []
+    try:
+        for opening in openings:
+            stats = CardStats()
+            cards = write_cards(docs, spec, runner=runner, use_cache=False, opening_tokens=opening, progress=False,
+                                stats=stats)
+            named = sum(_names(cards.get(d.doc_id, ""), companies[Path(d.doc_id).name]) for d in docs)
+            rows.append([opening, len(docs), f"{stats.seconds / len(docs):.1f}", f"{stats.prompt_tokens / len(docs):.0f}",
+                         f"{stats.generated_tokens / len(docs):.0f}", stats.fallbacks, f"{named}/{len(docs)}"])
+            print(table(OPENING_HEAD, rows[-1:]), file=sys.stderr)
+    finally:
+        runner.close()
+    return table(OPENING_HEAD, rows)
+
+
+OPENING_HEAD = ["opening tokens", "documents", "s per card", "prompt tokens", "generated tokens", "fell back",
+                "cards naming the company"]
+
+
+# The names the filings themselves use for two companies documents.json names otherwise.
+ALIASES = {"AMD": "advanced micro devices", "Block": "square"}
+
+
+def _names(card: str, company: str) -> bool:
+    """Whether a card names the company (its first word will do: "Best Buy" in "Best Buy Co., Inc. ...")."""
+    card = card.lower()
+    return company.split()[0].lower() in card or ALIASES.get(company, company.lower()) in card
+
+
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated (default {','.join(SETS)})")
     p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated of {', '.join(VARIANTS)}")
     p.add_argument("--alphas", default="0.3,0.5,0.7", help="dense shares of weighted fusion to score Pass@10 at")
     p.add_argument("--chunk-tokens", type=int, help="chunk size in embedder tokens (default: localcr's)")
+    p.add_argument("--openings", help="instead of indexes: card cost and naming by opening size, e.g. 500,1000 "
+                   "(financebench-dev, the first --opening-docs documents)")
+    p.add_argument("--opening-docs", type=int, default=10)
     args = p.parse_args()
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
+    if args.openings:
+        text = f"machine: {machine()}\n\n" + card_openings(set_directory(args.data, "financebench-dev"),
+                                                            [int(o) for o in args.openings.split(",")], args.opening_docs, args.work)
+        (ROOT / "benchmarks" / "results" / "card_openings.md").write_text(text + "\n")
+        print(text)
+        return
     alphas = [float(a) for a in args.alphas.split(",") if a]
     head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10",
             *[f"P@10 α={a}" for a in alphas], "index s", "LLM per card"]

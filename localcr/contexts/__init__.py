@@ -20,8 +20,8 @@ key: only contexts written from a window are redone, and only when n_ctx grows. 
 cached and the guard (`localcr.guard`) runs on it each time, so tightening the guard never needs the model.
 
 The parts: `prompts` (layouts, markers, rendering), `windows` (long documents), `keys` (cache keys), `rates` (this
-machine's speeds and the time estimate), `run` (the driver, the guard's verdicts, composition) and `imported`
-(contexts written elsewhere, from JSONL).
+machine's speeds and the time estimate), `run` (the driver, the guard's verdicts, composition), `cards` (one
+sentence per document, the cheap tier: see there) and `imported` (contexts written elsewhere, from JSONL).
 """
 from localcr.contexts.imported import load_contexts_file
 from localcr.contexts.keys import context_key, context_tag, settings_signature, store_context

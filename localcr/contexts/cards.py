@@ -152,6 +152,7 @@ def write_cards(documents: list[Document], spec, *, progress: bool = True, runne
     stored as soon as it is written. runner: an already loaded model (not closed here); on_card: called after
     each card is written and stored."""
     from localcr.cache import open_cache
+    from localcr.contexts.run import _duration
     from localcr.llm import LlamaRunner
 
     started = time.perf_counter()
@@ -214,5 +215,3 @@ def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) 
         cards[doc.doc_id] = card
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
