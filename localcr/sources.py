@@ -33,7 +33,7 @@ def _ollama_manifest_path(root: Path, name: str) -> Path:
     latest)."""
     model, _, tag = name.partition(":")
     parts = model.split("/")
-    if not re.fullmatch(r"[\w.-]+", tag or "latest") or not all(re.fullmatch(r"[\w.-]+", p) for p in parts) or len(parts) > 3:
+    if len(parts) > 3 or not all(re.fullmatch(r"\w[\w.-]*", p) for p in [*parts, tag or "latest"]):
         raise LocalcrError(f"ollama = {name!r} is not an Ollama model name (model[:tag], namespace/model[:tag])")
     parts = (["registry.ollama.ai", "library"][: 3 - len(parts)]) + parts
     return root / "manifests" / Path(*parts) / (tag or "latest")
