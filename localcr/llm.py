@@ -408,16 +408,16 @@ class LlamaRunner:
 class RankRunner:
     """A GGUF reranker in llama.cpp with rank pooling: each query-passage token sequence goes through the model
     and its classification head to one score. Sequences are evaluated several at a time, up to `batch_size`
-    sequences and `batch_tokens` tokens per llama.cpp call (an encoder attends within each sequence, but its
-    attention mask spans the whole call, so the token budget bounds that waste)."""
+    sequences and `batch_tokens` tokens per llama.cpp call."""
 
     def __init__(self, spec, path: Path, *, batch_size: int, batch_tokens: int):
         import llama_cpp
 
         self.spec, self.batch_size = spec, batch_size
         self.threads = default_threads()
+        # flash attention: calls of 400-512 tokens 2-4x faster on the tiny test model (one core), scores as close to torch
         self.llm = load_llama(spec, path, self.threads, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_RANK,
-                              n_ctx=batch_tokens, n_batch=batch_tokens, n_ubatch=batch_tokens)
+                              n_ctx=batch_tokens, n_batch=batch_tokens, n_ubatch=batch_tokens, flash_attn=True)
         self._llama_cpp = llama_cpp
         self.batch_tokens = batch_tokens
         self.n_ctx_train = self.llm._model.n_ctx_train()
