@@ -170,7 +170,7 @@ def _discover(as_json: bool) -> None:
     from localcr import sources
 
     found = sources.discover()
-    places = {"Ollama": str(sources.ollama_root()), "LM Studio": ", ".join(map(str, sources.lmstudio_roots())),
+    places = {"Ollama": ", ".join(map(str, sources.ollama_roots())), "LM Studio": ", ".join(map(str, sources.lmstudio_roots())),
               "Hugging Face cache": str(sources.hf_cache_root())}
     if as_json:
         click.echo(json.dumps({"looked_in": places, "models": [

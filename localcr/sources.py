@@ -23,9 +23,12 @@ OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 # --- Ollama: manifests name content-addressed blobs, and the model layer's blob is a GGUF file
 
 
-def ollama_root() -> Path:
-    """Ollama's model store: $OLLAMA_MODELS as Ollama itself reads it, else ~/.ollama/models."""
-    return Path(os.environ.get("OLLAMA_MODELS") or Path.home() / ".ollama" / "models").expanduser()
+def ollama_roots() -> list[Path]:
+    """Ollama's model stores: $OLLAMA_MODELS as Ollama itself reads it, else the user's ~/.ollama/models and the
+    store of the service that Ollama's Linux installer sets up (its home is /usr/share/ollama)."""
+    if os.environ.get("OLLAMA_MODELS"):
+        return [Path(os.environ["OLLAMA_MODELS"]).expanduser()]
+    return [Path.home() / ".ollama" / "models", Path("/usr/share/ollama/.ollama/models")]
 
 
 def _ollama_manifest_path(root: Path, name: str) -> Path:
@@ -41,14 +44,15 @@ def _ollama_manifest_path(root: Path, name: str) -> Path:
 
 def ollama_model(name: str) -> Path:
     """The GGUF blob of an Ollama model, checked to exist; LocalcrError naming the manifest or blob at fault."""
-    root = ollama_root()
-    manifest = _ollama_manifest_path(root, name)
-    if not manifest.is_file():
-        raise LocalcrError(
-            f"ollama = {name!r}: no manifest at {manifest} (Ollama store {root}, $OLLAMA_MODELS overrides it): "
-            f"run `ollama pull {name}` where Ollama can reach its registry, or copy that machine's store here"
-        )
-    return _ollama_blob(root, manifest, name)
+    roots = ollama_roots()
+    manifests = [_ollama_manifest_path(root, name) for root in roots]
+    for root, manifest in zip(roots, manifests):
+        if manifest.is_file():
+            return _ollama_blob(root, manifest, name)
+    raise LocalcrError(
+        f"ollama = {name!r}: no manifest at {' or '.join(map(str, manifests))} ($OLLAMA_MODELS names another store): "
+        f"run `ollama pull {name}` where Ollama can reach its registry, or copy that machine's store here"
+    )
 
 
 def _ollama_blob(root: Path, manifest: Path, name: str) -> Path:
@@ -69,16 +73,17 @@ def _ollama_blob(root: Path, manifest: Path, name: str) -> Path:
     return blob
 
 
-def _ollama_models() -> list[tuple[str, Path]]:
-    """(name as `ollama list` shows it, manifest) of every model in the store."""
-    manifests = ollama_root() / "manifests"
-    found = []
-    for manifest in sorted(manifests.glob("*/*/*/*")) if manifests.is_dir() else []:
-        host, namespace, model, tag = manifest.relative_to(manifests).parts
-        prefix = "" if host == "registry.ollama.ai" and namespace == "library" else (
-            f"{namespace}/" if host == "registry.ollama.ai" else f"{host}/{namespace}/")
-        found.append((f"{prefix}{model}:{tag}", manifest))
-    return found
+def _ollama_models() -> list[tuple[str, Path, Path]]:
+    """(name as `ollama list` shows it, store, manifest) of every model in the stores; a name in two stores once."""
+    found: dict[str, tuple[str, Path, Path]] = {}
+    for root in ollama_roots():
+        manifests = root / "manifests"
+        for manifest in sorted(manifests.glob("*/*/*/*")) if manifests.is_dir() else []:
+            host, namespace, model, tag = manifest.relative_to(manifests).parts
+            prefix = "" if host == "registry.ollama.ai" and namespace == "library" else (
+                f"{namespace}/" if host == "registry.ollama.ai" else f"{host}/{namespace}/")
+            found.setdefault(f"{prefix}{model}:{tag}", (f"{prefix}{model}:{tag}", root, manifest))
+    return list(found.values())
 
 
 # --- LM Studio: plain GGUF files under <models>/<publisher>/<repo>/
@@ -205,9 +210,9 @@ class Found:
 def discover() -> list[Found]:
     """Every model in Ollama's store, LM Studio's folders and the Hugging Face cache, skipping what cannot be read."""
     found: list[Found] = []
-    for name, manifest in _ollama_models():
+    for name, root, manifest in _ollama_models():
         try:
-            blob = _ollama_blob(ollama_root(), manifest, name)
+            blob = _ollama_blob(root, manifest, name)
         except LocalcrError:
             continue
         found += _gguf_found("ollama", name, blob)

@@ -124,7 +124,7 @@ def test_ollama_misses_and_damage_are_one_line(stores):
 
     missing = error("llama3:8b")
     assert str(root / "manifests" / "registry.ollama.ai" / "library" / "llama3" / "8b") in missing
-    assert "$OLLAMA_MODELS" in missing and "ollama pull llama3:8b" in missing
+    assert "$OLLAMA_MODELS" in missing and "ollama pull llama3:8b" in missing and "/usr/share/ollama" not in missing
     assert "not an Ollama model name" in error("../../etc:passwd")
     manifest.write_text("{not json")
     assert "is not a readable Ollama manifest" in error()
@@ -238,9 +238,11 @@ def test_discover_lists_every_store_by_role_with_the_lines_to_use_each(stores):
     assert "cannot run (safetensors weights: localcr runs LLMs as GGUF" in text
 
 
-def test_discover_with_no_stores_says_where_it_looked(stores):
+def test_discover_with_no_stores_says_where_it_looked(stores, monkeypatch):
     text = run("models", "--discover")
     assert str(stores / "ollama") in text and str(stores / "hf") in text and "no models found there" in text
+    monkeypatch.delenv("OLLAMA_MODELS")  # then the user's store, and the Linux service's
+    assert f"{stores / 'home' / '.ollama' / 'models'}, /usr/share/ollama/.ollama/models" in run("models", "--discover")
 
 
 @pytest.mark.model
