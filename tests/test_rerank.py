@@ -225,8 +225,8 @@ def test_import_stays_light():
 
 # --- the GGUF copy in llama.cpp
 
-# llama.cpp's GELU is the tanh approximation read from an fp16 table, BERT's the exact erf: on the tiny model the
-# scores differ by up to 7e-4 while passages' scores differ by tenths.
+# llama.cpp's GELU is the tanh approximation read from an fp16 table, BERT's the exact erf, and its flash attention
+# keeps K and V in 16 bits: on the tiny model the scores differ by up to 8e-4 while passages' scores differ by tenths.
 GGUF_TOLERANCE = 2e-3
 
 
@@ -264,7 +264,8 @@ def test_gguf_batches_and_truncation_change_no_score(gguf_reranker, spread_reran
     passages = [p * (1 + i % 40) for i, p in enumerate(PASSAGES * 10)] + [""]
     one = load_reranker(load_registry(registry_for(tmp_path, str(spread_reranker_gguf), batch_size=1)))
     many = gguf_reranker.score(QUERY, passages)
-    assert one.score(QUERY, passages) == pytest.approx(many, abs=1e-4)  # sums in another order: 2e-5 here
+    # flash attention rounds K and V to 16 bits in an order that depends on the call: up to 8e-4 apart here
+    assert one.score(QUERY, passages) == pytest.approx(many, abs=GGUF_TOLERANCE)
     assert all(len(s) <= 512 for s in gguf_reranker.sequences(QUERY, passages))
     # cut as the FlagEmbedding path cuts: the query keeps at most 3/4 of max_length, the passage the rest
     short_gguf = load_reranker(load_registry(registry_for(tmp_path, str(spread_reranker_gguf), max_length=32)))
