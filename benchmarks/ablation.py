@@ -49,7 +49,7 @@ def main() -> None:
     from localcr import evaluation
     from localcr.index import build_index
     from localcr.models import load_registry
-    from localcr.rerank import load_reranker
+    from localcr.rerankers import load_reranker
     from localcr.search import Index
 
     registry = load_registry()

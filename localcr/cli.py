@@ -93,12 +93,16 @@ def _index_option(f):
 
 
 @cli.command()
+@click.option("--discover", is_flag=True, help="List the models Ollama, LM Studio and the Hugging Face cache already "
+              "hold on this machine, by role, with the models.toml lines that use them (nothing is downloaded).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-def models(ctx, as_json):
-    """List the configured models, where each lives, and how to provide any that is missing."""
-    from localcr.embeddings import RUNTIME_NAMES, runtime
-
+def models(ctx, discover, as_json):
+    """List the configured models: role, where each lives, its size, what runs it and its speed here once measured,
+    and how to provide any that is missing."""
+    if discover:
+        _discover(as_json)
+        return
     registry = _registry(ctx)
     rows = []
     for role in ROLES:
@@ -107,9 +111,7 @@ def models(ctx, as_json):
                    "description": spec.description}
             try:
                 path = spec.resolve()
-                row.update(present=True, path=str(path), bytes=disk_size(path))
-                if role == "embedder":
-                    row["runtime"] = RUNTIME_NAMES[runtime(spec, path)]
+                row.update(present=True, path=str(path), bytes=disk_size(path), **_runs_on(spec, path))
             except LocalcrError as exc:
                 row.update(present=False, path=None, bytes=0, problem=str(exc))
             rows.append(row)
@@ -132,6 +134,8 @@ def models(ctx, as_json):
                 _echo(f"     {r['description']}")
             if r.get("runtime"):
                 _echo(f"     runs on {r['runtime']}")
+            if r.get("speed"):
+                _echo(f"     speed here: {r['speed']}")
             if not r["present"]:
                 _echo(f"     {r['problem']}")
                 if spec_is_bundled(r["source"]):
@@ -142,6 +146,52 @@ def models(ctx, as_json):
 
 def spec_is_bundled(source: str) -> bool:
     return source.removeprefix("bundled:") in BUNDLED
+
+
+def _runs_on(spec, path: Path) -> dict:
+    """What runs a present model, and for an LLM its speed on this machine once a context run has measured it."""
+    if spec.role == "embedder":
+        from localcr.embeddings import RUNTIME_NAMES, runtime
+
+        return {"runtime": RUNTIME_NAMES[runtime(spec, path)]}
+    if spec.role == "reranker":
+        return {"runtime": "llama.cpp, rank pooling (GGUF)" if path.is_file() else "FlagEmbedding on torch"}
+    from localcr.contexts import DEFAULT_PARALLEL
+    from localcr.contexts.rates import recorded_rates
+    from localcr.llm import default_threads
+
+    rates = recorded_rates(spec, spec.n_threads or default_threads(), DEFAULT_PARALLEL)
+    speed = (f"{rates.prompt:.0f} prompt tokens/s, {rates.generate:.1f} generated tokens/s" if rates else
+             "not measured yet (the first long `localcr index --contexts llm` run measures it)")
+    return {"runtime": "llama.cpp", "speed": speed}
+
+
+def _discover(as_json: bool) -> None:
+    """`localcr models --discover`: what the local model stores hold, by role, and how to use each."""
+    from localcr import sources
+
+    found = sources.discover()
+    places = {"Ollama": ", ".join(map(str, sources.ollama_roots())), "LM Studio": ", ".join(map(str, sources.lmstudio_roots())),
+              "Hugging Face cache": str(sources.hf_cache_root())}
+    if as_json:
+        click.echo(json.dumps({"looked_in": places, "models": [
+            {"role": f.role, "source": f.source, "name": f.name, "path": str(f.path), "bytes": f.bytes,
+             "runnable": f.runnable, "note": f.note, "toml": f.toml_lines} for f in found]}, indent=2))
+        return
+    _echo("looked in (read only; localcr never downloads):")
+    for label, where in places.items():
+        _echo(f"  {label:<19} {where}")
+    if not found:
+        _echo("\nno models found there")
+    for role in ROLES:
+        of_role = [f for f in found if f.role == role]
+        if of_role:
+            _echo(f"\n{role}:")
+        for f in of_role:
+            _echo(f"  {f.source}: {f.name}  {_human(f.bytes)}  " + ("runs" if f.runnable else "cannot run") + f" ({f.note})")
+            if f.runnable:
+                _echo(textwrap.indent("\n".join(f.toml_lines), "      "))
+    _echo("\nadd the lines of a model to models.toml (and set [defaults] to its name) to use it")
 
 
 @cli.command()
@@ -287,7 +337,7 @@ def _reranker(registry, name):
     """None unless --rerank was given; --rerank with no configured reranker is an error that says how to add one."""
     if name is None:
         return None
-    from localcr.rerank import load_reranker
+    from localcr.rerankers import load_reranker
 
     return load_reranker(registry, name or None)
 

@@ -685,7 +685,7 @@ def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int
         if cfg.rerank and reranker is None:
             raise LocalcrError(
                 f"configuration {cfg.name!r} reranks but no reranker is loaded: configure one in models.toml "
-                "and pass it as reranker= (localcr.rerank.load_reranker)"
+                "and pass it as reranker= (localcr.rerankers.load_reranker)"
             )
 
 

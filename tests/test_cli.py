@@ -301,7 +301,7 @@ def test_reindex_keeps_the_settings_it_was_built_with(built):
 def test_search_rerank_with_a_real_cross_encoder(built, tiny_reranker_dir, tmp_path):
     """--rerank scores the top --candidates fused chunks with the cross-encoder and orders by its scores."""
     from localcr.models import load_registry
-    from localcr.rerank import load_reranker
+    from localcr.rerankers import load_reranker
 
     _, index, _ = built
     models = tmp_path / "models.toml"

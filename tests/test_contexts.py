@@ -252,9 +252,11 @@ def test_the_time_estimate_uses_the_measured_rates_and_tokens_per_context(tmp_pa
     try:
         run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
         todo = [(doc, chunks, chunks)]
-        assert C.llm_rates(runner) is None  # nothing recorded: a short run is estimated at typical rates
-        assert run.estimate(todo) == pytest.approx(
-            len(chunks) * 8 / RT.TYPICAL_RATES.generate + run.prompt_tokens(todo) / RT.TYPICAL_RATES.prompt)
+        assert C.llm_rates(runner) is None  # nothing recorded: a short run is estimated at typical rates for its size
+        typical = RT.typical_rates(spec)
+        size = spec.resolve().stat().st_size
+        assert typical.prompt == pytest.approx(RT.TYPICAL_RATES.prompt * RT.TYPICAL_MODEL_BYTES / size)
+        assert run.estimate(todo) == pytest.approx(len(chunks) * 8 / typical.generate + run.prompt_tokens(todo) / typical.prompt)
         measured = C.ContextStats(prefix_tokens_evaluated=900, chunk_tokens=100, prompt_seconds=10.0,
                                   generated_tokens=300, generate_seconds=30.0, generated=5)
         C.record_rates(runner, measured)

@@ -127,10 +127,10 @@ class CardWriter:
 
     def seconds_for(self, docs: list[Document]) -> float:
         """About how long writing these cards takes: their prompts at this machine's prompt rate, a card's
-        tokens at its generation rate for one sequence (the last measured ones, else typical ones)."""
-        from localcr.contexts.rates import TYPICAL_RATES, llm_rates
+        tokens at its generation rate for one sequence (the last measured ones, else typical ones for its size)."""
+        from localcr.contexts.rates import llm_rates, typical_rates
 
-        rates = llm_rates(self.runner) or TYPICAL_RATES
+        rates = llm_rates(self.runner) or typical_rates(self.spec)
         prompt = sum(min(self.opening_tokens, len(d.text) // 4) + 200 for d in docs)
         return prompt / rates.prompt + len(docs) * 40 / (rates.generate / 2)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from localcr.documents import Document
+from localcr.errors import LocalcrError
 from localcr.llm import LlamaRunner
 
 if TYPE_CHECKING:
@@ -20,34 +21,50 @@ class LlmRates(NamedTuple):
     tokens_per_context: float | None = None
 
 
-# Typical rates of a 1.5B Q4_K_M model on 2 AVX-512 cores, for a short run on a machine with no rates recorded.
+# Typical rates of a 1.5B Q4_K_M model (a file of TYPICAL_MODEL_BYTES) on 2 AVX-512 cores, for a short run on a
+# machine with no rates recorded.
 TYPICAL_RATES = LlmRates(65.0, 25.0)
+TYPICAL_MODEL_BYTES = 1_117_320_768
 # A run that evaluates this many prompt tokens or more (half a minute at typical rates) first measures the
 # rates when none are recorded: a few hundred tokens, about 20 s for the 1.5B on 2 AVX2 cores, once.
 MEASURE_FROM_TOKENS = 2000
 
 
-def _rates_key(runner: LlamaRunner) -> str:
+def _rates_key(spec, threads: int, parallel: int) -> str:
     from localcr.cache import key
 
-    return key("llm-rates", runner.spec.fingerprint(), str(runner.threads), str(runner.parallel))
+    return key("llm-rates", spec.fingerprint(), str(threads), str(parallel))
 
 
-def llm_rates(runner: LlamaRunner) -> LlmRates | None:
-    """The rates this model last reached on this machine with these threads, if any (entries of earlier
-    versions, and measured ones, hold the two speeds only)."""
+def recorded_rates(spec, threads: int, parallel: int) -> LlmRates | None:
+    """The rates this model last reached on this machine with these threads and side-by-side sequences, if any
+    (entries of earlier versions, and measured ones, hold the two speeds only)."""
     from localcr.cache import open_cache
 
     with open_cache("rates") as cache:
-        rates = cache.get(_rates_key(runner))
+        rates = cache.get(_rates_key(spec, threads, parallel))
     return LlmRates(*rates) if isinstance(rates, (tuple, list)) and len(rates) in (2, 3) else None
+
+
+def llm_rates(runner: LlamaRunner) -> LlmRates | None:
+    return recorded_rates(runner.spec, runner.threads, runner.parallel)
+
+
+def typical_rates(spec) -> LlmRates:
+    """TYPICAL_RATES scaled to this model's file size: on a CPU both rates fall about in proportion to the weights
+    read per token, so a 4.7 GB 7B model is estimated about 4 times slower than the 1.1 GB 1.5B."""
+    try:
+        scale = TYPICAL_MODEL_BYTES / max(1, spec.resolve().stat().st_size)
+    except (OSError, LocalcrError):
+        scale = 1.0
+    return LlmRates(TYPICAL_RATES.prompt * scale, TYPICAL_RATES.generate * scale)
 
 
 def _store_rates(runner: LlamaRunner, rates: LlmRates) -> None:
     from localcr.cache import open_cache, tag
 
     with open_cache("rates") as cache:
-        cache.set(_rates_key(runner), tuple(r for r in rates if r is not None),
+        cache.set(_rates_key(runner.spec, runner.threads, runner.parallel), tuple(r for r in rates if r is not None),
                   tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
 
 

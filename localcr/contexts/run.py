@@ -10,7 +10,7 @@ from typing import Callable
 
 from localcr.contexts.keys import context_key, context_tag, store_context, usable
 from localcr.contexts.prompts import Group, Prompter, check_room, marked_view
-from localcr.contexts.rates import MEASURE_FROM_TOKENS, TYPICAL_RATES, llm_rates, measure_rates, record_rates
+from localcr.contexts.rates import MEASURE_FROM_TOKENS, llm_rates, measure_rates, record_rates, typical_rates
 from localcr.contexts.windows import groups_for
 from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
@@ -240,7 +240,7 @@ class Run:
             if log:
                 log(f"contexts: measuring {self.spec.name}'s speed on this machine (once)")
             rates = measure_rates(self.runner, [doc for doc, _, _ in todo])
-        rates = rates or TYPICAL_RATES
+        rates = rates or typical_rates(self.spec)
         n = sum(len(missing) for _, _, missing in todo)
         per_context = rates.tokens_per_context or 0.5 * self.spec.max_tokens
         return tokens / rates.prompt + n * per_context / rates.generate

@@ -105,7 +105,7 @@ class Service:
     def _reranker(self, name: str | None):
         with self._rerankers_lock:  # a reranker loads once, however many requests ask for it at the same time
             if name not in self._rerankers:
-                from localcr.rerank import load_reranker
+                from localcr.rerankers import load_reranker
 
                 try:
                     self._rerankers[name] = load_reranker(self.registry, name)

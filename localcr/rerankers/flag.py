@@ -1,7 +1,7 @@
-"""Cross-encoder reranking: a BGE-style reranker directory, loaded through FlagEmbedding, scores query-chunk pairs.
+"""A BGE-style reranker directory, loaded through FlagEmbedding on torch, scores query-chunk pairs.
 
-FlagEmbedding is imported only when a reranker is built (its import takes seconds), so commands that do not
-rerank stay fast. The model loads from its local directory only (`import localcr` has switched the model hub off).
+FlagEmbedding is imported only when such a reranker is built (its import takes seconds). The model loads from its
+local directory only (`import localcr` has switched the model hub off).
 
 Scoring follows `FlagReranker.compute_score` (the query keeps at most 3/4 of `max_length` word pieces, the
 chunk fills the rest, raw logits are the scores) but runs its own batch loop: the library's loop first scores
@@ -13,34 +13,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence, TypeVar
+from typing import Any, Sequence
 
 from localcr.errors import LocalcrError
-from localcr.models import ModelSpec, Registry
-
-T = TypeVar("T")
+from localcr.models import ModelSpec
+from localcr.rerankers import Reranker, one_line, query_budget
 
 # Position-embedding tables of these model types reserve padding_idx + 1 = 2 slots (RoBERTa family).
 _OFFSET_POSITIONS = {"roberta": 2, "xlm-roberta": 2, "camembert": 2, "xlm-roberta-xl": 2}
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+class FlagEmbeddingReranker(Reranker):
+    """A Hugging Face cross-encoder directory run by FlagEmbedding's loader and torch; scores are raw logits."""
 
-
-class Reranker:
-    """A cross-encoder that scores how well each passage answers a query (higher is better; raw logits)."""
-
-    def __init__(self, spec: ModelSpec):
-        self.spec = spec
-        self.path: Path = spec.resolve()  # LocalcrError for a missing directory, a hub id, no config.json
+    def __init__(self, spec: ModelSpec, path: Path):
+        self.spec, self.path = spec, path
         _check_config(spec, self.path)
         try:
             import torch
             from FlagEmbedding import FlagReranker
         except ImportError as exc:  # pragma: no cover - setup.sh installs both
-            raise LocalcrError(f"reranking needs FlagEmbedding and torch ({_one_line(exc)}): run ./setup.sh") from None
+            raise LocalcrError(f"reranking needs FlagEmbedding and torch ({one_line(exc)}): run ./setup.sh") from None
         from transformers.utils import logging as transformers_logging
 
         # as quiet as when the torch embedder, loaded first, set this for both: no "Loading weights" bar in the
@@ -61,7 +54,7 @@ class Reranker:
             )
         except Exception as exc:  # noqa: BLE001 - anything the loaders raise means "not a usable reranker"
             raise LocalcrError(
-                f"{spec.where} {str(self.path)!r} cannot be loaded as a cross-encoder reranker ({_one_line(exc)}): "
+                f"{spec.where} {str(self.path)!r} cannot be loaded as a cross-encoder reranker ({one_line(exc)}): "
                 "it must hold a complete Hugging Face model (config.json, weights, tokenizer files)"
             ) from None
         self._flag = flag  # kept so tests (and callers who want it) can reach FlagEmbedding's own compute_score
@@ -77,14 +70,10 @@ class Reranker:
 
         self.max_length = min(spec.max_length, _model_limit(self.model.config, self.tokenizer))
         specials = self.tokenizer.num_special_tokens_to_add(pair=True)
-        # FlagEmbedding gives the query 3/4 of the budget; keep at least one word piece for the chunk.
-        self.query_max_length = min(self.max_length * 3 // 4, self.max_length - specials - 1)
+        self.query_max_length = query_budget(self.max_length, specials)
         if self.query_max_length < 1:
             raise LocalcrError(f"{spec.where} max_length = {spec.max_length} is too small: use at least 16")
         self.batch_size = spec.batch_size
-
-    def __repr__(self) -> str:
-        return f"Reranker({self.spec.name!r}, {str(self.path)!r}, max_length={self.max_length}, batch_size={self.batch_size})"
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """One score per passage, in the passages' order; query + passage are cut to `max_length` word pieces."""
@@ -116,26 +105,13 @@ class Reranker:
                     scores[i] = value
         return scores
 
-    def rerank(self, query: str, items: Sequence[T], texts: Sequence[str]) -> list[tuple[T, float]]:
-        """`items` paired with the scores of their `texts`, best first; equal scores keep the given order."""
-        if len(items) != len(texts):
-            raise ValueError(f"rerank: {len(items)} items but {len(texts)} texts")
-        scores = self.score(query, texts)
-        order = sorted(range(len(items)), key=lambda i: -scores[i])
-        return [(items[i], scores[i]) for i in order]
-
-
-def load_reranker(registry: Registry, name: str | None = None) -> Reranker:
-    """The named reranker, or the registry's default one; a LocalcrError saying how to add one if none is configured."""
-    return Reranker(registry.require("reranker", name))
-
 
 def _check_config(spec: ModelSpec, path: Path) -> None:
     """Refuse, before the slow load, directories that hold some other kind of model."""
     try:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LocalcrError(f"{spec.where} {str(path / 'config.json')!r} is not readable JSON ({_one_line(exc)})") from None
+        raise LocalcrError(f"{spec.where} {str(path / 'config.json')!r} is not readable JSON ({one_line(exc)})") from None
     if not isinstance(config, dict):
         raise LocalcrError(f"{spec.where} {str(path / 'config.json')!r} is not a model configuration")
     architectures = config.get("architectures") or []
