@@ -14,7 +14,8 @@ published gold chunks for the code and XQuAD sets. The variants:
 * cards-only: a document card (one sentence by the LLM from the document's opening) + structural as before;
 * cards: card + sections (`--contexts cards`; what `--contexts auto` gives a long untitled document).
 
-Cards are written once (cached under --work) and their LLM seconds per document reported from that run.
+Cards are written once (cached under --work) and their LLM seconds per document reported from that run; an index
+an earlier run left under --work with the same settings is reused (its row says so).
 With --openings, no index: cards of the first filings are written afresh from openings of each size, timed, and
 checked against the company documents.json names (kept for analysis, never shown to the model). Rows give
 hybrid Pass@1/5/10/20 and token recall@10 (spans) at the default fusion, and hybrid Pass@10 at each --alphas
@@ -65,6 +66,16 @@ def sources(set_dir: Path) -> tuple[str, Path]:
     return str(corpus), queries
 
 
+def _default_alpha() -> float:
+    from localcr.search import DEFAULT_ALPHA, DEFAULT_FUSION
+
+    assert DEFAULT_FUSION == "weighted"  # the rows below are scored at weighted fusion's alphas
+    return DEFAULT_ALPHA
+
+
+DEFAULT_ALPHA = _default_alpha()
+
+
 def measure(set_name: str, source: str, queries_file: Path, variant: str, work: Path, alphas: list[float],
             chunk_tokens: int | None) -> list:
     from localcr import evaluation
@@ -77,21 +88,21 @@ def measure(set_name: str, source: str, queries_file: Path, variant: str, work: 
     directory = work / f"index-{set_name}-{variant}-{chunk_tokens or 'default'}"
     notes: list[str] = []
     started = time.perf_counter()
-    with recognised_headings(sections):
-        summary = build_index([source], directory, registry, contexts=mode, chunk_tokens=chunk_tokens, rebuild=True,
+    with recognised_headings(sections):  # an index left by an earlier run with these settings is only brought up to date
+        summary = build_index([source], directory, registry, contexts=mode, chunk_tokens=chunk_tokens,
                               progress=False, log=notes.append)
     seconds = time.perf_counter() - started
     index = Index(directory, registry)
     queries = evaluation.load_queries(queries_file, index)
-    configs = [evaluation.parse_config("hybrid")] + [
-        evaluation.parse_config(f"hybrid,fusion=weighted,alpha={a}") for a in alphas]
+    configs = [evaluation.parse_config(f"hybrid,fusion=weighted,alpha={a}") for a in alphas]
     results = evaluation.evaluate(index, queries, configs, KS, progress=False)
-    default, *weighted = [r.metrics for r in results]
+    weighted = [r.metrics for r in results]
+    default = weighted[alphas.index(DEFAULT_ALPHA)]
     recall = default.get("token_recall@10")
     card_line = next((n for n in summary.card_summary.splitlines()), "") if summary.card_summary else ""
     return [set_name, variant, summary.chunks, *[100 * default[f"pass@{k}"] for k in KS],
             "" if recall is None else 100 * recall, *[100 * w["pass@10"] for w in weighted],
-            f"{seconds:.0f}", _card_cost(card_line)]
+            f"{seconds:.0f}" if summary.added else "reused", _card_cost(card_line)]
 
 
 def _card_cost(line: str) -> str:
@@ -165,7 +176,7 @@ def main() -> None:
         (ROOT / "benchmarks" / "results" / "card_openings.md").write_text(text + "\n")
         print(text)
         return
-    alphas = [float(a) for a in args.alphas.split(",") if a]
+    alphas = sorted({float(a) for a in args.alphas.split(",") if a} | {DEFAULT_ALPHA})  # the default's row is scored too
     head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10",
             *[f"P@10 α={a}" for a in alphas], "index s", "LLM per card"]
     rows = []
