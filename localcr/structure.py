@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from localcr.documents import Chunk, Document
@@ -40,6 +41,8 @@ _LINE_COMMENT = re.compile(r"//.*$|#.*$")
 _LICENCE = re.compile(r"licen[cs]e|copyright|spdx|all rights reserved|\(c\)", re.IGNORECASE)
 _PACKAGE = re.compile(r"^\s*(?:package|namespace)\s+([\w.:]+)", re.MULTILINE)
 _NAME = re.compile(r"[A-Za-z_][\w]*")
+_HEADING_WORDS = re.compile(r"[^\W\d_]")
+MAX_HEADING_WORDS = 16
 _CONTAINERS = ("namespace", "mod", "module")  # their members are the file's top level
 
 
@@ -181,10 +184,18 @@ def _recognised(doc: Document) -> bool:
     return doc.kind == "pdf" or (doc.kind == "text" and not any(_marked_heading_paths(doc.text)))
 
 
+def _titled(line: str) -> bool:
+    """Whether a `#` or underlined line reads as a heading: words (a rule of underscores is none), few of them, and
+    no sentence's end (a PDF's footnotes begin with `#` and end with a period)."""
+    words = line.split()
+    return bool(_HEADING_WORDS.search(line)) and len(words) <= MAX_HEADING_WORDS and not line.rstrip().endswith((".", ",", ";"))
+
+
 @functools.lru_cache(maxsize=8)
 def _marked_heading_paths(text: str) -> list[list[tuple[str, int]]]:
     """_heading_paths of reStructuredText (and of plain text written with `#` headings or underlines)."""
     lines = text.split("\n")
+    repeated = {line for line, n in Counter(lines).items() if n >= plaintext.REPEATED and line.strip()}
     stack: list[tuple[int, str, int]] = []
     rst_levels: list[str] = []
     result: list[list[tuple[str, int]]] = []
@@ -193,11 +204,11 @@ def _marked_heading_paths(text: str) -> list[list[tuple[str, int]]]:
         if _FENCE.match(line):
             in_fence = not in_fence
         heading = None
-        if not in_fence:
+        if not in_fence and line not in repeated:  # a line repeated on many pages is a footnote mark or a header
             m = _MD_HEADING.match(line)
-            if m:
+            if m and _titled(m.group(2)):
                 heading = (len(m.group(1)), m.group(2), i)
-            elif i + 1 < len(lines) and line.strip() and _RST_UNDERLINE.match(lines[i + 1]) \
+            elif not m and i + 1 < len(lines) and _titled(line) and _RST_UNDERLINE.match(lines[i + 1]) \
                     and len(lines[i + 1].strip()) >= len(line.strip()):
                 mark = lines[i + 1].strip()[0]
                 if mark not in rst_levels:

@@ -14,7 +14,7 @@ from localcr.contexts import cards as K
 from localcr.documents import Chunk, Document, load_paths
 from localcr.models import load_registry
 from localcr.parsing import plaintext
-from localcr.structure import structural_contexts
+from localcr.structure import document_summary, structural_contexts
 
 COMPANY = "Brightwater Robotics"
 FILLER = [  # sentences a filing repeats in every section, none naming the company or the year
@@ -78,6 +78,19 @@ def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
     chunk = Chunk("c", "r.txt", 0, text.index("Revenue"), text.index("Revenue") + 20, "Revenue grew ...")
     structural_contexts(doc, [chunk])
     assert chunk.context == "File r.txt. Section: PART II > Item 7. Management's Discussion and Analysis > Overview."
+
+
+def test_footnote_marks_and_rules_in_a_pdf_text_are_no_headings():
+    """A filing's text has `# Denotes ...` footnotes on many pages and form rules of underscores over dashes: taken
+    for Markdown or reST headings, they had become the document's title (and kept it from getting a card)."""
+    pages = [f"Item {n}. Part {n} of the filing\nOverview\nRevenue grew in every region we serve this year.\n"
+             "# Denotes a variance of 100 percent or more\n__________________\n------------------\n" for n in (7, 8, 9)]
+    text = "\n\n".join(pages) + "\n" + "More words of the filing follow here. " * 200
+    doc = Document("f.txt", "f.txt", "text", text, len(text))
+    assert document_summary(doc) == "" and K.wants_card(doc, document_summary(doc))
+    chunk = Chunk("c", "f.txt", 0, text.index("Revenue"), text.index("Revenue") + 10, "Revenue ...")
+    structural_contexts(doc, [chunk])
+    assert chunk.context == "File f.txt. Section: Item 7. Part 7 of the filing > Overview."
 
 
 def test_a_pdf_with_bookmarks_gives_its_chunks_section_paths(tmp_path):
