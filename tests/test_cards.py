@@ -83,8 +83,9 @@ def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
 def test_footnote_marks_and_rules_in_a_pdf_text_are_no_headings():
     """A filing's text has `# Denotes ...` footnotes on many pages and form rules of underscores over dashes: taken
     for Markdown or reST headings, they had become the document's title (and kept it from getting a card)."""
-    pages = [f"Item {n}. Part {n} of the filing\nOverview\nRevenue grew in every region we serve this year.\n"
-             "# Denotes a variance of 100 percent or more\n__________________\n------------------\n" for n in (7, 8, 9)]
+    pages = [f"Item {n}. Part {n} of the filing\n{head}\nRevenue grew in every region we serve this year.\n"
+             "# Denotes a variance of 100 percent or more\n__________________\n------------------\n"
+             for n, head in ((7, "Overview"), (8, "Results"), (9, "Outlook"))]
     text = "\n\n".join(pages) + "\n" + "More words of the filing follow here. " * 200
     doc = Document("f.txt", "f.txt", "text", text, len(text))
     assert document_summary(doc) == "" and K.wants_card(doc, document_summary(doc))
