@@ -589,7 +589,7 @@ class StoreReader:
         for i, local in wanted.items():
             marks = ",".join("?" * len(local))
             found = self.segments[i].rows(f"SELECT {', '.join(HIT_COLUMNS)} FROM chunks c JOIN documents d USING (doc_id) "
-                                                f"WHERE c.row IN ({marks})", local)
+                                          f"WHERE c.row IN ({marks})", local)
             for r in found:
                 by_row[r["row"] + self.offsets[i]] = dict(r, row=r["row"] + self.offsets[i], pages=json.loads(r["pages"] or "[]"))
         return [by_row[row] for row in rows]
