@@ -259,7 +259,7 @@ def test_one_damaged_page_of_a_store_never_tracebacks_and_a_reindex_finds_it(sma
     """One 4 KB page rotted at several places of a real segment's store.sqlite. Every command that reads the store
     (search in every mode, its full text, stats, eval, compact, the served index's search) either answers, because
     SQLite never reads that page for it (so search alone cannot be trusted to notice), or fails with one line naming
-    `localcr index` (and --rebuild); the re-index's integrity check finds the damage wherever it lies, so the plain
+    `localcr index` (and --rebuild); the re-index's SQLite quick_check finds the damage wherever it lies, so the plain
     re-index mends it, `--rebuild` too, and both give the top hits of before."""
     from localcr.serve.service import SearchRequest, Service
 
