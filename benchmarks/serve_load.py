@@ -1,7 +1,7 @@
 """Load on a served index: N concurrent clients against the real `localcr serve`, loopback only.
 
     .venv/bin/python benchmarks/serve_load.py --data ../shared/data/anthropic-codebase \
-        [--clients 1,2,4,8] [--mode hybrid] [-k 5] [--requests 744] [--seconds 60] [--rebuild-at 8]
+        [--clients 1,2,4,8] [--mode hybrid] [-k 5] [--requests 744] [--seconds 60] [--rebuild-at 8] [--index DIR]
 
 Builds (once, in --work) an index of the set with structural contexts. For each number of clients it starts a
 fresh `localcr serve` (no query vector cached yet) and the clients, each on its own keep-alive connection,
@@ -13,7 +13,11 @@ the latencies of the requests whose query the server had not seen.
 A last run at --rebuild-at clients rebuilds the index halfway through (build_index in this process, as
 `localcr index` would, embeddings from the cache) and checks that no request fails and that the server
 answers from the new generation afterwards. Clients run in this process, on the same two cores as the server.
-The table goes to stdout and benchmarks/results/serve_load-MODE-kK.md.
+With --requests 248 on the code set every query is new to the server (no query vector cached): the latency of
+searches that each embed their query. --index serves an index already built instead (e.g. the 100 K-chunk one
+`benchmarks/scale.py --sizes 100000` leaves in its --work: synthetic text from the code set's vocabulary, random
+vectors), still with --data's queries, and rebuilds nothing.
+The table goes to stdout and benchmarks/results/serve_load-MODE-kK.md (-INDEX.md with --index).
 """
 from __future__ import annotations
 
@@ -44,6 +48,14 @@ def free_port() -> int:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))] if ordered else float("nan")
+
+
+def live_chunks(index: Path) -> int:
+    """The live chunks of an index, from its manifest."""
+    from localcr import store
+
+    manifest = store.current_manifest(index, store.read_marker(index))
+    return sum(s["chunks"] - s["dead_chunks"] for s in manifest["segments"])
 
 
 class Server:
@@ -138,18 +150,22 @@ def main() -> None:
     p.add_argument("--requests", type=int, default=744, help="answers per run (default: the code set's queries three times)")
     p.add_argument("--seconds", type=float, default=60, help="time limit per run")
     p.add_argument("--rebuild-at", type=int, default=8, help="clients for the run with a rebuild halfway (0: none)")
+    p.add_argument("--index", type=Path, help="serve this index, already built, instead of building one of --data's corpus")
     args = p.parse_args()
+    if args.index and args.rebuild_at:
+        raise SystemExit("--index serves an index as it is: add --rebuild-at 0")
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
     from localcr.index import build_index
     from localcr.models import load_registry
 
     chunks, queries_file = corpus_files(args.data)
     queries = [json.loads(line)["query"] for line in queries_file.read_text().splitlines() if line.strip()]
-    index = args.work / f"serve-{args.data.name}"
+    index = args.index or args.work / f"serve-{args.data.name}"
     rebuild = lambda: build_index([str(chunks)], index, load_registry(), contexts="structural", progress=False,  # noqa: E731
                                   log=lambda m: None)
     if not index.exists():
         rebuild()
+    chunk_count = live_chunks(index)
 
     rows, notes = [], []
     runs = [(int(n), False) for n in args.clients.split(",")] + ([(args.rebuild_at, True)] if args.rebuild_at else [])
@@ -175,11 +191,12 @@ def main() -> None:
 
     head = ["clients", "answered", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "first p50", "first p95",
             "server p50", "peak RSS MB"]
-    text = (f"# Served index under load ({args.mode})\n\n{machine()}; {args.data.name}, {len(queries)} queries, k={args.k}, "
+    text = (f"# Served index under load ({args.mode})\n\n{machine()}; {index.name} ({chunk_count:,} chunks), "
+            f"{args.data.name}'s {len(queries)} queries, k={args.k}, "
             f"at most {args.requests} answers or {args.seconds:.0f} s per run, clients in the benchmark's process\n\n"
             + table(head, rows) + "\n\n" + "".join(f"- {n}\n" for n in notes))
     print(text)
-    out = ROOT / "benchmarks" / "results" / f"serve_load-{args.mode}-k{args.k}.md"
+    out = ROOT / "benchmarks" / "results" / f"serve_load-{args.mode}-k{args.k}{'-' + index.name if args.index else ''}.md"
     out.write_text(text)
 
 

@@ -283,7 +283,7 @@ def _print_hits(hits, matches, full: bool = False):
         if full:
             _echo(textwrap.indent(getattr(hit, body).strip(), "   "))
         else:
-            _echo_snippet(snippet(getattr(hit, body), found.get(body, [])))
+            _echo_snippet(snippet(getattr(hit, body), found.get(body, []), prose=not hit.is_code))
         if hit.neighbours:
             _echo(f"   (with neighbours {', '.join(hit.neighbours)})")
         _echo()

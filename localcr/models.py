@@ -64,11 +64,11 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
 PROMPT_STYLES = ("completion", "chat")
 
 # What runs an embedder: models.toml `backend` (the model's family) and, for sentence-transformers models, `runtime`
-# -> the module and class that implement it, imported on first use (torch is slow to load). The registry owns this
+# -> the module and the class (or function) that loads it, imported on first use (torch is slow to load). The registry owns this
 # table so that it can check entries without importing the embedding code, which imports the registry.
 EMBEDDER_BACKENDS: dict[str, dict[str, tuple[str, str]]] = {
-    "sentence-transformers": {"onnx": ("localcr.embeddings.onnx", "OnnxBackend"),
-                              "onnx-int8": ("localcr.embeddings.onnx", "OnnxBackend"),
+    "sentence-transformers": {"onnx": ("localcr.embeddings.onnx_export", "load_onnx_backend"),
+                              "onnx-int8": ("localcr.embeddings.onnx_export", "load_onnx_backend"),
                               "torch": ("localcr.embeddings.sbert", "SentenceTransformersBackend")},
     "use": {"numpy": ("localcr.embeddings.use", "UniversalSentenceEncoderBackend")},
 }

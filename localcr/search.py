@@ -55,6 +55,11 @@ class Hit:
     external_doc_id: str | None = None
     external_index: int | None = None
     page: int | None = None  # 1-based page (slide) where the chunk starts; None for a document without pages
+    kind: str = "text"  # its document's kind (documents.Document.kind): how its text reads, e.g. "markdown", "code:py"
+
+    @property
+    def is_code(self) -> bool:
+        return self.kind.startswith("code")
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -227,7 +232,7 @@ class Index:
                 ranks={name: r[row] for name, r in ranks.items() if row in r},
                 context=rec["context"], text=rec["text"],
                 external_doc_id=rec["external_id"], external_index=rec["external_index"],
-                page=page_at(rec["pages"], rec["start"]),
+                page=page_at(rec["pages"], rec["start"]), kind=rec["kind"],
             )
             if len(span) > 1:
                 hit.neighbours = [records[r]["chunk_id"] for r in span if r != row]

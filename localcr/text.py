@@ -8,6 +8,7 @@ identifiers spelled out as their parts.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 _WORD = re.compile(r"[^\W_](?:[\w]*[^\W_])?|_+\w+", re.UNICODE)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
@@ -53,11 +54,14 @@ _SPACE = re.compile(r"\s+")
 _BLANK_LINES = re.compile(r"\n\s*\n")
 
 
-def snippet(text: str, spans: list[tuple[int, int]], width: int = SNIPPET_CHARS) -> list[tuple[str, bool]]:
+def snippet(text: str, spans: list[tuple[int, int]], width: int = SNIPPET_CHARS, *, prose: bool = False) -> list[tuple[str, bool]]:
     """The part of a text worth showing for a hit: about `width` characters around where the most of the query's
     terms occur (`spans`, in order; the start of the text when there are none), cut between words, with its lines
     (code stays code) but no blank ones, and "…" where text is left out. As (piece, is a match) pairs, for
-    marking the matches."""
+    marking the matches. `prose`: the text's hard-wrapped lines are rejoined first (reflow), so a terminal wraps
+    whole sentences instead of breaking the document's own short lines again."""
+    if prose:
+        text, spans = reflow(text, spans)
     start, end = 0, len(text)
     if len(text) > width:
         first, last = _densest(spans, width) if spans else (0, 0)
@@ -89,3 +93,56 @@ def _densest(spans: list[tuple[int, int]], width: int) -> tuple[int, int]:
         if len(fitting) > best:
             best, found = len(fitting), (first, fitting[-1])
     return found
+
+
+_FENCE = re.compile(r"[ \t]*(```|~~~)")
+_OWN_LINE = re.compile(r"[ \t]*(?:#{1,6}(?:[ \t]|$)|>|\||[-*+][ \t]|\d{1,9}[.)][ \t])")  # heading, quote, table, list item
+_INDENTED_CODE = re.compile(r"(?: {4}|\t)")
+
+
+def reflow(text: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """Prose with its hard line breaks taken out: a break inside a paragraph or a list item (Markdown sources, PDF
+    pages and plain text are wrapped at some width) becomes one space, the whitespace around it dropped. Code
+    (fenced or indented), headings, quotes and table rows keep their lines, each list item starts its own line,
+    paragraphs stay apart, and a Markdown hard break (two spaces or a backslash at the end) stays. `spans` are
+    moved with the text."""
+    lines = text.split("\n")
+    joins = [False] * len(lines)  # whether line i's break is taken out
+    in_fence, code = False, False
+    for i, line in enumerate(lines):
+        fence = bool(_FENCE.match(line))
+        blank = not line.strip()
+        code = not in_fence and not fence and _INDENTED_CODE.match(line) is not None and not blank \
+            and (i == 0 or not lines[i - 1].strip() or code)
+        if fence:
+            in_fence = not in_fence
+        if i + 1 == len(lines) or in_fence or fence or blank or code or _OWN_LINE.match(line) and not _list_item(line):
+            continue
+        following = lines[i + 1]
+        hard_break = line.endswith("  ") or line.endswith("\\")
+        joins[i] = not hard_break and bool(following.strip()) and not _FENCE.match(following) \
+            and not _OWN_LINE.match(following)
+    out, dropped, at = [], [], 0
+    for i, line in enumerate(lines):
+        kept = line
+        if i > 0 and joins[i - 1]:
+            lead = len(line) - len(line.lstrip())
+            dropped.extend(range(at, at + lead))
+            kept = kept[lead:]
+        if joins[i]:
+            trail = len(kept) - len(kept.rstrip())
+            end = at + len(line)
+            dropped.extend(range(end - trail, end))
+            kept = kept[:len(kept) - trail] + " "
+        elif i + 1 < len(lines):
+            kept += "\n"
+        out.append(kept)
+        at += len(line) + 1
+    moved = [(a - bisect_left(dropped, a), b - bisect_left(dropped, b)) for a, b in spans]
+    return "".join(out), moved
+
+
+def _list_item(line: str) -> bool:
+    """A list item's first line: it may go on over the lines that follow (its own continuation)."""
+    return re.match(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]", line) is not None
+

@@ -241,6 +241,11 @@ HOSTILE = """# Release notes
 
 The <script>document.title = 'owned'</script> tag and <img src=x onerror="document.title='owned'"> must show
 as text. \U0001f642 Version 2 adds quota alerts for every team.
+
+## Changes in version 2
+
+- alerts by mail when a team nears its limit
+- a *faster* release page
 """
 
 

@@ -87,6 +87,22 @@ def test_search_shows_a_snippet_around_the_terms_and_the_whole_chunk_with_full(t
 
 
 @pytest.mark.model
+def test_a_snippet_of_a_hard_wrapped_paragraph_prints_whole_lines(tmp_path):
+    """The document's own short lines are joined and wrapped once, at the terminal's width; a code file keeps its lines."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_text("# Operating Tern\n\n## Troubleshooting\n\nA job whose previous run is still going\n"
+                                 "and that is marked `exclusive` is skipped,\nnot queued. Raise the timeout or make\n"
+                                 "the job faster.\n")
+    (docs / "jobs.py").write_text("def skip(job):\n    return job.exclusive\n")
+    run("index", docs, "--index", tmp_path / "i", "-q")
+    out = run("search", "exclusive job skipped", "--index", tmp_path / "i", "-k", 2, "--mode", "lexical")
+    assert ("   A job whose previous run is still going and that is marked `exclusive` is skipped, not queued.\n"
+            "   Raise the timeout or make the job faster.\n") in out  # wrapped at 100 columns, not at the file's lines
+    assert "   def skip(job):\n       return job.exclusive" in out
+
+
+@pytest.mark.model
 def test_search_finds_the_right_chunk_in_every_mode(built):
     _, index, _ = built
     for mode in ("hybrid", "dense", "lexical"):

@@ -50,6 +50,21 @@ def test_eval_reproduces_hand_computed_metrics(fruit_index, tmp_path):
     assert rows["nDCG"] == rows["MRR"] == ["lexical", "0.500", "0.500"] and rows["Pass"] == ["lexical", "50.00", "50.00"]
 
 
+def test_per_query_rows_with_span_gold_name_what_was_found(fruit_index, tmp_path):
+    """Span gold in --per-query: a span the hits cover is not missed, and its rank is the first relevant one."""
+    text = (tmp_path / "fruit" / "b.md").read_text()
+    start = text.index("beta bananas")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": "bananas", "query": "bananas", "spans": [["fruit/b.md", start, start + 12]]}) + "\n"
+                       + json.dumps({"id": "kiwi", "query": "kiwi", "spans": [["fruit/c.md", 0, 3]]}) + "\n")
+    rows = tmp_path / "rows.jsonl"
+    run("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical", "--k", "1", "--per-query", rows)
+    found, missed = [json.loads(line) for line in rows.read_text().splitlines()]
+    assert found["query_id"] == "bananas" and found["targets"] == [f"fruit/b.md[{start}:{start + 12}]"]
+    assert found["missed"] == [] and found["first_relevant_rank"] == 1 and found["pass@1"] == 1.0
+    assert missed["missed"] == ["fruit/c.md[0:3]"] and missed["first_relevant_rank"] is None
+
+
 def test_eval_fails_when_nothing_is_left(fruit_index, tmp_path):
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({"query": "x", "golden_chunk_uuids": [["nope", 0]]}) + "\n")

@@ -461,3 +461,14 @@ def test_span_metrics_are_averaged_and_reported():
     result = ev.ConfigResult(SearchConfig("hybrid"), (1,), means, {"p50": 1.0, "p95": 1.0, "mean": 1.0}, 2, [])
     table = ev.format_table([result], (1,))
     assert "| Token recall " in table and "| IoU " in table and "75.00" in table
+
+
+def test_found_targets_knows_spans_as_the_metrics_do():
+    """The per-query rows' "missed" and first relevant rank come from found_targets: a span is found at the rank
+    whose hits together cover half of it, as score_ranking counts it."""
+    gold = [Target("span", "d1", start=10, end=30), Target("span", "d1", start=50, end=60), Target("span", "d3", start=0, end=5)]
+    hits = [SpanHit("d2", 0, 50), SpanHit("d1", 0, 20), SpanHit("d1", 20, 55)]
+    assert ev.found_targets(hits, gold) == {gold[0]: 2, gold[1]: 3}
+    assert score_ranking(hits, gold, ks=(3,))["mrr@3"] == 1 / 2
+    assert ev.found_targets([H("c9"), H("c1", neighbours=["c2"])], [C("c2"), D("d")]) == {D("d"): 1, C("c2"): 2}
+

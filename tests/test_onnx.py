@@ -15,8 +15,8 @@ from conftest import GUIDE, SCHEDULER
 from localcr.bundled import verified
 from localcr.documents import import_prechunked
 from localcr.embeddings import RUNTIME_NAMES, Embedder, runtime
-from localcr.embeddings.onnx import OnnxBackend, copy_path, unsupported
-from localcr.embeddings.onnx_export import _check_weights
+from localcr.embeddings.onnx import unsupported
+from localcr.embeddings.onnx_export import _check_weights, copy_path, load_onnx_backend
 from localcr.errors import LocalcrError
 from localcr.models import EMBEDDER_BACKENDS, load_registry
 from localcr.structure import structural_contexts
@@ -98,7 +98,7 @@ def test_a_hybrid_search_does_not_import_torch_and_a_lexical_one_no_model_runtim
 def test_a_missing_copy_is_exported_checked_and_stamped_and_a_changed_one_is_not_trusted(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALCR_MODELS_DIR", str(tmp_path / "models"))
     spec = load_registry().require("embedder", "minilm")
-    backend = OnnxBackend(spec, spec.resolve())  # no copy in this models directory: made now
+    backend = load_onnx_backend(spec, spec.resolve())  # no copy in this models directory: made now
     copy = copy_path(spec)
     assert copy.parent == tmp_path / "models" / "onnx" and verified(copy)
     assert backend.encode(["retries"]).shape == (1, 384)
@@ -128,7 +128,7 @@ def test_models_the_export_does_not_cover_run_on_torch(tmp_path):
     assert "'t5'" in unsupported(tmp_path) and runtime(spec, tmp_path) == "torch"
     assert runtime(replace(spec, params={**spec.params, "runtime": "onnx"}), tmp_path) == "onnx"  # asked for: its error says why
     with pytest.raises(LocalcrError, match=r"ONNX Runtime cannot run .*'t5'.*set runtime = \"torch\""):
-        OnnxBackend(spec, tmp_path)
+        load_onnx_backend(spec, tmp_path)
 
 
 def test_every_runtime_of_the_registry_has_a_name_for_localcr_models():

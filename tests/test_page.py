@@ -150,6 +150,21 @@ def test_document_markup_shows_as_text(browser, served):
     assert {"quota", "alerts"} <= marked, marked
 
 
+def test_a_markdown_hit_is_rendered_with_its_terms_marked_and_its_html_as_text(browser, served):
+    """Headings, lists and emphasis as Markdown makes them; the document's own tags escaped, as text."""
+    open_page(browser, served)
+    hits = search(browser, "alerts by mail faster release", k=10)
+    release = [hit for hit in hits if hit.find_element(By.CSS_SELECTOR, ".path").text.endswith("release.md")]
+    assert release, [hit.find_element(By.CSS_SELECTOR, ".path").text for hit in hits]
+    found = lambda css: [e for hit in release for e in hit.find_elements(By.CSS_SELECTOR, f":scope > .text.markdown {css}")]
+    assert {"Release notes", "Changes in version 2"} <= {h.text for h in found("h1, h2")}
+    assert [li.text for li in found("ul > li")] == ["alerts by mail when a team nears its limit", "a faster release page"]
+    assert [e.text for e in found("li em")] == ["faster"] and {"alerts", "mail"} <= {m.text for m in found("li mark")}
+    assert any("<script>document.title = 'owned'</script>" in p.text for p in found("p"))
+    assert browser.find_elements(By.CSS_SELECTOR, "#hits script, #hits img, #hits [onerror], #hits [style]") == []
+    assert browser.execute_script("return document.title") != "owned"
+
+
 def test_neighbours_link_shows_the_chunks_around_a_hit(browser, served):
     open_page(browser, served)
     top = search(browser, "how long is the retry backoff")[0]

@@ -3,6 +3,7 @@ main text of HTML pages. Every file is written by the test and read by the real 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from localcr.chunking import chunk_document
 from localcr.documents import Chunk, load_paths
 from localcr.parsing import code
+from localcr.parsing.markdown import to_html
 from localcr.structure import structural_contexts
 
 from conftest import run
@@ -173,3 +175,19 @@ def test_deeply_nested_code_is_chunked_without_recursion_errors(tmp_path):
     doc = read(tmp_path, "generated.py", text)
     chunks = chunk_document(doc, words, 50, 5)
     assert chunks and all(doc.text[c.start:c.end] == c.text for c in chunks)
+
+
+def test_a_chunk_rendered_from_markdown_keeps_raw_html_as_text_and_marks_the_terms():
+    text = ("## Retries\n\nA failed job is *retried*: see [the retry docs](https://example.org/retry) and\n"
+            "`max_retries`. The <script>alert('owned')</script> tag stays text.\n\n- one retry\n- two\n\n"
+            "```toml\nretries = 3\n```\n")
+    spans = [(m.start(), m.end()) for m in re.finditer("[Rr]etr[a-z]*", text)]
+    html = to_html(text, spans)
+    assert html.startswith("<h2><mark>Retries</mark></h2>\n<p>A failed job is <em><mark>retried</mark></em>:")
+    assert '<a href="https://example.org/retry">the <mark>retry</mark> docs</a>' in html  # no mark inside the address
+    assert "<code>max_<mark>retries</mark></code>" in html
+    assert "&lt;script&gt;alert('owned')&lt;/script&gt;" in html and "<script" not in html
+    assert "<ul>\n<li>one <mark>retry</mark></li>\n<li>two</li>\n</ul>" in html
+    assert '<pre><code class="language-toml"><mark>retries</mark> = 3\n</code></pre>' in html
+    assert to_html("a \ue000b\ue001", []) == "<p>a \ufffdb\ufffd</p>\n"  # a document's own private marks are no marks
+

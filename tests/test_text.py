@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from localcr.text import identifier_parts, printable, snippet, spell_out_identifiers, words
+from localcr.text import identifier_parts, printable, reflow, snippet, spell_out_identifiers, words
 
 
 def test_words_keep_identifiers_whole():
@@ -51,3 +51,54 @@ def test_a_snippet_without_matches_is_the_start_and_a_short_text_is_whole():
     assert _marked(snippet(text, [], width=50)) == ("word " * 10).strip() + " …"
     assert snippet("  two\n\n  lines  ", [(2, 5)]) == [("two", True), ("\n  lines", False)]
     assert snippet("", []) == []
+
+
+HARD_WRAPPED = """## Troubleshooting
+
+A job whose previous run is still going and that is
+marked `exclusive` is skipped, not queued. Raise the
+timeout or make the job faster.
+
+- *A job never starts*: check `tern status JOB`; a job
+  whose run is still going is skipped.
+- *Clock changes*: set `timezone = "UTC"`.
+
+| option | default |
+| ------ | ------- |
+
+```toml
+timeout = 30
+retries = 3
+```
+
+    indented = "code"
+    stays = "too"
+Ends with a hard break\\
+and a line of its own.
+"""
+
+
+def test_reflow_joins_hard_wrapped_prose_and_keeps_code_lists_and_tables():
+    spans = [(m.start(), m.end()) for m in re.finditer("exclusive|whose|retries", HARD_WRAPPED)]
+    text, moved = reflow(HARD_WRAPPED, spans)
+    assert text.splitlines() == [
+        "## Troubleshooting", "",
+        "A job whose previous run is still going and that is marked `exclusive` is skipped, not queued. Raise the "
+        "timeout or make the job faster.", "",
+        "- *A job never starts*: check `tern status JOB`; a job whose run is still going is skipped.",
+        "- *Clock changes*: set `timezone = \"UTC\"`.", "",
+        "| option | default |", "| ------ | ------- |", "",
+        "```toml", "timeout = 30", "retries = 3", "```", "",
+        "    indented = \"code\"", "    stays = \"too\"",
+        "Ends with a hard break\\", "and a line of its own.",
+    ]
+    assert [text[a:b] for a, b in moved] == ["whose", "exclusive", "whose", "retries"]
+
+
+def test_a_snippet_of_a_hard_wrapped_paragraph_is_whole_lines():
+    text = "# Scheduling\n\n" + "A job whose previous run is still going and that is\nmarked exclusive is skipped.\n" * 3
+    spans = [(m.start(), m.end()) for m in re.finditer("exclusive", text)]
+    shown = _marked(snippet(text, spans, prose=True))
+    assert "is still going and that is marked [exclusive] is skipped. A job whose" in shown
+    assert "that is\nmarked" in _marked(snippet(text, spans))  # code (prose=False) keeps its lines
+

@@ -20,15 +20,17 @@ key: only contexts written from a window are redone, and only when n_ctx grows. 
 cached and the guard (`localcr.guard`) runs on it each time, so tightening the guard never needs the model.
 
 The parts: `prompts` (layouts, markers, rendering), `windows` (long documents), `keys` (cache keys), `rates` (this
-machine's speeds and the time estimate), `run` (the driver, the guard's verdicts, composition), `cards` (one
-sentence per document, the cheap tier: see there) and `imported` (contexts written elsewhere, from JSONL).
+machine's speeds and the time estimate), `stats` (what a run did and cost), `run` (the driver, the guard's
+verdicts, composition), `cards` (one sentence per document, the cheap tier: see there) and `imported` (contexts
+written elsewhere, from JSONL).
 """
 from localcr.contexts.imported import load_contexts_file
 from localcr.contexts.keys import context_key, context_tag, settings_signature, store_context
 from localcr.contexts.prompts import DEFAULT_PROMPT, LANGUAGE_REQUEST, PROMPTS, PromptLayout, language_clause
 from localcr.contexts.rates import llm_rates, measure_rates, record_rates
-from localcr.contexts.run import (COMPOSITIONS, DEFAULT_COMPOSITION, DEFAULT_PARALLEL, ContextStats, add_work,
-                                  apply_generated, compose, generate_document, pending_contexts, write_llm_contexts)
+from localcr.contexts.run import (COMPOSITIONS, DEFAULT_COMPOSITION, DEFAULT_PARALLEL, add_work, apply_generated, compose,
+                                  generate_document, pending_contexts, write_llm_contexts)
+from localcr.contexts.stats import ContextStats
 
 __all__ = [
     "COMPOSITIONS", "DEFAULT_COMPOSITION", "DEFAULT_PARALLEL", "DEFAULT_PROMPT", "LANGUAGE_REQUEST", "PROMPTS",

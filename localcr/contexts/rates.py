@@ -2,14 +2,12 @@
 before it starts."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
+from localcr.contexts.stats import ContextStats
 from localcr.documents import Document
 from localcr.errors import LocalcrError
 from localcr.llm import LlamaRunner
-
-if TYPE_CHECKING:
-    from localcr.contexts.run import ContextStats
 
 
 class LlmRates(NamedTuple):

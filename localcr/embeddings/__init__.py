@@ -26,6 +26,7 @@ import numpy as np
 from localcr.cache import key, open_cache, tag
 from localcr.chunking import levels_for, pack, split_spans
 from localcr.documents import Chunk
+from localcr.embeddings.backend import Backend
 from localcr.models import EMBEDDER_BACKENDS, ModelSpec
 from localcr.text import spell_out_identifiers
 
@@ -36,24 +37,6 @@ CONTEXT_SHARE = 0.4  # a context may take at most this share of a window; the ch
 class Window:
     chunk_row: int
     text: str
-
-
-class Backend:
-    """What a model family provides to the Embedder."""
-
-    dimension: int
-    max_length: int  # tokens of one text the model reads (its own limit, if lower than the registry's)
-    added_tokens: int  # special tokens the model puts around every text
-
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        raise NotImplementedError
-
-    def clip(self, text: str, n: int) -> str:
-        """The text cut to its first n tokens."""
-        raise NotImplementedError
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
 
 
 class Embedder:

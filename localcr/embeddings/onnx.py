@@ -2,10 +2,10 @@
 package and an ONNX copy of its network (Transformer, Pooling, Normalize), so embedding a query imports neither
 torch nor transformers (about 7 s of imports before a search of a few milliseconds).
 
-The ONNX copy is made once from the model's own weights by `localcr.embeddings.onnx_export` (setup.sh makes the
-bundled MiniLM's; another supported model's is made on its first use) and checked there against
-sentence-transformers' vectors. It lives in the models directory under the model's fingerprint with a stamp of
-its sha256, so a changed model gets a new copy and a copy changed on disk is made again.
+The ONNX copy it runs is made once from the model's own weights and checked against sentence-transformers' vectors
+by `localcr.embeddings.onnx_export`, which owns the copies (where they live, making and checking them) and loads
+this backend on a checked one (`load_onnx_backend`, what the registry's table names); this module only runs a
+copy, so the two do not import each other.
 
 `runtime = "onnx-int8"` runs a copy quantised to 8 bits (weights per output channel, activations per batch):
 about twice the windows/s of the float copy, and other vectors (another fingerprint, so other cache entries and
@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localcr.bundled import models_dir, verified
-from localcr.embeddings import Backend
+from localcr.embeddings.backend import Backend
 from localcr.errors import LocalcrError
 from localcr.models import ModelSpec
 
@@ -28,7 +27,6 @@ from localcr.models import ModelSpec
 MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
            "sentence_transformers.models.Normalize"}
 MODEL_TYPES = ("bert",)
-EXPORT_VERSION = 2  # part of the copy's file name: a change to the export makes new copies
 
 
 def unsupported(path: Path) -> str | None:
@@ -48,31 +46,16 @@ def unsupported(path: Path) -> str | None:
     return None
 
 
-def copy_path(spec: ModelSpec) -> Path:
-    """Where the ONNX copy of this model lives (by content: the fingerprint of its files, which an 8-bit runtime
-    changes)."""
-    return models_dir() / "onnx" / f"{spec.fingerprint()}-v{EXPORT_VERSION}.onnx"
-
-
 class OnnxBackend(Backend):
     added_tokens = 2  # [CLS] and [SEP]
 
-    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None, model_file: Path | None = None):
-        """model_file: the ONNX file to run (default: this model's checked copy, made now if there is none)."""
+    def __init__(self, spec: ModelSpec, path: Path, model_file: Path, threads: int | None = None):
+        """Run the ONNX file model_file of the model at path (onnx_export.load_onnx_backend: its checked copy)."""
         import onnxruntime
         import tokenizers
 
         from localcr.llm import default_threads
 
-        reason = unsupported(path)
-        if reason:
-            raise LocalcrError(f"{spec.where}: ONNX Runtime cannot run {path}: {reason}; set runtime = \"torch\"")
-        if model_file is None:
-            model_file = copy_path(spec)
-            if not verified(model_file):
-                from localcr.embeddings.onnx_export import export
-
-                export(spec, path, model_file)
         self.spec = spec
         settings = _sentence_transformers_settings(path)
         self.max_length = min(spec.max_length, settings["max_seq_length"])

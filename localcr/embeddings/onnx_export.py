@@ -1,4 +1,6 @@
-"""Makes the ONNX copy of a sentence-transformers model that `localcr.embeddings.onnx` runs: once per model, with
+"""Owns the ONNX copies of sentence-transformers models that `localcr.embeddings.onnx` runs: where they live,
+and `load_onnx_backend`, the backend on a model's checked copy, made now if there is none (the registry's table
+names it). A copy is made once per model, with
 torch's exporter, from the model's own weights (the bundled MiniLM's weights are hash-checked first), with
 attention, layer norms and GELU fused into ONNX Runtime's own kernels, and kept only if it reproduces
 sentence-transformers' vectors (cosine >= MIN_COSINE on probe texts in several scripts, one longer than the
@@ -21,10 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from localcr.bundled import write_stamp
+from localcr.bundled import models_dir, verified, write_stamp
+from localcr.embeddings.onnx import OnnxBackend, unsupported
 from localcr.errors import LocalcrError
 from localcr.models import ModelSpec
 
+EXPORT_VERSION = 2  # part of the copy's file name: a change to the export makes new copies
 MIN_COSINE = 0.9999
 MIN_COSINE_INT8 = 0.95
 # The weights of bundled embedders, checked before they are exported: bundled name -> (file, sha256).
@@ -40,16 +44,35 @@ PROBES = [
 ]
 
 
+def load_onnx_backend(spec: ModelSpec, path: Path, threads: int | None = None) -> OnnxBackend:
+    """The model at path on ONNX Runtime, running its checked copy (made now if there is none or it changed)."""
+    reason = unsupported(path)
+    if reason:
+        raise LocalcrError(f"{spec.where}: ONNX Runtime cannot run {path}: {reason}; set runtime = \"torch\"")
+    return OnnxBackend(spec, path, checked_copy(spec, path), threads)
+
+
+def copy_path(spec: ModelSpec) -> Path:
+    """Where the ONNX copy of this model lives (by content: the fingerprint of its files, which an 8-bit runtime
+    changes)."""
+    return models_dir() / "onnx" / f"{spec.fingerprint()}-v{EXPORT_VERSION}.onnx"
+
+
+def checked_copy(spec: ModelSpec, path: Path) -> Path:
+    """The model's ONNX copy, exported and checked now unless a stamped one is there."""
+    copy = copy_path(spec)
+    return copy if verified(copy) else export(spec, path, copy)
+
+
 def export(spec: ModelSpec, path: Path, target: Path) -> Path:
     """Export the model at path to target, check it against sentence-transformers, stamp it; a LocalcrError
     (naming the fix) if the weights or the copy are not right."""
-    from localcr.embeddings.onnx import OnnxBackend, copy_path
     from localcr.embeddings.sbert import SentenceTransformersBackend
 
     int8 = spec.runtime == "onnx-int8"
     float_spec = replace(spec, params={**spec.params, "runtime": "onnx"})
     if int8:
-        OnnxBackend(float_spec, path)  # the float copy first (made now if missing): the 8-bit one is made from it
+        float_copy = checked_copy(float_spec, path)  # the 8-bit copy is made from the float one
     print(f"localcr: making the {'8-bit ' if int8 else ''}ONNX Runtime copy of embedder {spec.name!r} (once, about 20 s)",
           file=sys.stderr)
     _check_weights(spec, path)
@@ -66,13 +89,13 @@ def export(spec: ModelSpec, path: Path, target: Path) -> Path:
 
             logging.disable(logging.WARNING)  # its advice to pre-process (for static quantisation) does not apply
             try:
-                quantize_dynamic(copy_path(float_spec), partial, weight_type=QuantType.QInt8, per_channel=True,
+                quantize_dynamic(float_copy, partial, weight_type=QuantType.QInt8, per_channel=True,
                                  extra_options={"DefaultTensorType": 1})  # float32: the fused kernels' outputs
             finally:
                 logging.disable(logging.NOTSET)
         else:
             _export(reference.model, partial)
-        copy = OnnxBackend(spec, path, model_file=partial)
+        copy = OnnxBackend(spec, path, partial)
         with torch.inference_mode():
             expected = reference.encode(PROBES)
         got = copy.encode(PROBES)
@@ -144,7 +167,6 @@ def _sha256(file: Path) -> str:
 def main() -> None:
     """Make (or find) the checked ONNX copy of every embedder of the registry that runs on ONNX Runtime."""
     from localcr.embeddings import runtime
-    from localcr.embeddings.onnx import OnnxBackend
     from localcr.models import load_registry
 
     try:
@@ -156,7 +178,7 @@ def main() -> None:
             except LocalcrError:
                 continue  # a model not on this machine (`localcr models` says so)
             if runtime(spec, path).startswith("onnx"):
-                OnnxBackend(spec, path)
+                load_onnx_backend(spec, path)
                 print(f"embedder {spec.name}: ONNX Runtime copy checked")
     except LocalcrError as exc:
         raise SystemExit(f"localcr: error: {exc}") from None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localcr.embeddings import Backend
+from localcr.embeddings.backend import Backend
 from localcr.errors import LocalcrError
 from localcr.models import ModelSpec
 

@@ -1,7 +1,7 @@
 """The expensive work in this process: the code path localcr has always had."""
 from __future__ import annotations
 
-from localcr.execution import Executor
+from localcr.execution.executor import Executor
 
 
 class LocalExecutor(Executor):

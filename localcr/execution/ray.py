@@ -25,7 +25,7 @@ from pathlib import Path
 
 import localcr
 from localcr.errors import LocalcrError
-from localcr.execution import Executor
+from localcr.execution.executor import Executor
 
 DEFAULT_PORT = {"": 6379, "ray://": 10001}  # a cluster's GCS port; Ray Client's
 REACH_TIMEOUT = 5.0

@@ -1,9 +1,10 @@
 """Markdown through markdown-it-py (CommonMark) with mdit-py-plugins' front matter: the headings (ATX and
 setext, never a `#` line inside fenced or indented code) and the YAML front matter, as line numbers and
-character offsets of the text."""
+character offsets of the text; and a chunk rendered as HTML for the search page, its raw HTML left as text."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 
 # Document kinds whose text is Markdown: Markdown files, and what the HTML, DOCX and PPTX readers write.
@@ -90,3 +91,34 @@ def line_starts(text: str) -> list[int]:
         starts.append(position + 1)
         position = text.find("\n", position + 1)
     return starts
+
+
+# Where a marked span opens and closes while the text goes through the renderer: private-use characters, which
+# Markdown treats as letters, so they neither end a word nor start any syntax (a document's own are replaced).
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_TAG = re.compile(r"<[^>]*>")  # the renderer escapes "<" and ">" inside attribute values, so this is one tag
+
+
+@functools.cache
+def _renderer():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    # html=False: a document is untrusted input, so its own tags (<script>, <img onerror>) stay escaped text
+    return MarkdownIt("commonmark", {"html": False}).enable("table").use(front_matter_plugin)
+
+
+def to_html(text: str, marks: list[tuple[int, int]]) -> str:
+    """The text rendered from Markdown (headings, lists, code, emphasis, tables; raw HTML escaped, as text), with
+    the character spans `marks` (in order, not overlapping: words of the query) in <mark> elements."""
+    text = text.replace(_OPEN, "\ufffd").replace(_CLOSE, "\ufffd")
+    pieces, at = [], 0
+    for start, end in marks:
+        pieces += [text[at:start], _OPEN, text[start:end], _CLOSE]
+        at = end
+    html = _renderer().render("".join(pieces) + text[at:])
+    # inside a tag (a link's address, a code block's language) a mark has no place: dropped, as is its
+    # percent-encoded form in an address
+    html = _TAG.sub(lambda tag: re.sub(f"{_OPEN}|{_CLOSE}|%EE%80%8[01]", "", tag.group()), html)
+    return html.replace(_OPEN, "<mark>").replace(_CLOSE, "</mark>")
+

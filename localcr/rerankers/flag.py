@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from localcr.errors import LocalcrError
 from localcr.models import ModelSpec
-from localcr.rerankers import Reranker, one_line, query_budget
+from localcr.rerankers.base import Reranker, one_line, query_budget
 
 # Position-embedding tables of these model types reserve padding_idx + 1 = 2 slots (RoBERTa family).
 _OFFSET_POSITIONS = {"roberta": 2, "xlm-roberta": 2, "camembert": 2, "xlm-roberta-xl": 2}

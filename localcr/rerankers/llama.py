@@ -15,7 +15,7 @@ from localcr.errors import LocalcrError
 from localcr.gguf_file import read_gguf_header
 from localcr.llm import RankRunner
 from localcr.models import ModelSpec
-from localcr.rerankers import Reranker, query_budget
+from localcr.rerankers.base import Reranker, query_budget
 
 
 class LlamaReranker(Reranker):

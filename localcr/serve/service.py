@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localcr.errors import LocalcrError
 from localcr.models import Registry, load_registry
+from localcr.parsing.markdown import KINDS as MARKDOWN_KINDS
+from localcr.parsing.markdown import to_html
 from localcr.serve.batching import QueryBatcher
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, Index, page_at
 from localcr.store import read_marker
@@ -51,7 +53,9 @@ class SearchRequest(BaseModel):
                             description="Candidates each retriever hands to fusion, and fusion to the reranker.")
     window: int = Field(0, ge=0, le=MAX_WINDOW, description="Neighbouring chunks added on each side of a hit.")
     highlight: bool = Field(False, description="Add `matches` to each hit: where the query's terms occur in its text, "
-                            "context and window, as [start, end] character spans (what the search page marks).")
+                            "context and window, as [start, end] character spans (what the search page marks); and "
+                            "for a hit of a Markdown document (Markdown, HTML, DOCX, PPTX) `text_html`, its text "
+                            "rendered (raw HTML escaped, as text) with the terms in <mark>.")
 
 
 class Service:
@@ -125,8 +129,10 @@ class Service:
                             rerank=reranker, candidates=request.candidates, window=request.window)
         results = [hit.to_dict() for hit in hits]
         if request.highlight:
-            for result, matches in zip(results, index.matches(request.query, hits)):
+            for result, hit, matches in zip(results, hits, index.matches(request.query, hits)):
                 result["matches"] = matches
+                if hit.kind in MARKDOWN_KINDS:  # what the search page shows as Markdown
+                    result["text_html"] = to_html(hit.text, matches.get("text", []))
         return {"query": request.query, "generation": index.store.generation, "hits": results,
                 "took_ms": round((time.perf_counter() - began) * 1000, 2)}
 

@@ -1,6 +1,8 @@
 // The localcr search page: calls the JSON API of the server that served it and shows the hits.
 // Document text is untrusted: it only ever reaches the page as text nodes (textContent, createTextNode),
-// never through innerHTML, so a document holding <script> or <img onerror> shows those tags as text.
+// never through innerHTML, so a document holding <script> or <img onerror> shows those tags as text. A Markdown
+// hit comes rendered by the server (markdown-it, its raw HTML escaped); that HTML is parsed inertly and rebuilt
+// here from the elements Markdown makes alone, with no attribute but a link's web address.
 "use strict";
 
 const TOKEN_KEY = "localcr.token";
@@ -100,6 +102,34 @@ function highlighted(text, spans) {
   }
   if (done < text.length) fragment.append(document.createTextNode(text.slice(done)));
   return fragment;
+}
+
+// -- Markdown the server rendered ---------------------------------------------------------------------------
+const MARKDOWN_ELEMENTS = new Set(["p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code", "em",
+  "strong", "a", "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "mark"]);
+
+function markdown(html) {
+  const parsed = new DOMParser().parseFromString(html, "text/html"); // inert: nothing in it runs or loads
+  const fragment = document.createDocumentFragment();
+  fragment.append(...[...parsed.body.childNodes].map(rebuilt));
+  return fragment;
+}
+
+// A node of the parsed HTML as a new node of this page: text as text, an element Markdown makes as that element
+// with its children, anything else as its text alone.
+function rebuilt(node) {
+  if (node.nodeType !== Node.ELEMENT_NODE) return document.createTextNode(node.nodeType === Node.TEXT_NODE ? node.data : "");
+  const children = [...node.childNodes].map(rebuilt);
+  const tag = node.tagName.toLowerCase();
+  if (!MARKDOWN_ELEMENTS.has(tag)) return element("span", null, ...children);
+  const copy = element(tag, null, ...children);
+  const href = tag === "a" ? node.getAttribute("href") || "" : "";
+  if (/^(https?:|mailto:|#)/i.test(href)) {
+    copy.href = href;
+    copy.rel = "noopener noreferrer";
+  }
+  if (tag === "ol" && /^\d+$/.test(node.getAttribute("start") || "")) copy.start = Number(node.getAttribute("start"));
+  return copy;
 }
 
 function element(tag, className, ...children) {
@@ -203,7 +233,8 @@ function hitItem(hit) {
     context.setAttribute("aria-label", "context");
     item.append(context);
   }
-  item.append(element("div", "text", highlighted(hit.text, hit.matches && hit.matches.text)));
+  item.append(hit.text_html != null ? element("div", "text markdown", markdown(hit.text_html))
+    : element("div", "text", highlighted(hit.text, hit.matches && hit.matches.text)));
 
   const toggle = element("button", "neighbours-link", "neighbours");
   toggle.type = "button";

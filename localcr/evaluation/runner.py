@@ -1,0 +1,127 @@
+"""Running configurations: every query under every configuration, timed and scored, with a row per query
+that says what came back and which targets it missed."""
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from localcr.errors import ArgumentError, LocalcrError
+from localcr.evaluation.configs import SearchConfig
+from localcr.evaluation.metrics import DEFAULT_KS, found_targets, mean_metrics, percentile, score_ranking
+from localcr.evaluation.query_files import Query, QuerySet
+
+
+@dataclass
+class ConfigResult:
+    config: SearchConfig
+    ks: tuple[int, ...]
+    metrics: dict[str, float]  # "pass@5" -> mean over queries, fraction in [0, 1]
+    latency_ms: dict[str, float]  # "p50", "p95", "mean" of one search call
+    n_queries: int
+    per_query: list[dict[str, Any]]
+
+
+def evaluate(
+    index: Any,
+    queries: QuerySet,
+    configs: Sequence[SearchConfig],
+    ks: Iterable[int] = DEFAULT_KS,
+    reranker: Any = None,
+    progress: bool = True,
+) -> list[ConfigResult]:
+    """Run every query under every configuration (top max(ks) hits each) and score them.
+
+    Each configuration first runs one untimed warm-up search, so lazily loaded models do not count
+    towards latency; latency is the wall time of one `index.search` call. If the index offers
+    `clear_query_cache()`, it is called before each configuration's timed run, so configurations after
+    the first do not look faster by reusing the query vectors the first one computed.
+    """
+    ks = tuple(sorted(set(ks)))
+    _check_run(queries, configs, ks, reranker)
+    return [_run_config(index, queries, cfg, ks, reranker, progress) for cfg in configs]
+
+
+def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int, ...], reranker: Any) -> None:
+    if not ks or ks[0] < 1:
+        raise ArgumentError(("ks", ks), ": cut-offs must be whole numbers >= 1")
+    if not configs:
+        raise LocalcrError("no search configuration to evaluate")
+    if not queries.queries:
+        raise LocalcrError(f"{queries.path}: no query to evaluate")
+    names = Counter(c.name for c in configs)
+    if any(n > 1 for n in names.values()):
+        raise LocalcrError(f"configurations need distinct names: {', '.join(sorted(k for k, n in names.items() if n > 1))}")
+    for cfg in configs:
+        if cfg.rerank and reranker is None:
+            raise LocalcrError(
+                f"configuration {cfg.name!r} reranks but no reranker is loaded: configure one in models.toml "
+                "and pass it as reranker= (localcr.rerankers.load_reranker)"
+            )
+
+
+def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int, ...], reranker: Any,
+                progress: bool) -> ConfigResult:
+    """One configuration over every query: a warm-up search, then each query timed and scored."""
+    k = ks[-1]
+    kwargs = dict(
+        k=k,
+        mode=cfg.mode,
+        fusion=cfg.fusion,
+        alpha=cfg.alpha,
+        rerank=reranker if cfg.rerank else None,
+        candidates=max(cfg.candidates, k),
+        window=cfg.window,
+    )
+    index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
+    clear = getattr(index, "clear_query_cache", None)
+    if callable(clear):  # every configuration pays for embedding its queries, not just the first one
+        clear()
+    rows, scores, latencies = [], [], []
+    for q in _progress(queries.queries, f"{cfg.name}", progress):
+        start = time.perf_counter()
+        hits = index.search(q.text, **kwargs)
+        elapsed = (time.perf_counter() - start) * 1000
+        score = score_ranking(hits, q.targets, ks)
+        latencies.append(elapsed)
+        scores.append(score)
+        rows.append(_query_row(cfg, q, hits[:k], elapsed, score))
+    return ConfigResult(
+        config=cfg,
+        ks=ks,
+        metrics=mean_metrics(scores, ks),
+        latency_ms={
+            "p50": percentile(latencies, 50),
+            "p95": percentile(latencies, 95),
+            "mean": sum(latencies) / len(latencies),
+        },
+        n_queries=len(rows),
+        per_query=rows,
+    )
+
+
+def _query_row(cfg: SearchConfig, q: Query, hits: Sequence[Any], elapsed: float, score: dict[str, float]) -> dict[str, Any]:
+    """A query's line of per-query output: what it asked for, what came back and missed, its metrics."""
+    found = found_targets(hits, q.targets)
+    return {
+        "config": cfg.name,
+        "query_id": q.qid,
+        "line": q.line,
+        "query": q.text,
+        "targets": [str(t) for t in q.targets],
+        "missed": [str(t) for t in q.targets if t not in found],
+        "retrieved": [hit.chunk_id for hit in hits],
+        "first_relevant_rank": min(found.values(), default=None),
+        "latency_ms": round(elapsed, 3),
+        **{key: round(value, 6) for key, value in score.items()},
+    }
+
+
+def _progress(items: list, label: str, enabled: bool):
+    if not enabled:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=label, unit="query", file=sys.stderr, leave=False)
