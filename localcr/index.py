@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 import localcr
 from localcr import store
+from localcr.backends import is_milvus
 from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
@@ -86,6 +87,7 @@ def build_index(
     embedder: str | None = None, contexts: str | None = None, llm: str | None = None,
     contexts_from: str | None = None, chunk_tokens: int | None = None, overlap_tokens: int | None = None,
     composition: str | None = None, progress: bool = True, log=None, ray: str | None = None, rebuild: bool = False,
+    lexical: str | None = None,
 ) -> BuildSummary:
     """Index documents under `paths` into `directory`. Re-indexing keeps every setting not given again
     (paths, embedder, context mode, LLM, how LLM contexts join structural ones, chunk sizes) as the index
@@ -96,12 +98,23 @@ def build_index(
     line saying so. rebuild: build everything again, whatever changed.
 
     ray: run the LLM contexts and embeddings on Ray actors ("auto": a local Ray instance; else the address of a
-    running cluster); this process still reads, chunks, checks and writes the caches and builds the index."""
+    running cluster); this process still reads, chunks, checks and writes the caches and builds the index.
+
+    `directory` may name a Milvus collection instead (see localcr.backends); lexical, for such an index only:
+    "function" (Milvus's BM25) or "client" (localcr's BM25 analysis as sparse vectors), see localcr.backends.milvus."""
     log = log or (lambda message: print(message, file=sys.stderr))
     started = time.monotonic()
-    directory = Path(directory)
     if contexts is not None and contexts not in CONTEXT_MODES:
         raise ArgumentError(("contexts", contexts), f": choose one of {', '.join(CONTEXT_MODES)}")
+    if is_milvus(directory):
+        from localcr.backends.milvus import build  # pymilvus only when a Milvus index is named
+
+        return build(paths, str(directory), registry, rebuild=rebuild, lexical=lexical, log=log, progress=progress, ray=ray,
+                     contexts_from=contexts_from, embedder=embedder, contexts=contexts, llm=llm, chunk_tokens=chunk_tokens,
+                     overlap_tokens=overlap_tokens, composition=composition)
+    if lexical is not None:
+        raise ArgumentError(("lexical", lexical), " is for a Milvus index; a local index analyses text itself")
+    directory = Path(directory)
     store.read_marker(directory)  # refuse a foreign directory before the lock file is written into it
     with store.writer_lock(directory):
         marker = store.read_marker(directory)
@@ -114,68 +127,33 @@ def build_index(
         for name, problem in damaged.items():
             log(f"warning: segment {name} is damaged ({problem}): rebuilding its documents from the sources")
         stored = {} if whole else store.live_documents(directory, {**last, "segments": sound})
-        loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items()})
-
-        read = {d.doc_id: d for d in loaded.documents}
-        docs = [d for d in loaded.documents if d.doc_id not in stored or stored[d.doc_id].sha != d.sha]
-        kept = set(loaded.unchanged) | (read.keys() - {d.doc_id for d in docs})
-        gone = {doc_id for doc_id in stored if doc_id not in kept}  # changed (replaced by docs) or removed
-        summary = BuildSummary(directory=directory, skipped=loaded.skipped, warnings=loaded.warnings)
-        summary.added = sum(1 for d in docs if d.doc_id not in stored)
+        summary = BuildSummary(directory=directory)
+        plan = plan_changes(settings, registry, stored, last, whole, summary, log)
         # Documents not stored are new or were in a damaged segment (whose ids may be unreadable): counted by number.
         summary.restored = min(summary.added, sum(s["documents"] - len(s["dead"]) for s in last.get("segments", [])
                                                   if s["name"] in damaged))
         summary.added -= summary.restored
-        summary.changed = len(docs) - summary.added - summary.restored
-        summary.removed = len(gone) - summary.changed
-        summary.unchanged = len(kept)
-        for doc in docs:
-            doc.language = document_language(doc.text, doc.is_code)
-        languages = Counter(d.language for d in docs) + Counter(d.language for i, d in stored.items() if i in kept)
-        if settings.embedder is None:
-            settings.embedder, settings.embedder_choice = choose_embedder(registry, languages)
-            settings.embedder.resolve()
-            log(f"embedder: {settings.embedder_choice}")
-        if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):
-            log(f"warning: {warning}")
-        # Files read again but unchanged keep their new size and mtime, so the next run need not read them.
-        file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept}
-        file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}  # the ones read now win
+        docs, gone = plan.docs, plan.gone
         if not docs and not gone and not whole and not damaged:
-            summary.documents, summary.chunks = len(kept), last.get("chunks", 0)
+            summary.documents, summary.chunks = len(plan.kept), last.get("chunks", 0)
             summary.seconds = time.monotonic() - started
-            if file_stats != last.get(store.FILE_STATS, {}) or sound != last["segments"]:  # or newer file records
-                store.publish(directory, marker, {**last, "segments": sound, store.FILE_STATS: file_stats})
+            if plan.file_stats != last.get(store.FILE_STATS, {}) or sound != last["segments"]:  # or newer file records
+                store.publish(directory, marker, {**last, "segments": sound, store.FILE_STATS: plan.file_stats})
             return summary  # no document changed: no new segment
 
-        from localcr.execution import open_executor
-
         segments = [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in sound]
-        index_languages = sorted(set(last.get("languages", [])) | set(languages))
-        context_meta = last.get("contexts", {"mode": settings.contexts})
-        # Where contexts and embeddings are made: Ray is joined first, so a bad address fails before any work.
-        with open_executor(ray if docs else None, log=log) as executor:
-            from localcr.embeddings import Embedder  # imports torch: only once there is work to do
-
-            model = Embedder(settings.embedder)
-            if docs:
-                summary.documents = len(docs)
-                chunks_by_doc, chunks = _chunk(docs, model, settings)
-                context_meta = _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress,
-                                             summary, log, executor)
-                vectors, window_rows = _embed(model, chunks, summary, progress, executor)
+        made = make_chunks(plan, settings, last, whole, contexts_from, registry, progress, summary, log, ray)
         if docs:
             from localcr.lexical import LexicalIndex, stopwords_of
 
             language = {d.doc_id: d.language for d in docs}
-            lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks],
-                                         stopwords_of(index_languages))
-            segments.append(store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical))
-            if settings.contexts == "llm" and last.get("contexts", {}).get("mode") == "llm" and not whole:
-                context_meta = _merged_context_meta(last["contexts"], context_meta)
-        manifest = _manifest(settings, model, context_meta, summary, segments, index_languages, file_stats)
-        store.publish(directory, marker, manifest)
-        stopwords_changed = set(index_languages) != set(last.get("languages", index_languages))
+            lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in made.chunks], [language[c.doc_id] for c in made.chunks],
+                                         stopwords_of(plan.index_languages))
+            segments.append(store.write_segment(directory, docs, made.chunks_by_doc, made.vectors, made.window_rows, lexical))
+        manifest = _manifest(settings, made.model, made.context_meta, summary, plan.index_languages, plan.file_stats)
+        store.publish(directory, marker, {**manifest, "segments": segments, "documents": sum(s["documents"] for s in segments),
+                                          "chunks": sum(s["chunks"] for s in segments)})
+        stopwords_changed = set(plan.index_languages) != set(last.get("languages", plan.index_languages))
         if len(segments) > MAX_SEGMENTS or _dead_share(segments) > MAX_DEAD_SHARE or stopwords_changed:
             compact(directory, log=log, locked=True)
         # the live totals, from the manifest (compaction keeps them): no need to open the whole index
@@ -183,6 +161,82 @@ def build_index(
         summary.chunks = sum(s["chunks"] - s["dead_chunks"] for s in segments)
         summary.seconds = time.monotonic() - started
         return summary
+
+
+@dataclass
+class Plan:
+    """What a run must do, from the files against what the index holds: the documents to (re)index, the ids of
+    those gone (changed or removed) and kept, their languages, and the file stats the next run trusts."""
+
+    docs: list[Document]
+    kept: set[str]
+    gone: set[str]
+    index_languages: list[str]
+    file_stats: dict
+
+
+def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: dict, whole: bool,
+                 summary: BuildSummary, log) -> Plan:
+    """Read the files that changed (stored: doc_id -> StoredDocument of the index as it is), count what changes in
+    the summary, and choose the embedder by the documents' languages when none was named."""
+    loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items()})
+    read = {d.doc_id: d for d in loaded.documents}
+    docs = [d for d in loaded.documents if d.doc_id not in stored or stored[d.doc_id].sha != d.sha]
+    kept = set(loaded.unchanged) | (read.keys() - {d.doc_id for d in docs})
+    gone = {doc_id for doc_id in stored if doc_id not in kept}  # changed (replaced by docs) or removed
+    summary.skipped, summary.warnings = loaded.skipped, loaded.warnings
+    summary.added = sum(1 for d in docs if d.doc_id not in stored)
+    summary.changed = len(docs) - summary.added
+    summary.removed = len(gone) - summary.changed
+    summary.unchanged = len(kept)
+    for doc in docs:
+        doc.language = document_language(doc.text, doc.is_code)
+    languages = Counter(d.language for d in docs) + Counter(d.language for i, d in stored.items() if i in kept)
+    if settings.embedder is None:
+        settings.embedder, settings.embedder_choice = choose_embedder(registry, languages)
+        settings.embedder.resolve()
+        log(f"embedder: {settings.embedder_choice}")
+    if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):
+        log(f"warning: {warning}")
+    # Files read again but unchanged keep their new size and mtime, so the next run need not read them.
+    file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept}
+    file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}  # the ones read now win
+    return Plan(docs, kept, gone, sorted(set(last.get("languages", [])) | set(languages)), file_stats)
+
+
+@dataclass
+class Made:
+    """The chunks of a plan's documents with their contexts and the vectors of their dense windows."""
+
+    model: object  # the Embedder (loaded even with no document to embed: the manifest records it)
+    chunks_by_doc: dict[str, list[Chunk]]
+    chunks: list[Chunk]
+    vectors: np.ndarray | None
+    window_rows: np.ndarray | None
+    context_meta: dict
+
+
+def make_chunks(plan: Plan, settings: "_Settings", last: dict, whole: bool, contexts_from, registry: Registry,
+                progress: bool, summary: BuildSummary, log, ray: str | None) -> Made:
+    """Chunk, situate and embed the plan's documents, where the settings say (Ray is joined first, so a bad address
+    fails before any work)."""
+    from localcr.execution import open_executor
+
+    docs = plan.docs
+    made = Made(None, {}, [], None, None, last.get("contexts", {"mode": settings.contexts}))
+    with open_executor(ray if docs else None, log=log) as executor:
+        from localcr.embeddings import Embedder  # imports torch: only once there is work to do
+
+        made.model = Embedder(settings.embedder)
+        if docs:
+            summary.documents = len(docs)
+            made.chunks_by_doc, made.chunks = _chunk(docs, made.model, settings)
+            made.context_meta = _add_contexts(docs, made.chunks_by_doc, made.chunks, settings, contexts_from, registry,
+                                              progress, summary, log, executor)
+            made.vectors, made.window_rows = _embed(made.model, made.chunks, summary, progress, executor)
+    if docs and settings.contexts == "llm" and last.get("contexts", {}).get("mode") == "llm" and not whole:
+        made.context_meta = _merged_context_meta(last["contexts"], made.context_meta)
+    return made
 
 
 def _same_settings(last: dict, settings: "_Settings") -> bool:
@@ -344,10 +398,11 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSummary, segments: list[dict],
-              languages: list[str], file_stats: dict) -> dict:
+def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSummary, languages: list[str],
+              file_stats: dict) -> dict:
+    """What a build records of itself, wherever the index lives (the local store adds its segments)."""
     return {
-        "segments": segments, "languages": languages, store.FILE_STATS: file_stats,
+        "languages": languages, store.FILE_STATS: file_stats,
         "localcr": localcr.__version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "sources": settings.sources,
@@ -355,7 +410,6 @@ def _manifest(settings: _Settings, model, context_meta: dict, summary: BuildSumm
                      "chosen": settings.embedder_choice},
         "chunking": {"chunk_tokens": settings.chunk_tokens, "overlap_tokens": settings.overlap_tokens},
         "contexts": context_meta,
-        "documents": sum(s["documents"] for s in segments), "chunks": sum(s["chunks"] for s in segments),
         "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
     }
 
