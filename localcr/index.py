@@ -241,8 +241,8 @@ def make_chunks(plan: Plan, settings: "_Settings", last: dict, whole: bool, cont
 
 def _same_settings(last: dict, settings: "_Settings") -> bool:
     """Whether a build with these settings can add to the last one: the same embedder (model and files),
-    chunk sizes and contexts; anything else and every chunk must be redone."""
-    if not last.get("segments"):
+    chunk sizes and contexts; anything else and every chunk must be redone (as for an index of no chunks)."""
+    if not last.get("chunks"):
         return False
     embedder = settings.embedder
     contexts = last.get("contexts", {})

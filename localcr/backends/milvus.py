@@ -97,7 +97,7 @@ def connect(location: Location):
         from pymilvus import MilvusClient
     except ImportError:
         raise BackendError(f"{location.text}: a Milvus index needs pymilvus: pip install 'localcr[milvus]'") from None
-    for name in list(logging.root.manager.loggerDict):  # its failures reach the user as one line (_failure)
+    for name in ["pymilvus", "milvus_lite", *logging.root.manager.loggerDict]:  # failures reach the user as one line
         if name.startswith(("pymilvus", "milvus_lite")):
             logging.getLogger(name).setLevel(logging.CRITICAL)
     options = {} if location.lite else {"token": os.environ.get(TOKEN_ENV, ""), "db_name": os.environ.get(DATABASE_ENV, "")}
