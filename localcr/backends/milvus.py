@@ -11,8 +11,9 @@ document's record as JSON. The build's manifest (the local store's manifest.json
 Writes. A whole build (the first, --rebuild, other settings) fills a new generation, then moves the alias: a
 build killed before that leaves the alias, and so every search, on the previous generation; the next build
 drops what it left. A change deletes the changed and removed documents' entities (every window at once, by
-filter) and inserts the new ones, in the generation the alias points at, then rewrites the manifest; the
-collection is created with Strong consistency, so the same run (and every search after it) reads its own writes.
+filter, with whatever a killed run left of the new ones) and inserts the new ones, each document's record last,
+in the generation the alias points at, then rewrites the manifest; the collection is created with Strong
+consistency, so the same run (and every search after it) reads its own writes.
 One writer at a time: unlike the local store, nothing here locks a Milvus index.
 
 Lexical leg. Either Milvus's BM25 function over the passage field (the server analyses text and keeps the
@@ -412,8 +413,9 @@ def build(paths: list[str], location: str, registry, *, rebuild: bool = False, l
                 "layout": LAYOUT, "lexical": {"kind": lexical, "analyzer": _analyzer(connection)["type"] if lexical == "function" else None}}
     rows = _entities(plan.docs, made, lexical, plan.index_languages)
     generation = _new_generation(connection, made.model.dimension, lexical) if whole else current
-    if plan.gone and not whole:
-        connection.call("delete", generation, filter=f"doc_id in {_literal(sorted(plan.gone))}")
+    rewritten = plan.gone | {d.doc_id for d in plan.docs}  # new ones too: what a killed run left of them
+    if rewritten and not whole:
+        connection.call("delete", generation, filter=f"doc_id in {_literal(sorted(rewritten))}")
     _insert(connection, generation, rows)
     # Counted by the server (Strong consistency: after this run's writes), so the manifest says what searches see.
     manifest.update(windows=connection.count(generation, ""), chunks=connection.count(generation, "window == 0"),
@@ -466,7 +468,14 @@ def _new_generation(connection: _Connection, dimension: int, lexical: str) -> st
                       params={"bm25_k1": K1, "bm25_b": B} if lexical == "function" else {})
     generation = (connection.location.name + GENERATION_SEPARATOR + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
                   + "_" + uuid.uuid4().hex[:6])
-    connection.call("create_collection", generation, schema=schema, index_params=indexes, consistency_level="Strong")
+    try:
+        connection.call("create_collection", generation, schema=schema, index_params=indexes, consistency_level="Strong")
+    except BackendError as exc:
+        if lexical == "function" and any(word in str(exc).lower() for word in ("function", "analyzer", "bm25")):
+            raise BackendError(f"{connection.location.text}: the server has no BM25 function with the "
+                               f"{_analyzer(connection)['type']} analyzer (Milvus 2.5 or later has): upgrade it, or index "
+                               f"with --lexical client ({exc})") from None
+        raise
     return generation
 
 
@@ -490,7 +499,8 @@ def _insert(connection: _Connection, generation: str, rows: list[dict]) -> None:
 
 def _entities(docs, made, lexical: str, languages: list[str]) -> list[dict]:
     """One entity per dense window; the first window of each chunk carries its passage and (client) sparse vector, the
-    first chunk of each document the document's record."""
+    first chunk of each document the document's record. Those that carry a record come last: a change killed halfway
+    leaves documents without records, which the next run does not know, so it writes them again."""
     if not docs:
         return []
     chunks = made.chunks
@@ -517,7 +527,7 @@ def _entities(docs, made, lexical: str, languages: list[str]) -> list[dict]:
         if sparse is not None:
             row["sparse"] = sparse[chunk_row] if first else {}
         rows.append(row)
-    return rows
+    return sorted(rows, key=lambda row: row["document"] != "")
 
 
 def _document_record(doc, n_chunks: int) -> str:
