@@ -44,18 +44,24 @@ def _drop_server_index(location: str) -> None:
         connection.call("drop_collection", generation)
 
 
-@pytest.fixture(params=["local", "milvus-lite", pytest.param("milvus-server", marks=pytest.mark.skipif(
-    not SERVER, reason="LOCALCR_MILVUS_URI names no Milvus server"))])
-def location(request, tmp_path):
-    """Where the index of one run of the contract lives."""
+ON_SERVER = pytest.mark.skipif(not SERVER, reason="LOCALCR_MILVUS_URI names no Milvus server")
+
+
+@pytest.fixture(params=["local", "lite-function", "lite-client", pytest.param("server-function", marks=ON_SERVER),
+                        pytest.param("server-client", marks=ON_SERVER)])
+def store(request, tmp_path):
+    """Where the index of one run of the contract lives, and the options of its first build: a local directory, or a
+    Milvus collection with either lexical leg (Milvus's BM25 function, localcr's as client-side sparse vectors)."""
     if request.param == "local":
-        yield str(tmp_path / "index")
-    elif request.param == "milvus-lite":
-        yield f"milvus-lite:{tmp_path / 'milvus.db'}/orbit"
+        yield str(tmp_path / "index"), ()
+        return
+    where, lexical = request.param.split("-")
+    if where == "lite":
+        yield f"milvus-lite:{tmp_path / 'milvus.db'}/orbit", ("--lexical", lexical)
         _release_lite(tmp_path / "milvus.db")
     else:
         found = f"{SERVER.rstrip('/')}/localcr_test_{uuid.uuid4().hex[:8]}"
-        yield found
+        yield found, ("--lexical", lexical)
         _drop_server_index(found)
 
 
@@ -74,8 +80,9 @@ def top_ids(location, query, mode, k=3) -> list[str]:
 
 @pytest.mark.model
 @pytest.mark.loopback
-def test_the_contract_index_change_delete_rebuild_search_eval_stats_serve(small_corpus, location, tmp_path):
-    summary = index(small_corpus, location)
+def test_the_contract_index_change_delete_rebuild_search_eval_stats_serve(small_corpus, store, tmp_path):
+    location, first_build = store
+    summary = index(small_corpus, location, *first_build)
     assert "3 new" in summary
     for mode in ("dense", "lexical", "hybrid"):
         found = hits(location, "when do quotas reset?", mode)
@@ -166,6 +173,22 @@ def test_a_killed_rebuild_leaves_the_previous_generation_answering(small_corpus,
         index(small_corpus, lite, "--rebuild")
         assert half_built not in connection.generations() and len(connection.generations()) == 2  # new and previous
         assert top_ids(lite, "midnight", "hybrid") == answering
+    finally:
+        _release_lite(tmp_path / "milvus.db")
+
+
+@pytest.mark.model
+@pytest.mark.loopback
+def test_chunks_longer_than_the_embedder_reads_have_several_windows_in_milvus(small_corpus, tmp_path):
+    lite = f"milvus-lite:{tmp_path / 'milvus.db'}/orbit"
+    history = " ".join(f"In year {n} the cluster grew by {n} racks and the operators wrote {n} more runbooks." for n in range(60))
+    (small_corpus / "docs" / "history.md").write_text(f"# History\n\n{history}\n")
+    try:
+        run("index", small_corpus, "--index", lite, "--contexts", "structural", "--chunk-tokens", "250", "-q", "--lexical", "client")
+        stats = json.loads(run("stats", "--index", lite, "--json"))
+        assert stats["windows"] > stats["chunks"]  # the extra windows: vectors only, and no terms of their own
+        found = hits(lite, "midnight", "hybrid", 10)
+        assert found[0]["doc_id"] == "orbit/docs/guide.md" and len({h["chunk_id"] for h in found}) == len(found)
     finally:
         _release_lite(tmp_path / "milvus.db")
 

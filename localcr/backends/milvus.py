@@ -17,10 +17,12 @@ consistency, so the same run (and every search after it) reads its own writes.
 One writer at a time: unlike the local store, nothing here locks a Milvus index.
 
 Lexical leg. Either Milvus's BM25 function over the passage field (the server analyses text and keeps the
-statistics: incremental writes stay exact; Milvus Lite has only the standard analyzer, no stemming), or sparse
-vectors localcr computes with its own analysis (stemming, identifier parts, CJK bigrams, as the local index) and
-weights with BM25 over the whole build: exact at a rebuild, so a change to such an index rebuilds it. See
-BENCHMARKS.md for what each is worth; DEFAULT_LEXICAL is the choice.
+statistics; Milvus Lite has only the standard analyzer, no stemming, and statistics per segment), or sparse
+vectors of localcr's own analysis (stemming, identifier parts, CJK bigrams, as the local index): a chunk's vector
+holds each term's saturated frequency tf / (tf + k1 (1 - b + b len / mean len)), the query's each term's IDF,
+from a second collection of document frequencies by term (GENERATION + TERMS_SUFFIX) that every write keeps
+current; their inner product is the chunk's BM25 score, the local index's own (the mean length is the one of
+the last rebuild). See BENCHMARKS.md for what each is worth; DEFAULT_LEXICAL is the choice.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import json
 import logging
 import os
 import re
+import time
 import uuid
 import zlib
 from collections import Counter
@@ -57,7 +60,13 @@ HNSW_PARAMS = {"M": 32, "efConstruction": 200}
 SEARCH_EF = 200
 K1, B = 1.2, 0.75  # BM25 as the local index scores it (localcr.lexical)
 CHUNK_FIELDS = ["chunk_id", "doc_id", "position", "start", "end", "external_index", "context_chars", "passage"]
-SPARSE_DIMENSIONS = 2**32 - 1  # a term's dimension in a client-computed sparse vector: its CRC-32 below this
+# A term's dimension in a client-computed sparse vector: its CRC-32, below this (Milvus takes dimensions below 2**32 - 1).
+SPARSE_DIMENSIONS = 2**32 - 2
+# Milvus refuses an empty sparse vector: a chunk's second and later windows (which hold no terms: the first window
+# carries the chunk's) get this dimension, which no term has and so no query asks for.
+NO_TERMS = {SPARSE_DIMENSIONS: 1.0}
+TERMS_SUFFIX = "_terms"  # the document frequencies of a generation with client-computed sparse vectors
+INDEX_POLL_SECONDS = 0.5
 
 
 
@@ -156,7 +165,22 @@ class _Connection:
 
     def generations(self) -> list[str]:
         prefix = self.location.name + GENERATION_SEPARATOR
-        return [name for name in self.call("list_collections") if name.startswith(prefix)]
+        return [name for name in self.call("list_collections") if name.startswith(prefix) and not name.endswith(TERMS_SUFFIX)]
+
+    def drop(self, generation: str) -> None:
+        """A generation and its term statistics, if it has them."""
+        for name in (generation, generation + TERMS_SUFFIX):
+            if self.call("has_collection", name):
+                self.call("drop_collection", name)
+
+    def document_frequencies(self, generation: str, dimensions: list[int]) -> dict[int, int]:
+        """How many chunks hold each term (by sparse dimension), for a generation with client-computed vectors."""
+        found: dict[int, int] = {}
+        for start in range(0, len(dimensions), QUERY_BATCH):
+            batch = dimensions[start:start + QUERY_BATCH]
+            rows = self.call("query", generation + TERMS_SUFFIX, filter=f"id in {batch}", output_fields=["df"])
+            found.update({r["id"]: r["df"] for r in rows})
+        return found
 
     def manifest(self, generation: str) -> dict:
         """A generation's manifest, after checking it is a collection of localcr's layout."""
@@ -247,10 +271,11 @@ class MilvusBackend:
         if self.lexical_kind == "function":
             data, metric = [query], "BM25"
         else:
-            terms = self.query_terms(query)
-            if not terms:
+            dimensions = sorted({sparse_dimension(t) for t in self.query_terms(query)})
+            frequencies = self.connection.document_frequencies(self.generation, dimensions)
+            if not frequencies:
                 return {}
-            data, metric = [{sparse_dimension(t): 1.0 for t in terms}], "IP"
+            data, metric = [{d: idf(df, self.n_chunks) for d, df in frequencies.items()}], "IP"
         found = self._call("search", data=data, anns_field="sparse", limit=min(depth, MAX_TOPK),
                            output_fields=["chunk_id"], search_params={"metric_type": metric})
         return {hit["entity"]["chunk_id"]: abs(float(hit["distance"])) for hit in found[0]}
@@ -363,6 +388,11 @@ def sparse_dimension(term: str) -> int:
     return zlib.crc32(term.encode("utf-8")) % SPARSE_DIMENSIONS
 
 
+def idf(df: int, n: int) -> float:
+    """BM25's inverse document frequency, as localcr.lexical.bm25 weighs a term (in single precision)."""
+    return float(np.float32(np.log(1 + (n - df + 0.5) / (df + 0.5))))
+
+
 # ---------------------------------------------------------------------------------------------------- writing
 
 
@@ -371,8 +401,6 @@ def build(paths: list[str], location: str, registry, *, rebuild: bool = False, l
     """localcr.index.build_index for a Milvus location: the same reading, chunking, contexts and embeddings, written
     as the module docstring says. lexical: "function" or "client" (default: as the index was built, else
     DEFAULT_LEXICAL)."""
-    import time
-
     from localcr import index as indexing
     from localcr.store import FILE_STATS, StoredDocument
 
@@ -399,8 +427,8 @@ def build(paths: list[str], location: str, registry, *, rebuild: bool = False, l
         for doc_id, d in MilvusBackend(location).document_records().items()}
     summary = indexing.BuildSummary(directory=location)  # shown as written: a Milvus location is no path
     plan = indexing.plan_changes(settings, registry, stored, last, whole, summary, log)
-    if lexical == "client" and not whole and (plan.docs or plan.gone):
-        log("client-computed BM25 weights hold the whole build's statistics: rebuilding the collection")
+    if lexical == "client" and not whole and set(plan.index_languages) != set(last.get("languages", [])):
+        log("new languages bring their stop words into localcr's BM25 analysis: rebuilding the collection")
         return build(paths, location, registry, rebuild=True, lexical=lexical, log=log, progress=progress, ray=ray, **options)
     if not whole and not plan.docs and not plan.gone:
         if plan.file_stats != last.get(FILE_STATS, {}):
@@ -411,17 +439,31 @@ def build(paths: list[str], location: str, registry, *, rebuild: bool = False, l
     made = indexing.make_chunks(plan, settings, last, whole, contexts_from, registry, progress, summary, log, ray)
     manifest = {**indexing._manifest(settings, made.model, made.context_meta, summary, plan.index_languages, plan.file_stats),
                 "layout": LAYOUT, "lexical": {"kind": lexical, "analyzer": _analyzer(connection)["type"] if lexical == "function" else None}}
-    rows = _entities(plan.docs, made, lexical, plan.index_languages)
+    terms = None
+    if lexical == "client":
+        terms = TermCounts(plan.index_languages)
+        terms.add([f"{c.context}\n{c.text}" for c in made.chunks], [d.language for d in plan.docs for _ in made.chunks_by_doc[d.doc_id]])
+        mean_length = terms.mean_length() if whole else last["lexical"]["mean_length"]
+        manifest["lexical"]["mean_length"] = mean_length
+    rows = _entities(plan.docs, made, terms and terms.weights(mean_length))
     generation = _new_generation(connection, made.model.dimension, lexical) if whole else current
     rewritten = plan.gone | {d.doc_id for d in plan.docs}  # new ones too: what a killed run left of them
     if rewritten and not whole:
+        if terms and plan.gone:  # the terms of the chunks about to go, as they were counted
+            gone = connection.call("query", generation, filter=f"window == 0 and doc_id in {_literal(sorted(plan.gone))}",
+                                   output_fields=["passage", "doc_id"])
+            terms.remove([r["passage"] for r in gone], [stored[r["doc_id"]].language for r in gone])
         connection.call("delete", generation, filter=f"doc_id in {_literal(sorted(rewritten))}")
     _insert(connection, generation, rows)
+    if terms:
+        terms.write(connection, generation)
     # Counted by the server (Strong consistency: after this run's writes), so the manifest says what searches see.
     manifest.update(windows=connection.count(generation, ""), chunks=connection.count(generation, "window == 0"),
                     documents=connection.count(generation, "window == 0 and position == 0"))
     _set_manifest(connection, generation, manifest)
     if whole:
+        if not connection.location.lite:  # Lite indexes on a timer of its own (half a minute for a few rows)
+            _wait_for_indexes(connection, generation, log)
         connection.call("load_collection", generation)
         _move_alias(connection, generation, current)
     summary.documents, summary.chunks = manifest["documents"], manifest["chunks"]
@@ -445,7 +487,7 @@ def _new_generation(connection: _Connection, dimension: int, lexical: str) -> st
     if current:
         keep = {current, *connection.call("describe_collection", current).get("properties", {}).get("localcr.previous", "").split(",")}
     for stale in set(connection.generations()) - keep:
-        connection.call("drop_collection", stale)
+        connection.drop(stale)
     client = connection.client
     schema = client.create_schema(auto_id=True, enable_dynamic_field=False)
     schema.add_field("id", DataType.INT64, is_primary=True)
@@ -476,7 +518,30 @@ def _new_generation(connection: _Connection, dimension: int, lexical: str) -> st
                                f"{_analyzer(connection)['type']} analyzer (Milvus 2.5 or later has): upgrade it, or index "
                                f"with --lexical client ({exc})") from None
         raise
+    if lexical == "client":
+        terms = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        terms.add_field("id", DataType.INT64, is_primary=True)  # the term's sparse dimension
+        terms.add_field("df", DataType.INT64)
+        terms.add_field("vector", DataType.FLOAT_VECTOR, dim=2)  # Milvus wants a vector in every collection
+        flat = client.prepare_index_params()
+        flat.add_index("vector", index_type="FLAT", metric_type="L2")
+        connection.call("create_collection", generation + TERMS_SUFFIX, schema=terms, index_params=flat, consistency_level="Strong")
     return generation
+
+
+def _wait_for_indexes(connection: _Connection, generation: str, log) -> None:
+    """Seal what was inserted and wait until the server has indexed all of it, so that the alias never points at a
+    collection that searches by brute force (minutes at 100 M rows on a cluster)."""
+    connection.call("flush", generation)
+    said = False
+    while True:
+        states = [connection.call("describe_index", generation, name) for name in ("dense", "sparse")]
+        if all(s["pending_index_rows"] == 0 and s["indexed_rows"] >= s["total_rows"] for s in states):
+            return
+        if not said:
+            log(f"waiting for Milvus to index {states[0]['total_rows']} entities of {generation}")
+            said = True
+        time.sleep(INDEX_POLL_SECONDS)
 
 
 def _move_alias(connection: _Connection, generation: str, current: str | None) -> None:
@@ -497,7 +562,7 @@ def _insert(connection: _Connection, generation: str, rows: list[dict]) -> None:
         connection.call("insert", generation, rows[start:start + INSERT_BATCH])
 
 
-def _entities(docs, made, lexical: str, languages: list[str]) -> list[dict]:
+def _entities(docs, made, sparse: list[dict[int, float]] | None) -> list[dict]:
     """One entity per dense window; the first window of each chunk carries its passage and (client) sparse vector, the
     first chunk of each document the document's record. Those that carry a record come last: a change killed halfway
     leaves documents without records, which the next run does not know, so it writes them again."""
@@ -509,7 +574,6 @@ def _entities(docs, made, lexical: str, languages: list[str]) -> list[dict]:
         if len(passage.encode("utf-8")) > MAX_VARCHAR:
             raise LocalcrError(f"chunk {chunk.chunk_id} and its context hold more than {MAX_VARCHAR} bytes, Milvus's limit for "
                                "a text field: index with a smaller --chunk-tokens")
-    sparse = _client_sparse(docs, chunks, passages, languages) if lexical == "client" else None
     documents = {d.doc_id: _document_record(d, len(made.chunks_by_doc[d.doc_id])) for d in docs}
     rows, seen = [], Counter()
     for vector, chunk_row in zip(made.vectors, made.window_rows):
@@ -525,7 +589,7 @@ def _entities(docs, made, lexical: str, languages: list[str]) -> list[dict]:
                "document": documents[chunk.doc_id] if first and chunk.position == 0 else "",
                "dense": vector.astype(np.float32).tolist()}
         if sparse is not None:
-            row["sparse"] = sparse[chunk_row] if first else {}
+            row["sparse"] = (sparse[chunk_row] if first else None) or NO_TERMS
         rows.append(row)
     return sorted(rows, key=lambda row: row["document"] != "")
 
@@ -540,19 +604,52 @@ def _document_record(doc, n_chunks: int) -> str:
     return text
 
 
-def _client_sparse(docs, chunks, passages: list[str], languages: list[str]) -> list[dict[int, float]]:
-    """Each chunk's BM25 weight per term (localcr's analysis, statistics of these chunks), by term dimension: a query
-    vector of ones over its terms then scores a chunk by BM25, by inner product."""
-    from localcr.lexical import Postings, bm25, length_norms, stopwords_of
+class TermCounts:
+    """localcr's BM25 analysis of the chunks a write adds and removes, for client-computed sparse vectors: each added
+    chunk's term frequencies and length, and the change to every term's document frequency."""
 
-    language = {d.doc_id: d.language for d in docs}
-    postings = Postings.build(passages, [language[c.doc_id] for c in chunks], stopwords_of(languages))
-    norms = length_norms(postings.lengths, float(postings.lengths.mean()))
-    vectors: list[dict[int, float]] = [{} for _ in chunks]
-    for term, i in postings.terms.items():
-        rows, tfs = postings.postings(term)
-        weights = bm25(tfs, norms[rows], len(rows), len(chunks))
-        dimension = sparse_dimension(term)
-        for row, weight in zip(rows.tolist(), weights.tolist()):
-            vectors[row][dimension] = vectors[row].get(dimension, 0.0) + weight
-    return vectors
+    def __init__(self, languages: list[str]):
+        from localcr.lexical import stopwords_of
+
+        self.stopwords = stopwords_of(languages)
+        self.added: list[tuple[Counter, int]] = []
+        self.df_change: Counter = Counter()
+
+    def _analyse(self, passage: str, language: str) -> tuple[Counter, int]:
+        from localcr.lexical import EMPTY, tokenize
+
+        tokens = tokenize(passage, language, self.stopwords) or [EMPTY]  # a text of no terms has the one EMPTY term
+        return Counter(sparse_dimension(t) for t in tokens), len(tokens)
+
+    def add(self, passages: list[str], languages: list[str]) -> None:
+        self.added = [self._analyse(p, language) for p, language in zip(passages, languages)]
+        for counts, _ in self.added:
+            self.df_change.update(counts.keys())
+
+    def remove(self, passages: list[str], languages: list[str]) -> None:
+        for passage, language in zip(passages, languages):
+            self.df_change.subtract(self._analyse(passage, language)[0].keys())
+
+    def mean_length(self) -> float:
+        return sum(length for _, length in self.added) / max(len(self.added), 1)
+
+    def weights(self, mean_length: float) -> list[dict[int, float]]:
+        """Each added chunk's saturated term frequencies, tf / (tf + k1 (1 - b + b len / mean len)), in single
+        precision as localcr.lexical scores."""
+        from localcr.lexical import length_norms
+
+        norms = length_norms(np.array([length for _, length in self.added]), mean_length)
+        return [{d: float(np.float32(tf) / (norm + np.float32(tf))) for d, tf in counts.items()}
+                for (counts, _), norm in zip(self.added, norms)]
+
+    def write(self, connection: _Connection, generation: str) -> None:
+        """Bring the generation's document frequencies up to date (a term no chunk holds any more is deleted)."""
+        changed = sorted(d for d, change in self.df_change.items() if change)
+        now = connection.document_frequencies(generation, changed)
+        after = {d: now.get(d, 0) + self.df_change[d] for d in changed}
+        kept = [{"id": d, "df": df, "vector": [0.0, 0.0]} for d, df in after.items() if df > 0]
+        for start in range(0, len(kept), INSERT_BATCH):
+            connection.call("upsert", generation + TERMS_SUFFIX, kept[start:start + INSERT_BATCH])
+        dropped = [d for d, df in after.items() if df <= 0]
+        if dropped:
+            connection.call("delete", generation + TERMS_SUFFIX, filter=f"id in {dropped}")
