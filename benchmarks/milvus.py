@@ -4,8 +4,8 @@
     .venv/bin/python benchmarks/milvus.py --ingest 100000     # the stand-in's ingestion rate and latency at 100 K
 
 Per set: one local index (structural contexts; its build fills the embedding cache, then the timed build is a
---rebuild that reads every vector from it, as each Milvus build does), then Milvus Lite collections with each
-lexical leg: Milvus's BM25 function (Lite: the standard analyzer, statistics per segment) and sparse vectors of
+--rebuild that reads every vector from it, as each Milvus build does; a Milvus build's time includes waiting for
+Lite to index the collection, as a build on a server waits), then Milvus Lite collections with each lexical leg: Milvus's BM25 function (Lite: the standard analyzer, statistics per segment) and sparse vectors of
 localcr's own BM25 analysis (--lexical client). Dense search is the same model and vectors on both, so its rows
 show what the stores' nearest-neighbour search changes; lexical rows explain the hybrid differences.
 
@@ -30,6 +30,7 @@ LEXICAL = {"function": "BM25 function (standard analyzer)", "client": "client sp
 
 def quality(args) -> str:
     from localcr import evaluation
+    from localcr.backends.milvus import _Connection, _wait_for_indexes
     from localcr.index import build_index
     from localcr.models import load_registry
     from localcr.search import Index
@@ -47,6 +48,9 @@ def quality(args) -> str:
             started = time.monotonic()
             build_index([str(chunks)], location, registry, contexts="structural", progress=False, log=lambda m: None,
                         rebuild=True, lexical=lexical)
+            if lexical:  # searches timed on the built indexes, as a server's build waits for them (Lite's does not)
+                connection = _Connection(location)
+                _wait_for_indexes(connection, connection.aliased(), log=lambda m: None)
             built = time.monotonic() - started
             index = Index(location, registry)
             queries = evaluation.load_queries(queries_file, index)
@@ -65,7 +69,8 @@ def ingestion(args) -> str:
 
     import numpy as np
 
-    from localcr.backends.milvus import MilvusBackend, _Connection, _entities, _insert, _move_alias, _new_generation, _set_manifest
+    from localcr.backends.milvus import (MilvusBackend, TermCounts, _Connection, _entities, _insert, _move_alias,
+                                         _new_generation, _set_manifest)
     from localcr.documents import Chunk, Document
 
     n = args.ingest
@@ -85,9 +90,14 @@ def ingestion(args) -> str:
     rows = []
     for kind in ("function", "client"):
         started = time.monotonic()
-        entities = _entities(docs, made, kind, ["en"])
+        terms = TermCounts(["en"]) if kind == "client" else None
+        if terms:
+            terms.add([f"\n{c.text}" for c in chunks], ["en"] * n)
+        entities = _entities(docs, made, terms and terms.weights(terms.mean_length()))
         generation = _new_generation(connection, 384, kind)
         _insert(connection, generation, entities)
+        if terms:
+            terms.write(connection, generation)
         written = time.monotonic() - started
         manifest = {"layout": "localcr-milvus-1", "embedder": {"dimension": 384}, "lexical": {"kind": kind, "analyzer": "standard"},
                     "chunks": n, "windows": n, "languages": ["en"]}

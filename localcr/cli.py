@@ -166,8 +166,8 @@ def spec_is_bundled(source: str) -> bool:
               help="Build the whole index again from the files, not only what changed (contexts and embeddings still "
                    "come from the cache). A damaged segment is found and rebuilt without it.")
 @click.option("--lexical", type=click.Choice(["function", "client"]),
-              help="Milvus index only: BM25 by the server's function (its analyzer; default) or by sparse vectors of "
-                   "localcr's own analysis (stemming, identifier parts; a change rebuilds the collection).")
+              help="Milvus index only: BM25 by sparse vectors of localcr's own analysis (stemming, code identifiers "
+                   "split; the default) or by the server's BM25 function (its analyzer).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
 def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, lexical,
