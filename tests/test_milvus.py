@@ -34,6 +34,14 @@ def _release_lite(path: Path) -> None:
     server_manager_instance.release_server(str(path.resolve()))
 
 
+@pytest.fixture
+def lite_db(tmp_path) -> Path:
+    """A Milvus Lite file for one test, released when it ends (its server lives in this process until then)."""
+    path = tmp_path / "milvus.db"
+    yield path
+    _release_lite(path)
+
+
 def _drop_server_index(location: str) -> None:
     from localcr.backends.milvus import _Connection
 
@@ -49,7 +57,7 @@ ON_SERVER = pytest.mark.skipif(not SERVER, reason="LOCALCR_MILVUS_URI names no M
 
 @pytest.fixture(params=["local", "lite-function", "lite-client", pytest.param("server-function", marks=ON_SERVER),
                         pytest.param("server-client", marks=ON_SERVER)])
-def store(request, tmp_path):
+def store(request, tmp_path, lite_db):
     """Where the index of one run of the contract lives, and the options of its first build: a local directory, or a
     Milvus collection with either lexical leg (Milvus's BM25 function, localcr's as client-side sparse vectors)."""
     if request.param == "local":
@@ -57,8 +65,7 @@ def store(request, tmp_path):
         return
     where, lexical = request.param.split("-")
     if where == "lite":
-        yield f"milvus-lite:{tmp_path / 'milvus.db'}/orbit", ("--lexical", lexical)
-        _release_lite(tmp_path / "milvus.db")
+        yield f"milvus-lite:{lite_db}/orbit", ("--lexical", lexical)
     else:
         found = f"{SERVER.rstrip('/')}/localcr_test_{uuid.uuid4().hex[:8]}"
         yield found, ("--lexical", lexical)
@@ -137,60 +144,52 @@ def test_the_contract_index_change_delete_rebuild_search_eval_stats_serve(small_
 
 @pytest.mark.model
 @pytest.mark.loopback
-def test_both_backends_give_the_same_top_hits(small_corpus, tmp_path):
-    local, lite = str(tmp_path / "index"), f"milvus-lite:{tmp_path / 'milvus.db'}/orbit"
-    try:
-        index(small_corpus, local)
-        index(small_corpus, lite)
-        for query in DENSE_QUERIES:
-            assert top_ids(lite, query, "dense") == top_ids(local, query, "dense")
-        for term in RARE_TERMS:
-            assert top_ids(lite, term, "lexical", 1) == top_ids(local, term, "lexical", 1)
-            assert top_ids(lite, term, "hybrid", 1) == top_ids(local, term, "hybrid", 1)
-        # localcr's own analysis as client-side sparse vectors: the local index's BM25 scores, exactly
-        client = f"milvus-lite:{tmp_path / 'milvus.db'}/orbit_client"
-        index(small_corpus, client, "--lexical", "client")
-        for term in ["retries", "jobs queue", "Journal::replay"]:
-            got, expected = hits(client, term, "lexical", 5), hits(local, term, "lexical", 5)
-            assert [h["chunk_id"] for h in got] == [h["chunk_id"] for h in expected]
-            assert [h["score"] for h in got] == pytest.approx([h["score"] for h in expected], rel=1e-5)
-    finally:
-        _release_lite(tmp_path / "milvus.db")
+def test_both_backends_give_the_same_top_hits(small_corpus, tmp_path, lite_db):
+    local, lite = str(tmp_path / "index"), f"milvus-lite:{lite_db}/orbit"
+    index(small_corpus, local)
+    index(small_corpus, lite, "--lexical", "function")
+    for query in DENSE_QUERIES:
+        assert top_ids(lite, query, "dense") == top_ids(local, query, "dense")
+    for term in RARE_TERMS:
+        assert top_ids(lite, term, "lexical", 1) == top_ids(local, term, "lexical", 1)
+        assert top_ids(lite, term, "hybrid", 1) == top_ids(local, term, "hybrid", 1)
+    # localcr's own analysis as client-side sparse vectors (the default): the local index's BM25 scores, exactly
+    client = f"milvus-lite:{lite_db}/orbit_client"
+    index(small_corpus, client)
+    for term in ["retries", "jobs queue", "Journal::replay"]:
+        got, expected = hits(client, term, "lexical", 5), hits(local, term, "lexical", 5)
+        assert [h["chunk_id"] for h in got] == [h["chunk_id"] for h in expected]
+        assert [h["score"] for h in got] == pytest.approx([h["score"] for h in expected], rel=1e-5)
 
 
 @pytest.mark.model
 @pytest.mark.loopback
-def test_a_killed_rebuild_leaves_the_previous_generation_answering(small_corpus, tmp_path):
+def test_a_killed_rebuild_leaves_the_previous_generation_answering(small_corpus, lite_db):
     from localcr.backends.milvus import _Connection, _new_generation
 
-    lite = f"milvus-lite:{tmp_path / 'milvus.db'}/orbit"
-    try:
-        index(small_corpus, lite)
-        answering = top_ids(lite, "midnight", "hybrid")
-        connection = _Connection(lite)
-        half_built = _new_generation(connection, 384, "function")  # where a killed rebuild stopped: never aliased
-        assert top_ids(lite, "midnight", "hybrid") == answering
-        index(small_corpus, lite, "--rebuild")
-        assert half_built not in connection.generations() and len(connection.generations()) == 2  # new and previous
-        assert top_ids(lite, "midnight", "hybrid") == answering
-    finally:
-        _release_lite(tmp_path / "milvus.db")
+    lite = f"milvus-lite:{lite_db}/orbit"
+    index(small_corpus, lite)
+    answering = top_ids(lite, "midnight", "hybrid")
+    connection = _Connection(lite)
+    half_built = _new_generation(connection, 384, "client")  # where a killed rebuild stopped: never aliased
+    assert top_ids(lite, "midnight", "hybrid") == answering
+    index(small_corpus, lite, "--rebuild")
+    assert half_built not in connection.generations() and len(connection.generations()) == 2  # new and previous
+    assert not connection.call("has_collection", half_built + "_terms")  # its term statistics went with it
+    assert top_ids(lite, "midnight", "hybrid") == answering
 
 
 @pytest.mark.model
 @pytest.mark.loopback
-def test_chunks_longer_than_the_embedder_reads_have_several_windows_in_milvus(small_corpus, tmp_path):
-    lite = f"milvus-lite:{tmp_path / 'milvus.db'}/orbit"
+def test_chunks_longer_than_the_embedder_reads_have_several_windows_in_milvus(small_corpus, lite_db):
+    lite = f"milvus-lite:{lite_db}/orbit"
     history = " ".join(f"In year {n} the cluster grew by {n} racks and the operators wrote {n} more runbooks." for n in range(60))
     (small_corpus / "docs" / "history.md").write_text(f"# History\n\n{history}\n")
-    try:
-        run("index", small_corpus, "--index", lite, "--contexts", "structural", "--chunk-tokens", "250", "-q", "--lexical", "client")
-        stats = json.loads(run("stats", "--index", lite, "--json"))
-        assert stats["windows"] > stats["chunks"]  # the extra windows: vectors only, and no terms of their own
-        found = hits(lite, "midnight", "hybrid", 10)
-        assert found[0]["doc_id"] == "orbit/docs/guide.md" and len({h["chunk_id"] for h in found}) == len(found)
-    finally:
-        _release_lite(tmp_path / "milvus.db")
+    run("index", small_corpus, "--index", lite, "--contexts", "structural", "--chunk-tokens", "250", "-q")
+    stats = json.loads(run("stats", "--index", lite, "--json"))
+    assert stats["windows"] > stats["chunks"]  # the extra windows: vectors only, and no terms of their own
+    found = hits(lite, "midnight", "hybrid", 10)
+    assert found[0]["doc_id"] == "orbit/docs/guide.md" and len({h["chunk_id"] for h in found}) == len(found)
 
 
 @pytest.mark.model
@@ -216,43 +215,35 @@ def test_a_server_that_is_not_there(tmp_path):
 
 
 @pytest.mark.loopback
-def test_a_collection_localcr_did_not_write(tmp_path):
+def test_a_collection_localcr_did_not_write(tmp_path, lite_db):
     from pymilvus import MilvusClient
 
-    path = tmp_path / "milvus.db"
-    try:
-        MilvusClient(str(path)).create_collection("orbit", dimension=8)
-        for command in (["search", "quotas"], ["index", str(tmp_path)], ["stats"]):
-            line = error_line(*command, "--index", f"milvus-lite:{path}/orbit")
-            assert "a collection named orbit exists and is not a localcr index; choose another collection name" in line
-        assert "no index there yet; build one with `localcr index PATH --index milvus-lite:" in error_line(
-            "search", "quotas", "--index", f"milvus-lite:{path}/other")
-    finally:
-        _release_lite(path)
+    MilvusClient(str(lite_db)).create_collection("orbit", dimension=8)
+    for command in (["search", "quotas"], ["index", str(tmp_path)], ["stats"]):
+        line = error_line(*command, "--index", f"milvus-lite:{lite_db}/orbit")
+        assert "a collection named orbit exists and is not a localcr index; choose another collection name" in line
+    assert "no index there yet; build one with `localcr index PATH --index milvus-lite:" in error_line(
+        "search", "quotas", "--index", f"milvus-lite:{lite_db}/other")
 
 
 @pytest.mark.loopback
-def test_a_collection_of_another_schema(tmp_path):
+def test_a_collection_of_another_schema(lite_db):
     from pymilvus import DataType, MilvusClient
 
     from localcr.backends.milvus import LAYOUT, MANIFEST_PROPERTY
 
-    path = tmp_path / "milvus.db"
-    try:
-        client = MilvusClient(str(path))
-        schema = client.create_schema(auto_id=True)
-        schema.add_field("id", DataType.INT64, is_primary=True)
-        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=8)
-        for name, layout in [("eight", LAYOUT), ("older", "localcr-milvus-0")]:
-            manifest = {"layout": layout, "embedder": {"dimension": 384}}
-            client.create_collection(f"{name}__1", schema=schema, properties={MANIFEST_PROPERTY: json.dumps(manifest)})
-            client.create_alias(f"{name}__1", name)
-        line = error_line("search", "quotas", "--index", f"milvus-lite:{path}/eight")
-        assert "holds dense vectors of 8 dimensions where its manifest says 384: rebuild it with `localcr index PATH" in line
-        line = error_line("stats", "--index", f"milvus-lite:{path}/older")
-        assert "was not written by this localcr (layout 'localcr-milvus-0'" in line and "--rebuild" in line
-    finally:
-        _release_lite(path)
+    client = MilvusClient(str(lite_db))
+    schema = client.create_schema(auto_id=True)
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=8)
+    for name, layout in [("eight", LAYOUT), ("older", "localcr-milvus-0")]:
+        manifest = {"layout": layout, "embedder": {"dimension": 384}}
+        client.create_collection(f"{name}__1", schema=schema, properties={MANIFEST_PROPERTY: json.dumps(manifest)})
+        client.create_alias(f"{name}__1", name)
+    line = error_line("search", "quotas", "--index", f"milvus-lite:{lite_db}/eight")
+    assert "holds dense vectors of 8 dimensions where its manifest says 384: rebuild it with `localcr index PATH" in line
+    line = error_line("stats", "--index", f"milvus-lite:{lite_db}/older")
+    assert "was not written by this localcr (layout 'localcr-milvus-0'" in line and "--rebuild" in line
 
 
 def test_a_refused_token_names_the_variable_to_set():
@@ -266,19 +257,15 @@ def test_a_refused_token_names_the_variable_to_set():
 
 
 @pytest.mark.loopback
-def test_a_lite_file_held_by_another_process(tmp_path):
+def test_a_lite_file_held_by_another_process(lite_db):
     from pymilvus import MilvusClient
 
-    path = tmp_path / "milvus.db"
-    try:
-        MilvusClient(str(path))  # this process holds it
-        result = subprocess.run([sys.executable, "-m", "localcr", "search", "quotas", "--index", f"milvus-lite:{path}/orbit"],
-                                capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
-        assert result.returncode == 2 and result.stderr.strip().splitlines() == [
-            f"localcr: error: milvus-lite:{path}/orbit: {path} is open in another process (Milvus Lite allows one); stop "
-            "that process, or search through it (localcr serve)"]
-    finally:
-        _release_lite(path)
+    MilvusClient(str(lite_db))  # this process holds it
+    result = subprocess.run([sys.executable, "-m", "localcr", "search", "quotas", "--index", f"milvus-lite:{lite_db}/orbit"],
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        f"localcr: error: milvus-lite:{lite_db}/orbit: {lite_db} is open in another process (Milvus Lite allows one); stop "
+        "that process, or search through it (localcr serve)"]
 
 
 def test_pymilvus_not_installed_names_the_extra(tmp_path):
