@@ -17,7 +17,7 @@ the same code whatever holds the index. A backend opened for reading offers:
     generation, manifest, n_chunks, location      what was built, and how (the manifest's embedder record)
     dense_ranked(vector, depth) -> {row: score}    the best chunks by cosine similarity
     lexical_ranked(query, depth) -> {row: score}   the best chunks by BM25
-    hit_records(rows), rows_around(row, window), rows_of_document(doc_id), row_of_chunk(chunk_id), doc_of_row(row)
+    hit_records(rows), rows_around(row, window), rows_of_document(doc_id), row_of_chunk(chunk_id)
     chunk_id_set(), doc_ids(), chunk_ids_for_external(), documents_by_external_id()   for evaluation's gold sets
     highlighter(query), stats(), current_generation(), warm()
 

@@ -312,9 +312,7 @@ class MilvusBackend:
         documents = self._documents({c["doc_id"] for c in chunks.values()})
         return [_record(chunks[row], documents[chunks[row]["doc_id"]]) for row in rows]
 
-    def rows_of_document(self, doc_id: str | None) -> list[str]:
-        if doc_id is None:
-            return []
+    def rows_of_document(self, doc_id: str) -> list[str]:
         found = self._call("query", filter=f"window == 0 and doc_id == {_literal(doc_id)}", output_fields=["chunk_id", "position"])
         return [r["chunk_id"] for r in sorted(found, key=lambda r: r["position"])]
 
@@ -328,10 +326,6 @@ class MilvusBackend:
 
     def row_of_chunk(self, chunk_id: str) -> str | None:
         return chunk_id if self._chunks(f"chunk_id == {_literal(chunk_id)}") else None
-
-    def doc_of_row(self, row: str) -> str | None:
-        found = self._chunks(f"chunk_id == {_literal(row)}")
-        return found[0]["doc_id"] if found else None
 
     def chunk_id_set(self) -> set[str]:
         return {r["chunk_id"] for r in self.connection.iterate(self.generation, "window == 0", ["chunk_id"])}
