@@ -63,7 +63,8 @@ def main() -> None:
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
     from localcr import evaluation
     from localcr.documents import import_prechunked
-    from localcr.index import build_index, choose_embedder
+    from localcr.index import build_index
+    from localcr.pipeline import choose_embedder
     from localcr.language import document_language
     from localcr.models import load_registry
     from localcr.search import Index

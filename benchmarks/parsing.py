@@ -116,7 +116,7 @@ def inside_fitting_definitions(docs, registry) -> str:
     tree-sitter and without (definitions as tree-sitter finds them, sizes in the embedder's tokens)."""
     from localcr.chunking import chunk_document
     from localcr.embeddings import load_backend
-    from localcr.index import default_chunk_tokens
+    from localcr.pipeline import default_chunk_tokens
     from localcr.parsing import code
 
     backend = load_backend(registry.require("embedder"))

@@ -150,7 +150,7 @@ class QueryVectors:
 
 registry = load_registry()
 index = Index(sys.argv[1], registry, embedder=QueryVectors(registry.require("embedder", "minilm"), 384))
-index.embedder, index.dense, index.lexical, index.store.n_chunks
+index.embedder, index.store.warm(), index.store.n_chunks
 opened = time.perf_counter() - began
 queries = json.loads(sys.argv[2])
 out = {"open": opened}
@@ -175,7 +175,7 @@ for _ in range(RECALL_QUERIES):
     similarity = np.concatenate([v @ q for v in vectors])
     similarity[~live] = -np.inf
     exact = set(np.argpartition(-similarity, 149)[:150].tolist())
-    found, _ = index.dense.knn_query(q, k=150)
+    found, _ = index.store.dense_index.knn_query(q, k=150)
     recalls.append(len(exact & set(found[0].tolist())) / 150)
 out["recall"] = float(np.mean(recalls))
 print(json.dumps(out))

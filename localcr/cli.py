@@ -11,8 +11,9 @@ from pathlib import Path
 import click
 
 import localcr
+from localcr.backends import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.index import CONTEXT_MODES
+from localcr.pipeline import CONTEXT_MODES
 from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION
@@ -75,6 +76,8 @@ def _open_index(index_dir, registry):
     from localcr.search import Index
     from localcr.store import read_marker
 
+    if is_milvus(index_dir):
+        return Index(index_dir, registry)  # the backend words a missing index, an unreachable server, a foreign collection
     directory = Path(index_dir)
     if not directory.is_dir():
         raise LocalcrError(f"{directory}: no such index directory; build one with `localcr index PATH --index {directory}`")
@@ -89,7 +92,9 @@ def _log(message: str) -> None:
 
 def _index_option(f):
     return click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
-                        help="Index directory.")(f)
+                        help="Index directory, or a Milvus collection: milvus://HOST:PORT/COLLECTION (milvus+https:// for "
+                             "TLS; token and database from env LOCALCR_MILVUS_TOKEN, LOCALCR_MILVUS_DATABASE) or "
+                             "milvus-lite:PATH.db/COLLECTION. Needs pip install 'localcr[milvus]'.")(f)
 
 
 @cli.command()
@@ -214,9 +219,13 @@ def _discover(as_json: bool) -> None:
 @click.option("--rebuild", is_flag=True,
               help="Build the whole index again from the files, not only what changed (contexts and embeddings still "
                    "come from the cache). A damaged segment is found and rebuilt without it.")
+@click.option("--lexical", type=click.Choice(["function", "client"]),
+              help="Milvus index only: BM25 by sparse vectors of localcr's own analysis (stemming, code identifiers "
+                   "split; the default) or by the server's BM25 function (its analyzer).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, quiet):
+def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, lexical,
+          quiet):
     """Index files and folders (text, Markdown, reST, HTML, PDF, DOCX, PPTX, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
@@ -229,8 +238,10 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     try:
         summary = build_index(list(paths), index_dir, _registry(ctx), embedder=embedder, contexts=contexts, llm=llm,
                               contexts_from=contexts_from, chunk_tokens=chunk_tokens, overlap_tokens=overlap,
-                              progress=not quiet, log=_log, ray=ray_address, rebuild=rebuild)
+                              progress=not quiet, log=_log, ray=ray_address, rebuild=rebuild, lexical=lexical)
     except ArgumentError as exc:
+        if exc.names == {"lexical"}:
+            raise LocalcrError("--lexical is for a Milvus index (--index milvus://...); a local index analyses text itself") from None
         if exc.names == {"paths"}:
             raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)") from None
         raise
@@ -400,6 +411,8 @@ def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
     """Write synthetic questions with the local LLM, for evaluating an index that has no gold set."""
     from localcr.questions import make_questions
 
+    if is_milvus(index_dir):
+        raise LocalcrError(f"{index_dir}: make-qa reads a local index; run it on a local build of the same files")
     idx = _open_index(index_dir, _registry(ctx))
     spec = idx.registry.require("llm", llm)
     spec.resolve()
@@ -447,9 +460,14 @@ def stats(ctx, index_dir, list_skipped, as_json):
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(cards.get("fallback_reasons", {}).items()))
         _echo(f"cards       {cards['documents']} documents: {cards['written']} written, {cards['cached']} from cache, "
               f"{cards['fallbacks']} fell back" + (f" ({reasons})" if reasons else ""))
-    dead = f", {info['dead_chunks']} dead chunks of replaced or deleted documents until `localcr compact`" if info["dead_chunks"] else ""
-    _echo(f"segments    {info['segments']}{dead}")
-    _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
+    if "milvus" in info:
+        milvus = info["milvus"]
+        _echo(f"milvus      {milvus['server']}: alias {milvus['alias']} -> collection {milvus['collection']}")
+        _echo(f"lexical     {milvus['lexical']}")
+    else:
+        dead = f", {info['dead_chunks']} dead chunks of replaced or deleted documents until `localcr compact`" if info["dead_chunks"] else ""
+        _echo(f"segments    {info['segments']}{dead}")
+        _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
     for recorded in ("encodings", "languages"):
         counts = info[recorded]
         if counts is None:
@@ -478,6 +496,8 @@ def compact(index_dir):
     from localcr.index import compact as compact_index
     from localcr.store import StoreReader
 
+    if is_milvus(index_dir):
+        raise LocalcrError(f"{index_dir}: Milvus compacts its collections itself; `localcr compact` is for a local index")
     _open_index(index_dir, None)
     before = StoreReader(index_dir).stats()
     started = time.monotonic()

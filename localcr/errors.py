@@ -24,3 +24,9 @@ class ArgumentError(LocalcrError):
 
     def spell(self, argument: Callable[[str, object], str]) -> str:
         return "".join(part if isinstance(part, str) else argument(*part) for part in self.parts)
+
+
+class BackendError(LocalcrError):
+    """An index store that cannot be used as it is: a Milvus server unreachable or refusing the token, a collection
+    that localcr did not write (or wrote with another schema), the client library missing. The message names the
+    location and what to do."""

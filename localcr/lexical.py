@@ -113,6 +113,42 @@ def tokenize(text: str, language: str = "en", stopwords: frozenset[str] | None =
     return tokens
 
 
+def highlighter(terms, languages, stopwords: frozenset[str]):
+    """A function giving where these query terms occur in a text, as (start, end) character spans in order,
+    overlaps merged: the words (and CJK bigrams) that analysis in these languages turns into one of the terms."""
+    terms = set(terms)
+    matching: dict[str, bool] = {}  # each word's answer, computed once for all the texts (words repeat)
+
+    def matches(word: str) -> bool:
+        if word not in matching:
+            matching[word] = any(t in terms for lang in languages for t in _word_tokens(word, lang, stopwords))
+        return matching[word]
+
+    def spans_in(text: str) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        for found in word_spans(text):
+            word, start = found.group(), found.start()
+            if word.isascii() or not _CJK.search(word):
+                if matches(word):
+                    spans.append((start, start + len(word)))
+                continue
+            for piece in _CJK_PIECES.split(word):
+                if _CJK.fullmatch(piece):
+                    spans.extend((start + i, start + i + len(g)) for i, g in enumerate(_bigrams(piece)) if g in terms)
+                elif piece and matches(piece):
+                    spans.append((start, start + len(piece)))
+                start += len(piece)
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    return spans_in
+
+
 K1, B = 1.2, 0.75  # bm25s's defaults, which localcr has always used
 EMPTY = "\u2400"  # the one term of a text with none, so that every chunk has a length (as bm25s requires)
 
@@ -260,39 +296,8 @@ class LexicalIndex:
         return [t for t in terms if any(t in p.terms for p in self.parts)]
 
     def highlighter(self, query: str):
-        """A function giving where the query's terms occur in a text, as (start, end) character spans in order,
-        overlaps merged: the words (and CJK bigrams) that the index analyses into one of the query's terms."""
-        terms = set(self.query_terms(query))
-        matching: dict[str, bool] = {}  # each word's answer, computed once for all the texts (words repeat)
-
-        def matches(word: str) -> bool:
-            if word not in matching:
-                matching[word] = any(t in terms for lang in self.languages for t in _word_tokens(word, lang, self.stopwords))
-            return matching[word]
-
-        def spans_in(text: str) -> list[tuple[int, int]]:
-            spans: list[tuple[int, int]] = []
-            for found in word_spans(text):
-                word, start = found.group(), found.start()
-                if word.isascii() or not _CJK.search(word):
-                    if matches(word):
-                        spans.append((start, start + len(word)))
-                    continue
-                for piece in _CJK_PIECES.split(word):
-                    if _CJK.fullmatch(piece):
-                        spans.extend((start + i, start + i + len(g)) for i, g in enumerate(_bigrams(piece)) if g in terms)
-                    elif piece and matches(piece):
-                        spans.append((start, start + len(piece)))
-                    start += len(piece)
-            merged: list[tuple[int, int]] = []
-            for start, end in spans:
-                if merged and start <= merged[-1][1]:
-                    merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-                else:
-                    merged.append((start, end))
-            return merged
-
-        return spans_in
+        """A function giving where the query's terms occur in a text (see highlighter)."""
+        return highlighter(self.query_terms(query), self.languages, self.stopwords)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every row for the query (zeros where no term matches, and for dead rows).

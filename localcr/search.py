@@ -6,7 +6,9 @@
     for hit in index.search("how are retries configured?", k=5):
         print(hit.path, hit.score, hit.text)
 
-What the index holds (documents, chunk ids, sizes) is read through `index.store`, a localcr.store.StoreReader.
+What the index holds (documents, chunk ids, sizes) is read through `index.store`, its backend (localcr.backends:
+a local directory, or a Milvus collection): the backend ranks each retriever's candidates, and fusion, windows and
+reranking happen here, the same for both.
 """
 from __future__ import annotations
 
@@ -17,10 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from localcr.backends import open_backend
 from localcr.errors import LocalcrError
-from localcr.lexical import top_rows
 from localcr.models import Registry, load_registry
-from localcr.store import StoreReader
 
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("rrf", "weighted")
@@ -91,17 +92,16 @@ def weighted(dense: dict[int, float], lexical: dict[int, float], alpha: float) -
     return {i: alpha * d.get(i, 0.0) + (1 - alpha) * l.get(i, 0.0) for i in d.keys() | l.keys()}
 
 
-def widen(rows: list[int], doc_of_row, window: int, n_rows: int) -> list[tuple[int, list[int]]]:
-    """Each hit row with up to `window` neighbours per side from its own document; a hit already covered
-    by a better hit's window is merged into it (dropped), and no chunk appears twice."""
-    covered: set[int] = set()
+def widen(rows: list, rows_around, window: int) -> list[tuple[object, list]]:
+    """Each hit row with up to `window` neighbours per side from its own document (`rows_around(row, window)`,
+    in document order); a hit already covered by a better hit's window is merged into it (dropped), and no
+    chunk appears twice."""
+    covered: set = set()
     out = []
     for row in rows:
         if row in covered:
             continue
-        doc = doc_of_row(row)
-        span = [r for r in range(max(0, row - window), min(n_rows, row + window + 1))
-                if r not in covered and doc_of_row(r) == doc]
+        span = [r for r in rows_around(row, window) if r not in covered]
         covered.update(span)
         out.append((row, span))
     return out
@@ -114,7 +114,7 @@ class Index:
     only if the index was built with that same model."""
 
     def __init__(self, directory: str | Path, registry: Registry | None = None, *, embedder=None):
-        self.store = StoreReader(directory)
+        self.store = open_backend(directory)
         self._registry = registry
         self._loaded_embedder = embedder
         self._query_cache: dict[str, np.ndarray] = {}
@@ -131,48 +131,29 @@ class Index:
         recorded = self.store.manifest["embedder"]
         spec = self.registry.models["embedder"].get(recorded["name"])
         if spec is None:
-            raise LocalcrError(f"{self.store.directory} was built with embedder {recorded['name']!r}, which {self.registry.path} no longer has: "
+            raise LocalcrError(f"{self.store.location} was built with embedder {recorded['name']!r}, which {self.registry.path} no longer has: "
                                "add it back or rebuild the index")
         if f"{spec.name}:{spec.fingerprint()}" != recorded["id"]:
-            raise LocalcrError(f"{self.store.directory} was built with a different {recorded['name']!r} embedder than {self.registry.path} "
+            raise LocalcrError(f"{self.store.location} was built with a different {recorded['name']!r} embedder than {self.registry.path} "
                                "now points at: rebuild the index with `localcr index`")
         if self._loaded_embedder is not None and self._loaded_embedder.id == recorded["id"]:
             return self._loaded_embedder
         return Embedder(spec)
 
-    @cached_property
-    def dense(self):
-        return self.store.dense()
-
-    @cached_property
-    def lexical(self):
-        return self.store.lexical()
-
     # -- retrieval ------------------------------------------------------------------------------------------
-    def dense_scores(self, query: str, depth: int) -> dict[int, float]:
-        """Top chunks by cosine similarity; a chunk embedded as several windows scores as its best window."""
+    def dense_scores(self, query: str, depth: int) -> dict:
+        """Top chunks by cosine similarity, from the backend (a chunk embedded as several windows scores as its
+        best window); the query's vector is cached."""
         vector = self._query_cache.get(query)
         if vector is None:
             vector = self.embedder.embed_query(query)
             if len(self._query_cache) >= QUERY_CACHE_SIZE:
                 self._query_cache.pop(next(iter(self._query_cache)), None)  # the oldest query
             self._query_cache[query] = vector
-        window_rows = self.store.window_rows
-        n = len(window_rows)
-        per_chunk = max(1.0, n / max(self.store.n_chunks, 1))
-        labels, distances = self.dense.knn_query(vector, k=min(n, int(depth * per_chunk) + 8))
-        scores: dict[int, float] = {}
-        for label, distance in zip(labels[0], distances[0]):
-            row = int(window_rows[label])
-            if row not in scores:
-                scores[row] = 1.0 - float(distance)
-            if len(scores) == depth:
-                break
-        return scores
+        return self.store.dense_ranked(vector, depth)
 
-    def lexical_scores(self, query: str, depth: int) -> dict[int, float]:
-        scores = self.lexical.scores(query)
-        return {int(i): float(scores[i]) for i in top_rows(scores, depth)}
+    def lexical_scores(self, query: str, depth: int) -> dict:
+        return self.store.lexical_ranked(query, depth)
 
     def search(self, query: str, k: int = 20, *, mode: str = "hybrid", fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA,
                rerank=None, candidates: int = DEFAULT_CANDIDATES, window: int = 0) -> list[Hit]:
@@ -216,7 +197,7 @@ class Index:
             ranks["rerank"] = _ranks(order)
         order = order[:k]
         if window:
-            groups = widen(order, self.store.doc_of_row, window, self.store.n_chunks)
+            groups = widen(order, self.store.rows_around, window)
         else:
             groups = [(row, [row]) for row in order]
         return self._hits(groups, scores, ranks)
@@ -243,7 +224,7 @@ class Index:
     def matches(self, query: str, hits: list[Hit]) -> list[dict[str, list[tuple[int, int]]]]:
         """Per hit, where the query's terms occur in its text, context and window (those it has) as character
         spans: what the search page marks and what `localcr search` cuts its snippet around."""
-        spans_in = self.lexical.highlighter(query)
+        spans_in = self.store.highlighter(query)
         return [{field: spans_in(getattr(hit, field)) for field in ("text", "context", "window_text") if getattr(hit, field)}
                 for hit in hits]
 

@@ -126,7 +126,7 @@ def test_bundled_package_missing_is_a_clear_error(tmp_path, monkeypatch):
 def test_the_embedder_is_chosen_by_the_languages_of_the_documents(tmp_path):
     from collections import Counter
 
-    from localcr.index import choose_embedder
+    from localcr.pipeline import choose_embedder
 
     def docs(*languages):
         return Counter(languages)

@@ -33,7 +33,7 @@ def results(directory):
     idx = Index(directory)
     out = {}
     for query in QUERIES:
-        scores = idx.lexical.scores(query)
+        scores = idx.store.lexical_index.scores(query)
         by_id = {r["chunk_id"]: float(scores[r["row"]]) for r in idx.store.hit_records(
             np.flatnonzero(idx.store.live).tolist())}
         hits = {mode: [(h.chunk_id, h.score) for h in idx.search(query, 8, mode=mode)] for mode in ("dense", "lexical", "hybrid")}

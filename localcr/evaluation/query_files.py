@@ -81,7 +81,7 @@ class QuerySet:
 
 def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False, gold: str | None = None) -> QuerySet:
     """Read a query file (either format, see the module doc) and resolve its ids against `index` (through
-    `index.store`, the localcr.store.StoreReader of a search.Index).
+    `index.store`, the backend of a search.Index: localcr.backends).
 
     gold: "chunks" scores the published format's gold chunks by id, "spans" as the character spans they cover
     in their documents; None chooses spans when the index holds none of the published chunks but their

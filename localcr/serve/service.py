@@ -21,7 +21,6 @@ from localcr.parsing.markdown import KINDS as MARKDOWN_KINDS
 from localcr.parsing.markdown import to_html
 from localcr.serve.batching import QueryBatcher
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, Index, page_at
-from localcr.store import read_marker
 
 log = logging.getLogger("localcr.serve")
 
@@ -62,7 +61,7 @@ class Service:
     """An index and its models, loaded once and shared by concurrent requests."""
 
     def __init__(self, directory: str | Path, registry: Registry | None = None):
-        self.directory = Path(directory)
+        self.directory = str(directory)  # a Milvus location is no path: Path would fold its "//"
         self.registry = registry or load_registry()
         self._index = self._open(embedder=None)
         self._switching = threading.Lock()
@@ -79,7 +78,7 @@ class Service:
         if index.embedder is not embedder:
             index = Index(self.directory, self.registry, embedder=QueryBatcher(index.embedder))
             index.embedder.embed_query("warm up")
-        index.dense, index.lexical  # noqa: B018 - loads both
+        index.store.warm()
         return index
 
     @property
@@ -88,11 +87,11 @@ class Service:
         opens it; the others meanwhile keep using the previous generation."""
         index = self._index
         try:
-            marker = read_marker(self.directory)
+            current = index.store.current_generation()
         except LocalcrError as exc:  # the directory was replaced by something else: keep serving what we have
             log.warning("%s", exc)
             return index
-        if marker is None or marker["current"] in (index.store.generation, self._unopenable) \
+        if current is None or current in (index.store.generation, self._unopenable) \
                 or not self._switching.acquire(blocking=False):
             return index
         try:
@@ -100,7 +99,7 @@ class Service:
                 self._index = self._open(embedder=index.__dict__.get("embedder"))
                 log.info("switched to %s", self._index.store.generation)
         except LocalcrError as exc:  # published generations never change: the next rebuild's is tried, not this again
-            self._unopenable = marker["current"]
+            self._unopenable = current
             log.warning("staying on %s: %s", index.store.generation, exc)
         finally:
             self._switching.release()
@@ -154,12 +153,12 @@ class Service:
         row = store.row_of_chunk(chunk_id)
         if row is None:
             raise NotFound(f"no chunk {chunk_id!r} in this index")
-        rows = store.rows_of_document(store.doc_of_row(row))
-        span = [r for r in range(max(rows.start, row - window), min(rows.stop, row + window + 1))]
+        span = store.rows_around(row, window)
         records = {r["row"]: r for r in store.hit_records(span)}
+        at = span.index(row)
         return {"chunk": _chunk(records[row]), "path": records[row]["path"], "doc_id": records[row]["doc_id"],
-                "before": [_chunk(records[r]) for r in span if r < row],
-                "after": [_chunk(records[r]) for r in span if r > row]}
+                "before": [_chunk(records[r]) for r in span[:at]],
+                "after": [_chunk(records[r]) for r in span[at + 1:]]}
 
     def stats(self) -> dict:
         return self.index.store.stats()

@@ -1,0 +1,293 @@
+"""The backend contract: the same commands give the same results on a local index and on a Milvus collection.
+
+Milvus Lite (embedded, started by these tests in their temporary directories) stands in for a server; with
+LOCALCR_MILVUS_URI set (e.g. milvus://localhost:19530, reachable on loopback), the contract runs against that real
+server too, in a collection of its own that it drops afterwards. Errors: a server that is not there, a collection
+localcr did not write or wrote with another schema, a refused token, a Lite file held by another process,
+pymilvus not installed - one line each."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import GUIDE, error_line, free_port, run
+
+pytest.importorskip("pymilvus")  # the test extra installs it; a user without localcr[milvus] never needs this file
+
+SERVER = os.environ.get("LOCALCR_MILVUS_URI", "")
+# Queries whose top hits depend on no BM25 statistics (Milvus Lite keeps them per segment and analyses with the
+# standard analyzer): dense similarity, and terms found in one chunk only.
+DENSE_QUERIES = ["how often is a failed job retried", "which team's job runs next", "reading the journal back at start-up"]
+RARE_TERMS = ["midnight", "orbitd", "7700", "exponential"]
+
+
+def _release_lite(path: Path) -> None:
+    """Let another process (or test) open the Lite file: its server lives in this process until released."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(str(path.resolve()))
+
+
+@pytest.fixture
+def lite_db(tmp_path) -> Path:
+    """A Milvus Lite file for one test, released when it ends (its server lives in this process until then)."""
+    path = tmp_path / "milvus.db"
+    yield path
+    _release_lite(path)
+
+
+def _drop_server_index(location: str) -> None:
+    from localcr.backends.milvus import _Connection
+
+    connection = _Connection(location)
+    if connection.aliased():
+        connection.call("drop_alias", connection.location.name)
+    for generation in connection.generations():
+        connection.call("drop_collection", generation)
+
+
+ON_SERVER = pytest.mark.skipif(not SERVER, reason="LOCALCR_MILVUS_URI names no Milvus server")
+
+
+@pytest.fixture(params=["local", "lite-function", "lite-client", pytest.param("server-function", marks=ON_SERVER),
+                        pytest.param("server-client", marks=ON_SERVER)])
+def store(request, tmp_path, lite_db):
+    """Where the index of one run of the contract lives, and the options of its first build: a local directory, or a
+    Milvus collection with either lexical leg (Milvus's BM25 function, localcr's as client-side sparse vectors)."""
+    if request.param == "local":
+        yield str(tmp_path / "index"), ()
+        return
+    where, lexical = request.param.split("-")
+    if where == "lite":
+        yield f"milvus-lite:{lite_db}/orbit", ("--lexical", lexical)
+    else:
+        found = f"{SERVER.rstrip('/')}/localcr_test_{uuid.uuid4().hex[:8]}"
+        yield found, ("--lexical", lexical)
+        _drop_server_index(found)
+
+
+def index(corpus, location, *extra) -> str:
+    return run("index", corpus, "--index", location, "--contexts", "structural", "--chunk-tokens", "48", "-q", *extra)
+
+
+def hits(location, query, mode="hybrid", k=3, *extra) -> list[dict]:
+    out = run("search", query, "--index", location, "--mode", mode, "-k", k, "--json", *extra)
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def top_ids(location, query, mode, k=3) -> list[str]:
+    return [h["chunk_id"] for h in hits(location, query, mode, k)]
+
+
+@pytest.mark.model
+@pytest.mark.loopback
+def test_the_contract_index_change_delete_rebuild_search_eval_stats_serve(small_corpus, store, tmp_path):
+    location, first_build = store
+    summary = index(small_corpus, location, *first_build)
+    assert "3 new" in summary
+    for mode in ("dense", "lexical", "hybrid"):
+        found = hits(location, "when do quotas reset?", mode)
+        assert found and found[0]["doc_id"] == "orbit/docs/guide.md" and "midnight" in found[0]["text"]
+        assert all(set(h) >= {"chunk_id", "path", "context", "text", "ranks", "score"} for h in found)
+    windowed = hits(location, "midnight", "lexical", 1, "--window", "1")[0]
+    assert windowed["neighbours"] and windowed["window_text"].count("midnight") == 1
+
+    # a changed file: its new words are found, its old ones are gone; an unchanged file is not read again
+    (small_corpus / "docs" / "guide.md").write_text(GUIDE.replace("midnight UTC", "noon in Reykjavik"))
+    assert "1 changed, 0 removed, 2 unchanged" in index(small_corpus, location)
+    assert hits(location, "Reykjavik", "lexical")[0]["doc_id"] == "orbit/docs/guide.md"
+    assert not any("midnight" in h["text"] for h in hits(location, "midnight", "lexical", 10))
+
+    # a deleted file: none of its chunks is found any more
+    (small_corpus / "src" / "journal.rs").unlink()
+    assert "0 changed, 1 removed, 2 unchanged" in index(small_corpus, location)
+    assert all(h["doc_id"] != "orbit/src/journal.rs" for h in hits(location, "append-only journal replay", "hybrid", 20))
+    stats = json.loads(run("stats", "--index", location, "--json"))
+    assert stats["documents"] == 2 and stats["chunks"] == len(hits(location, "job", "dense", 100))
+    assert "documents   2" in run("stats", "--index", location)
+
+    # a rebuild: a new generation, the same results
+    before = {q: top_ids(location, q, "dense") for q in DENSE_QUERIES}
+    index(small_corpus, location, "--rebuild")
+    assert json.loads(run("stats", "--index", location, "--json"))["generation"] != stats["generation"]
+    assert {q: top_ids(location, q, "dense") for q in DENSE_QUERIES} == before
+
+    # eval: documents named by id
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("\n".join(json.dumps({"query": q, "relevant": [doc]}) for q, doc in [
+        ("when do team quotas reset", "orbit/docs/guide.md"), ("fair share heap of pending jobs", "orbit/src/scheduler.py")]))
+    report = run("eval", "--index", location, "--queries", queries, "--json", "-q")
+    report = json.loads(report[report.index("{"):])  # after the query file's report
+    assert {c["name"]: c["metrics"]["pass@5"] for c in report["configs"]} == {"dense": 1.0, "lexical": 1.0, "hybrid": 1.0}
+
+    # serve: what the HTTP API and MCP tools call, switching to a rebuilt generation
+    from localcr.serve.service import SearchRequest, Service
+
+    service = Service(location)
+    answer = service.search(SearchRequest(query="Reykjavik", k=2, mode="lexical", highlight=True, window=1))
+    first = answer["hits"][0]
+    assert first["doc_id"] == "orbit/docs/guide.md" and first["matches"]["text"]
+    document = service.document("orbit/docs/guide.md")
+    assert [c["position"] for c in document["chunks"]] == list(range(len(document["chunks"])))
+    chunk = service.chunk(document["chunks"][1]["chunk_id"], window=1)
+    assert [c["position"] for c in chunk["before"] + [chunk["chunk"]] + chunk["after"]] == [0, 1, 2]
+    assert service.health()["chunks"] == stats["chunks"]
+    index(small_corpus, location, "--rebuild")
+    assert service.search(SearchRequest(query="Reykjavik"))["generation"] != answer["generation"]
+
+
+@pytest.mark.model
+@pytest.mark.loopback
+def test_both_backends_give_the_same_top_hits(small_corpus, tmp_path, lite_db):
+    local, lite = str(tmp_path / "index"), f"milvus-lite:{lite_db}/orbit"
+    index(small_corpus, local)
+    index(small_corpus, lite, "--lexical", "function")
+    for query in DENSE_QUERIES:
+        assert top_ids(lite, query, "dense") == top_ids(local, query, "dense")
+    for term in RARE_TERMS:
+        assert top_ids(lite, term, "lexical", 1) == top_ids(local, term, "lexical", 1)
+        assert top_ids(lite, term, "hybrid", 1) == top_ids(local, term, "hybrid", 1)
+    # localcr's own analysis as client-side sparse vectors (the default): the local index's BM25 scores, exactly
+    client = f"milvus-lite:{lite_db}/orbit_client"
+    index(small_corpus, client)
+    for term in ["retries", "jobs queue", "Journal::replay"]:
+        got, expected = hits(client, term, "lexical", 5), hits(local, term, "lexical", 5)
+        assert [h["chunk_id"] for h in got] == [h["chunk_id"] for h in expected]
+        assert [h["score"] for h in got] == pytest.approx([h["score"] for h in expected], rel=1e-5)
+
+
+@pytest.mark.model
+@pytest.mark.loopback
+def test_a_killed_rebuild_leaves_the_previous_generation_answering(small_corpus, lite_db):
+    from localcr.backends.milvus import _Connection, _new_generation
+
+    lite = f"milvus-lite:{lite_db}/orbit"
+    index(small_corpus, lite)
+    answering = top_ids(lite, "midnight", "hybrid")
+    connection = _Connection(lite)
+    half_built = _new_generation(connection, 384, "client")  # where a killed rebuild stopped: never aliased
+    assert top_ids(lite, "midnight", "hybrid") == answering
+    index(small_corpus, lite, "--rebuild")
+    assert half_built not in connection.generations() and len(connection.generations()) == 2  # new and previous
+    assert not connection.call("has_collection", half_built + "_terms")  # its term statistics went with it
+    assert top_ids(lite, "midnight", "hybrid") == answering
+
+
+@pytest.mark.model
+@pytest.mark.loopback
+def test_chunks_longer_than_the_embedder_reads_have_several_windows_in_milvus(small_corpus, lite_db):
+    lite = f"milvus-lite:{lite_db}/orbit"
+    history = " ".join(f"In year {n} the cluster grew by {n} racks and the operators wrote {n} more runbooks." for n in range(60))
+    (small_corpus / "docs" / "history.md").write_text(f"# History\n\n{history}\n")
+    run("index", small_corpus, "--index", lite, "--contexts", "structural", "--chunk-tokens", "250", "-q")
+    stats = json.loads(run("stats", "--index", lite, "--json"))
+    assert stats["windows"] > stats["chunks"]  # the extra windows: vectors only, and no terms of their own
+    found = hits(lite, "midnight", "hybrid", 10)
+    assert found[0]["doc_id"] == "orbit/docs/guide.md" and len({h["chunk_id"] for h in found}) == len(found)
+
+
+@pytest.mark.model
+def test_searching_a_local_index_imports_nothing_from_milvus(small_corpus, tmp_path):
+    directory = tmp_path / "index"
+    index(small_corpus, directory)
+    code = ("import sys\nfrom localcr.cli import main\n"
+            f"sys.argv = ['localcr', 'search', 'when do quotas reset', '--index', {str(directory)!r}]\n"
+            "try:\n    main()\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pymilvus', 'milvus_lite')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}).stdout
+    assert "guide.md" in out and out.strip().endswith("[]")
+
+
+# -- errors: one line each, naming what to do -------------------------------------------------------------------
+
+
+@pytest.mark.loopback
+def test_a_server_that_is_not_there(tmp_path):
+    line = error_line("search", "quotas", "--index", f"milvus://127.0.0.1:{free_port()}/orbit")
+    assert "cannot reach a Milvus server at http://127.0.0.1:" in line and "start it" in line
+
+
+@pytest.mark.loopback
+def test_a_collection_localcr_did_not_write(tmp_path, lite_db):
+    from pymilvus import MilvusClient
+
+    MilvusClient(str(lite_db)).create_collection("orbit", dimension=8)
+    for command in (["search", "quotas"], ["index", str(tmp_path)], ["stats"]):
+        line = error_line(*command, "--index", f"milvus-lite:{lite_db}/orbit")
+        assert "a collection named orbit exists and is not a localcr index; choose another collection name" in line
+    assert "no index there yet; build one with `localcr index PATH --index milvus-lite:" in error_line(
+        "search", "quotas", "--index", f"milvus-lite:{lite_db}/other")
+
+
+@pytest.mark.loopback
+def test_a_collection_of_another_schema(lite_db):
+    from pymilvus import DataType, MilvusClient
+
+    from localcr.backends.milvus import LAYOUT, MANIFEST_PROPERTY
+
+    client = MilvusClient(str(lite_db))
+    schema = client.create_schema(auto_id=True)
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field("dense", DataType.FLOAT_VECTOR, dim=8)
+    for name, layout in [("eight", LAYOUT), ("older", "localcr-milvus-0")]:
+        manifest = {"layout": layout, "embedder": {"dimension": 384}}
+        client.create_collection(f"{name}__1", schema=schema, properties={MANIFEST_PROPERTY: json.dumps(manifest)})
+        client.create_alias(f"{name}__1", name)
+    line = error_line("search", "quotas", "--index", f"milvus-lite:{lite_db}/eight")
+    assert "holds dense vectors of 8 dimensions where its manifest says 384: rebuild it with `localcr index PATH" in line
+    line = error_line("stats", "--index", f"milvus-lite:{lite_db}/older")
+    assert "was not written by this localcr (layout 'localcr-milvus-0'" in line and "--rebuild" in line
+
+
+def test_a_refused_token_names_the_variable_to_set():
+    from pymilvus.exceptions import MilvusException
+
+    from localcr.backends.milvus import _failure, parse_location
+
+    refused = MilvusException(code=1800, message="auth check failure, please check username, password or api key")
+    line = str(_failure(parse_location("milvus://milvus.example:19530/docs"), refused))
+    assert line.startswith("milvus://milvus.example:19530/docs: the server refused the credentials: set LOCALCR_MILVUS_TOKEN")
+
+
+@pytest.mark.loopback
+def test_a_lite_file_held_by_another_process(lite_db):
+    from pymilvus import MilvusClient
+
+    MilvusClient(str(lite_db))  # this process holds it
+    result = subprocess.run([sys.executable, "-m", "localcr", "search", "quotas", "--index", f"milvus-lite:{lite_db}/orbit"],
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        f"localcr: error: milvus-lite:{lite_db}/orbit: {lite_db} is open in another process (Milvus Lite allows one); stop "
+        "that process, or search through it (localcr serve)"]
+
+
+def test_pymilvus_not_installed_names_the_extra(tmp_path):
+    code = ("import sys\nsys.modules['pymilvus'] = None  # as if localcr[milvus] were not installed\n"
+            "from localcr.cli import main\n"
+            f"sys.argv = ['localcr', 'search', 'quotas', '--index', 'milvus-lite:{tmp_path}/m.db/orbit']\nmain()")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"localcr: error: milvus-lite:{tmp_path}/m.db/orbit: a Milvus index needs pymilvus: "
+                                     "pip install 'localcr[milvus]'")
+
+
+@pytest.mark.parametrize("written, problem", [
+    ("milvus://localhost:19530", "is no collection name localcr can use"),
+    ("milvus://localhost:19530/my-docs", "is no collection name localcr can use"),
+    ("milvus:///docs", "name a Milvus server index as milvus://HOST:PORT/COLLECTION"),
+    ("milvus-lite:index/docs", "name a Milvus Lite index as milvus-lite:PATH.db/COLLECTION"),
+])
+def test_a_location_written_wrong(written, problem):
+    assert problem in error_line("search", "quotas", "--index", written)
+
+
+def test_lexical_is_for_milvus_only(small_corpus, tmp_path):
+    assert "--lexical is for a Milvus index" in error_line("index", small_corpus, "--index", tmp_path / "i", "--lexical", "client")
