@@ -18,8 +18,8 @@ Cards are written once (cached under --work) and their LLM seconds per document 
 an earlier run left under --work with the same settings is reused (its row says so).
 With --openings, no index: cards of the first filings are written afresh from openings of each size, timed, and
 checked against the company documents.json names (kept for analysis, never shown to the model). Rows give
-hybrid Pass@1/5/10/20 and token recall@10 (spans) at the default fusion, and hybrid Pass@10 at each --alphas
-(weighted fusion's dense share). Tables go to stdout and benchmarks/results/long_documents[-SETS].md, written
+hybrid Pass@1/5/10/20, token recall@10 and the share of questions whose gold document is in the top 10 (spans) at
+the default fusion, and hybrid Pass@10 at each --alphas (weighted fusion's dense share). Tables go to stdout and benchmarks/results/long_documents[-SETS].md, written
 after every row so that a stopped run keeps what it measured.
 """
 from __future__ import annotations
@@ -98,11 +98,28 @@ def measure(set_name: str, source: str, queries_file: Path, variant: str, work: 
     results = evaluation.evaluate(index, queries, configs, KS, progress=False)
     weighted = [r.metrics for r in results]
     default = weighted[alphas.index(DEFAULT_ALPHA)]
+    documents_found = _documents_found(index, queries_file, 10)
     recall = default.get("token_recall@10")
     card_line = next((n for n in summary.card_summary.splitlines()), "") if summary.card_summary else ""
     return [set_name, variant, summary.chunks, *[100 * default[f"pass@{k}"] for k in KS],
-            "" if recall is None else 100 * recall, *[100 * w["pass@10"] for w in weighted],
+            "" if recall is None else 100 * recall, documents_found, *[100 * w["pass@10"] for w in weighted],
             f"{seconds:.0f}" if summary.added else "reused", _card_cost(card_line)]
+
+
+def _documents_found(index, queries_file: Path, k: int) -> float | str:
+    """Percent of span-gold questions whose gold document is among the top k hybrid hits (the document found,
+    whether or not the passage is); "" for a set whose gold are chunks."""
+    import json
+
+    questions = [json.loads(line) for line in queries_file.read_text().splitlines() if line.strip()]
+    questions = [q for q in questions if q.get("spans")]
+    if not questions:
+        return ""
+    found = 0
+    for q in questions:
+        documents = {hit.doc_id for hit in index.search(q["query"], k=k)}
+        found += any(doc in documents for doc, _, _ in q["spans"])
+    return 100 * found / len(questions)
 
 
 def _card_cost(line: str) -> str:
@@ -177,10 +194,11 @@ def main() -> None:
         print(text)
         return
     alphas = sorted({float(a) for a in args.alphas.split(",") if a} | {DEFAULT_ALPHA})  # the default's row is scored too
-    head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10",
+    head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10", "gold document in top 10",
             *[f"P@10 α={a}" for a in alphas], "index s", "LLM per card"]
     rows = []
-    out = ROOT / "benchmarks" / "results" / f"long_documents{results_suffix(args.sets, SETS)}.md"
+    chunks = f"-chunks{args.chunk_tokens}" if args.chunk_tokens else ""
+    out = ROOT / "benchmarks" / "results" / f"long_documents{results_suffix(args.sets, SETS)}{chunks}.md"
     for set_name in args.sets.split(","):
         source, queries_file = sources(set_directory(args.data, set_name))
         for variant in args.variants.split(","):

@@ -378,7 +378,8 @@ def _record(chunk: dict, document: dict) -> dict:
             "start": chunk["start"], "end": chunk["end"], "context": chunk["passage"][:context_chars],
             "text": chunk["passage"][context_chars + 1:],
             "external_index": None if chunk["external_index"] < 0 else chunk["external_index"],
-            "path": document["path"], "external_id": document.get("external_id"), "pages": document.get("pages") or []}
+            "path": document["path"], "external_id": document.get("external_id"), "pages": document.get("pages") or [],
+            "kind": document.get("kind", "text")}
 
 
 def sparse_dimension(term: str) -> int:
