@@ -23,8 +23,10 @@ from localcr.guard import guard_card
 
 # Version of the prompt below: part of every card's cache key, bumped whenever its text changes.
 CARD_VERSION = "card-2026.1"
-# How much of a document's opening the model reads, in its tokens (see BENCHMARKS.md, "Document cards").
-OPENING_TOKENS = 1000
+# How much of a document's opening the model reads, in its tokens. Measured on filings (BENCHMARKS.md, "Long
+# documents"): 500 tokens named the company in 15 of 15 cards at 8-10 s a card on an AVX-512 core pair, where
+# 1,000 took 15 s a card for the same names: a cover page says what the document is.
+OPENING_TOKENS = 500
 OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
 CARD_MAX_TOKENS = 80
 # A document this long (in characters) or longer gets a card in the "auto" context mode when nothing else names
