@@ -458,7 +458,8 @@ def stats(ctx, index_dir, list_skipped, as_json):
     _echo(line)
     if cards := ctxs.get("cards"):
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(cards.get("fallback_reasons", {}).items()))
-        _echo(f"cards       {cards['documents']} documents: {cards['written']} written, {cards['cached']} from cache, "
+        _echo(f"cards       {cards['documents']} document{'' if cards['documents'] == 1 else 's'}: {cards['written']} written, "
+              f"{cards['cached']} from cache, "
               f"{cards['fallbacks']} fell back" + (f" ({reasons})" if reasons else ""))
     if "milvus" in info:
         milvus = info["milvus"]

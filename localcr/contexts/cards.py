@@ -62,7 +62,8 @@ class CardStats:
     def summary(self) -> str:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.fallback_reasons.items())) or "none"
         per_doc = f", {self.seconds / self.written:.1f} s a document written" if self.written else ""
-        return (f"cards: {self.documents} documents: {self.cached} from cache, {self.written} written, "
+        documents = f"{self.documents} document{'' if self.documents == 1 else 's'}"
+        return (f"cards: {documents}: {self.cached} from cache, {self.written} written, "
                 f"{self.fallbacks} fell back ({reasons}); {self.seconds:.1f} s{per_doc}")
 
     def meta(self) -> dict:
