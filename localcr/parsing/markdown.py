@@ -71,15 +71,21 @@ def front_matter_title(text: str) -> str | None:
 
 def heading_paths(text: str) -> list[list[tuple[str, int]]]:
     """For each line, the headings above it, outermost first, as (title, line of the heading)."""
-    n_lines = text.count("\n") + 1
+    return nested(outline(text).headings, text.count("\n") + 1)
+
+
+def nested(headings, n_lines: int) -> list[list[tuple[str, int]]]:
+    """For each of n_lines lines, the headings (anything with .level, .title and .line, in order) open at it,
+    outermost first, as (title, line of the heading): a heading closes those of its level and deeper. A heading
+    whose line comes before the previous one's (a PDF's bookmarks may) opens at the line it is met on."""
     paths: list[list[tuple[str, int]]] = []
-    stack: list[Heading] = []
-    headings = iter(outline(text).headings)
-    upcoming = next(headings, None)
+    stack: list = []
+    found = iter(headings)
+    upcoming = next(found, None)
     for line in range(n_lines):
-        while upcoming is not None and upcoming.line == line:
+        while upcoming is not None and upcoming.line <= line:
             stack = [h for h in stack if h.level < upcoming.level] + [upcoming]
-            upcoming = next(headings, None)
+            upcoming = next(found, None)
         paths.append([(h.title, h.line) for h in stack])
     return paths
 

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from localcr.parsing.markdown import line_starts
+from localcr.parsing.markdown import line_starts, nested
 
 # Numbered divisions of filings, statutes and manuals: their level comes from the word.
 _PART = re.compile(r"^(?:PART|Part)\s+(?:[IVX]+|\d+)\b[.:]?(?:\s+\S.*)?$")
@@ -78,16 +78,6 @@ def _is_title_line(line: str, before: str, after: str, after_heading: bool) -> b
 def heading_paths(text: str, bookmarks: tuple[tuple[int, str, int], ...] = ()) -> list[list[tuple[str, int]]]:
     """For each line, the headings above it, outermost first, as (title, line of the heading): the shape
     `localcr.parsing.markdown.heading_paths` gives for Markdown."""
-    n_lines = text.count("\n") + 1
-    paths: list[list[tuple[str, int]]] = []
-    stack: list[TextHeading] = []
-    found = iter(headings(text, bookmarks))
-    upcoming = next(found, None)
-    for line in range(n_lines):
-        while upcoming is not None and upcoming.line <= line:
-            stack = [h for h in stack if h.level < upcoming.level] + [upcoming]
-            upcoming = next(found, None)
-        paths.append([(h.title, h.line) for h in stack])
-    return paths
+    return nested(headings(text, bookmarks), text.count("\n") + 1)
 
 
