@@ -133,9 +133,11 @@ def _card_cost(line: str) -> str:
 
 
 def card_openings(set_dir: Path, openings: list[int], n_docs: int, work: Path) -> str:
-    """How much of the opening a card needs: for the first n_docs documents, cards written from each opening size
-    with no cache (seconds per card on this machine, prompt tokens) and how many name the document's company
-    (documents.json, kept for analysis: never used to write a card)."""
+    """How much of the opening a card needs, and what its cards say: for the first n_docs documents, cards written
+    from each opening size (seconds per card on this machine, prompt tokens) and how many name the document's
+    company, its kind (10-K, 10-Q, 8-K, earnings release) and its period's year as documents.json gives them (kept
+    for analysis: never used to write a card). The last opening size's cards stay in the cache under --work (an
+    index built there reuses them); each card, or the guard's reason, goes to benchmarks/results/cards.md."""
     import json
 
     from localcr.contexts.cards import CardStats, write_cards
@@ -143,37 +145,54 @@ def card_openings(set_dir: Path, openings: list[int], n_docs: int, work: Path) -
     from localcr.llm import LlamaRunner
     from localcr.models import load_registry
 
-    companies = {Path(d["id"]).name: d["company"] for d in json.loads((set_dir / "documents.json").read_text())["documents"]}
+    facts = {Path(d["id"]).name: d for d in json.loads((set_dir / "documents.json").read_text())["documents"]}
     docs = sorted(load_paths([set_dir / "docs"]).documents, key=lambda d: d.doc_id)[:n_docs]
     spec = load_registry().require("llm")
     runner = LlamaRunner(spec)
-    rows = []
+    rows, listing = [], []
     try:
         for opening in openings:
             stats = CardStats()
-            cards = write_cards(docs, spec, runner=runner, use_cache=False, opening_tokens=opening, progress=False,
-                                stats=stats)
-            named = sum(_names(cards.get(d.doc_id, ""), companies[Path(d.doc_id).name]) for d in docs)
+            cards = write_cards(docs, spec, runner=runner, use_cache=opening == openings[-1], opening_tokens=opening,
+                                progress=False, stats=stats)
+            named = [_naming(cards.get(d.doc_id, ""), facts[Path(d.doc_id).name]) for d in docs]
             rows.append([opening, len(docs), f"{stats.seconds / len(docs):.1f}", f"{stats.prompt_tokens / len(docs):.0f}",
-                         f"{stats.generated_tokens / len(docs):.0f}", stats.fallbacks, f"{named}/{len(docs)}"])
+                         f"{stats.generated_tokens / len(docs):.0f}", stats.fallbacks,
+                         *[f"{sum(n[i] for n in named)}/{len(docs)}" for i in range(4)]])
             print(table(OPENING_HEAD, rows[-1:]), file=sys.stderr)
+        listing = [[Path(d.doc_id).name, facts[Path(d.doc_id).name]["company"], facts[Path(d.doc_id).name]["doc_type"],
+                    facts[Path(d.doc_id).name]["period"], cards.get(d.doc_id, "(none)").replace("|", "/")] for d in docs]
     finally:
         runner.close()
+    (ROOT / "benchmarks" / "results" / "cards.md").write_text(
+        f"machine: {machine()}\nopening tokens: {openings[-1]}\n\n"
+        + table(["file", "company", "form", "period", "card (none: the guard's fallback)"], listing) + "\n")
     return table(OPENING_HEAD, rows)
 
 
 OPENING_HEAD = ["opening tokens", "documents", "s per card", "prompt tokens", "generated tokens", "fell back",
-                "cards naming the company"]
+                "naming the company", "the kind", "the period's year", "all three"]
 
 
 # The names the filings themselves use for two companies documents.json names otherwise.
 ALIASES = {"AMD": "advanced micro devices", "Block": "square"}
+# How a card may name each kind of filing documents.json lists.
+KIND_WORDS = {"10k": ("10-k", "annual report"), "10q": ("10-q", "quarterly report"), "8k": ("8-k", "current report"),
+              "earnings": ("earnings", "results", "press release", "news release")}
 
 
 def _names(card: str, company: str) -> bool:
     """Whether a card names the company (its first word will do: "Best Buy" in "Best Buy Co., Inc. ...")."""
     card = card.lower()
     return company.split()[0].lower() in card or ALIASES.get(company, company.lower()) in card
+
+
+def _naming(card: str, facts: dict) -> tuple[bool, bool, bool, bool]:
+    """Whether a card names the company, the kind and the period's year of a filing (and all three)."""
+    company = _names(card, facts["company"])
+    kind = any(w in card.lower() for w in KIND_WORDS[facts["doc_type"].lower()])
+    period = str(facts["period"]) in card
+    return company, kind, period, company and kind and period
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from localcr.documents import Chunk, Document
 from localcr.parsing import code, markdown
+from localcr.structure import recognised_sections
 
 TokenCounter = Callable[[list[str]], list[int]]
 MAX_TREE_DEPTH = 200  # syntax tree levels chunking descends before it cuts by lines (keeps recursion bounded)
@@ -88,15 +89,18 @@ def chunk_document(doc: Document, count: TokenCounter, max_tokens: int, overlap_
     if doc.given_chunks is not None:
         return doc.given_chunks
     syntax = code.parse(doc.text, doc.kind) if doc.is_code else None
+    tables: frozenset[int] = frozenset()
     if syntax is not None:
         pieces, section_starts = tree_spans(syntax, count, max_tokens)
     else:
         levels = levels_for(doc.kind)
         if doc.kind in markdown.KINDS:  # headings from the parser, not a pattern
             levels = [markdown_sections(doc.text)] + levels[1:]
+        elif (recognised := recognised_sections(doc)).starts:  # headings recognised in a PDF's or plain text's lines
+            levels, tables = [recognised.starts] + levels, recognised.tables
         pieces = split_spans(doc.text, count, max_tokens, levels)
         section_starts = set(_cuts(levels[0], doc.text, 0, len(doc.text)))
-    return _to_chunks(doc, pack(pieces, max_tokens, overlap_tokens, section_starts))
+    return _to_chunks(doc, pack(pieces, max_tokens, overlap_tokens, section_starts, tables))
 
 
 def markdown_sections(text: str) -> list[int]:
@@ -140,15 +144,17 @@ def _join_head(pieces: list[tuple[int, int, int]], first: int, starts: set[int],
 
 
 def pack(pieces: list[tuple[int, int, int]], max_tokens: int, overlap_tokens: int = 0,
-         section_starts: set[int] = frozenset()) -> list[list[tuple[int, int, int]]]:
+         section_starts: set[int] = frozenset(), table_starts: frozenset[int] = frozenset()) -> list[list[tuple[int, int, int]]]:
     """Group consecutive pieces into runs of at most max_tokens; a new section starts a new run once the
-    current one is half full, and each run after the first begins with the previous run's overlap tail."""
+    current one is half full, a table (table_starts) always, and each run after the first begins with the
+    previous run's overlap tail."""
     groups: list[list[tuple[int, int, int]]] = []
     current: list[tuple[int, int, int]] = []
     tokens = 0
     for piece in pieces:
         starts_section = piece[0] in section_starts
-        if current and (tokens + piece[2] > max_tokens or (starts_section and tokens >= max_tokens // 2)):
+        if current and (tokens + piece[2] > max_tokens or (starts_section and tokens >= max_tokens // 2)
+                        or piece[0] in table_starts):
             groups.append(current)
             current = _overlap_tail(current, overlap_tokens) if not starts_section else []
             tokens = sum(p[2] for p in current)

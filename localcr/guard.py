@@ -224,11 +224,18 @@ def guard_context(
     return text, ""
 
 
-CARD_REASONS = ("empty", "too_long", "repetitive", "echo", "copy", "unnamed")
-CARD_LIMITS = GuardLimits(max_chars=400)  # one sentence; a longer answer describes pages, not the document
-CLAUSE_CHARS = 60  # a card cut short keeps at least this much: the clause that names the document
+CARD_REASONS = ("empty", "too_long", "repetitive", "echo", "copy", "unnamed", "no_kind", "no_period", "unfounded")
+CARD_LIMITS = GuardLimits(max_chars=400)  # three short fields; a longer answer describes pages, not the document
+FIELD_CHARS = 120  # a field longer than this is cut at a word (a card is one line in every chunk's context)
+CARD_FIELDS = ("organisation", "kind", "period")
+_FIELD_LABEL = re.compile(r"\b(organi[sz]ation|kind|period)\W{0,3}:", re.IGNORECASE)
+# What a model writes in a field it cannot fill, and the placeholders of the request when it copies them.
+_BLANK_FIELD = re.compile(r"^(?:n/?a|none|unknown|not (?:stated|specified|given|mentioned|available)|-+|\?+|<.*>|\[.*\])$",
+                          re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_ABBREVIATION_END = re.compile(r"\b(?:Inc|Co|Corp|Ltd|Bros|No|[A-Z](?:\.[A-Z])+)\.$")  # "Inc." keeps its period
 # Capitalised words that name nothing in particular: a card made of these and no name of the document's own
-# ("This document is a report of the company for the year") places no chunk.
+# ("a report of the company for the year") places no chunk.
 _GENERIC_NAMES = frozenset(
     "this the that it a an document documents report reports file page pages text section chapter part company "
     "organisation organization product subject year period version annual quarterly form".split()
@@ -236,42 +243,64 @@ _GENERIC_NAMES = frozenset(
 _NAME = re.compile(r"\b(?:[A-Z][\w&.'-]*[A-Za-z0-9]|[A-Z]|\d[\d,./-]*\d)\b")
 
 
-def names_in(card: str) -> list[str]:
-    """The names a card gives: capitalised words and numbers of three or more characters, less generic words."""
-    return [n for n in _NAME.findall(card) if len(n) >= 3 and n.lower() not in _GENERIC_NAMES]
+def names_in(text: str) -> list[str]:
+    """The names a text gives: capitalised words and numbers of three or more characters, less generic words."""
+    return [n for n in _NAME.findall(text) if len(n) >= 3 and n.lower() not in _GENERIC_NAMES]
 
 
-def _shortened(card: str, max_chars: int) -> str | None:
-    """A card that runs on, cut to its first sentence, or (a sentence that lists the document's contents after
-    naming it) to its first clause of CLAUSE_CHARS or more; None when even that is too long."""
-    first = _SENTENCE_END.split(card, 1)[0]
-    if len(first) > max_chars:
-        cut = re.search(r"[,;] ", first[CLAUSE_CHARS:])
-        first = first[: CLAUSE_CHARS + cut.start()] + "." if cut else first
-    return first if len(first) <= max_chars else None
+def card_fields(raw: str) -> dict[str, str]:
+    """The card's fields as the model filled them ({"organisation", "kind", "period"} -> value; a blank or a
+    copied placeholder is ""), each cut to FIELD_CHARS at a word. The labels may stand on one line or several."""
+    fields = dict.fromkeys(CARD_FIELDS, "")
+    labels = list(_FIELD_LABEL.finditer(raw))
+    for label, following in zip(labels, labels[1:] + [None]):
+        name = "organisation" if label.group(1).lower().startswith("organi") else label.group(1).lower()
+        value = raw[label.end(): following.start() if following else len(raw)]
+        value = " ".join(_TAG_RE.sub(" ", value).replace("**", "").split()).strip(" ;,*")
+        value = value if _ABBREVIATION_END.search(value) else value.rstrip(".")
+        if fields[name] or _BLANK_FIELD.match(value):
+            continue
+        if len(value) > FIELD_CHARS:
+            value = value[:FIELD_CHARS].rsplit(" ", 1)[0].rstrip(" ,;(") + " ..."
+        fields[name] = value
+    return fields
 
 
-def guard_card(raw: str, document: str, finished: bool = True, limits: GuardLimits = CARD_LIMITS,
+def render_card(fields: dict[str, str]) -> str:
+    """The fields as the one line every chunk's context carries: "Organisation, kind, period."."""
+    return ", ".join(fields[name] for name in CARD_FIELDS if fields[name]) + "."
+
+
+def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD_LIMITS,
                outline: str = "") -> tuple[str | None, str]:
-    """Check one document card: (cleaned card, "") if usable, else (None, reason) with reason one of
-    CARD_REASONS. A card that runs on is cut short (see _shortened). Beyond the context guard's empty, too long,
-    loop and echo, a card must not copy the outline it was shown (`outline`: 2 of 45 filings' cards were their
-    headings, "DOCUMENTS INCORPORATED BY REFERENCE; PART I; ..."), and it must name something the
-    document itself names (its organisation, product, a year): a card the model made up from the instruction
-    alone ("This document is a report that covers the period from the beginning to the end") is "unnamed"."""
-    text = clean_context(raw, finished)
-    if len(text) < limits.min_chars or not re.search(r"[^\W\d_]{2}", text):
-        return None, "empty"
+    """Check one document card: (the card as one line, "") if usable, else (None, reason) with reason one of
+    CARD_REASONS. A card names the organisation (as the document names it: else "unnamed", and "empty" without
+    one), the kind of document ("no_kind") and the period it covers, with a year ("no_period": "covering the
+    period from to" places nothing); its period's years and some word of its kind must stand in the opening the
+    model read ("unfounded": a 1.5B model took a tax number for a date). Beyond that, the context guard's loop and
+    echo, and no copy of the outline it was shown (2 of 45 filings' cards were their headings)."""
+    text = raw.strip()
     if len(text) > limits.max_chars:
-        text = _shortened(text, limits.max_chars)
-        if text is None:
-            return None, "too_long"
+        return None, "too_long"
     if loops(text, limits):
         return None, "repetitive"
-    if is_echo(text, limits):
+    fields = card_fields(text)
+    if not fields["organisation"] or not re.search(r"[^\W\d_]{2}", fields["organisation"]):
+        return None, "empty"
+    card = render_card(fields)
+    if is_echo(card, limits):
         return None, "echo"
-    if outline and _share(ngrams(words(text), 3), set(ngrams(words(outline), 3))) > limits.max_copy_share:
+    if outline and _share(ngrams(words(card), 3), set(ngrams(words(outline), 3))) > limits.max_copy_share:
         return None, "copy"
-    if not any(name in document for name in names_in(text)):
+    if not any(name in document for name in names_in(fields["organisation"])):
         return None, "unnamed"
-    return text, ""
+    if not re.search(r"[^\W\d_]{2}", fields["kind"]):
+        return None, "no_kind"
+    years = _YEAR.findall(fields["period"])
+    if not years:
+        return None, "no_period"
+    opening_words = set(words(opening))
+    kind_words = {w for w in words(fields["kind"]) if len(w) >= 3 and w not in _FILLER} - {"document"}
+    if any(y not in opening for y in years) or not kind_words & opening_words:
+        return None, "unfounded"
+    return card, ""

@@ -334,9 +334,8 @@ def _add_cards(docs, settings, registry, progress, summary, log) -> dict:
     """Give documents their cards (every one, or in "auto" mode those that wants_card picks); the manifest's
     record of them. The model is loaded only when a card is missing from the cache."""
     from localcr.contexts.cards import CardStats, write_cards, wants_card
-    from localcr.structure import document_summary
 
-    chosen = docs if settings.contexts != "auto" else [d for d in docs if wants_card(d, document_summary(d))]
+    chosen = docs if settings.contexts != "auto" else [d for d in docs if wants_card(d)]
     stats = CardStats()
     if not chosen:
         return {"cards": stats.meta()}

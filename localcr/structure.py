@@ -15,6 +15,7 @@ import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from localcr.documents import Chunk, Document
 from localcr.parsing import code, markdown, plaintext
@@ -24,6 +25,7 @@ MAX_OUTLINE = 8
 CARD_WORDS = 40  # a document card (localcr.contexts.cards) is one sentence; never more than this
 LEAD_WORDS = 30  # a document's lead sentence is cut after this many words
 SECTION_LEAD_WORDS = 20
+RECOGNISED_HEADING_WORDS = 24  # a statement's heading carries its title block, periods and units (parsing.plaintext)
 LEAD_CHARS = 90  # ... or, in text written without spaces (Chinese, Japanese), after this many characters
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -171,9 +173,26 @@ def _heading_paths(doc: Document) -> list[list[tuple[str, int]]]:
     if doc.kind in markdown.KINDS:
         return [[(_clip(title, 10), line) for title, line in path] for path in markdown.heading_paths(doc.text)]
     if _recognised(doc):
-        return [[(_clip(title, 10), line) for title, line in path]
+        return [[(_clip(title, RECOGNISED_HEADING_WORDS), line) for title, line in path]
                 for path in plaintext.heading_paths(doc.text, tuple(doc.bookmarks))]
     return _marked_heading_paths(doc.text)
+
+
+class RecognisedSections(NamedTuple):
+    starts: list[int]  # where each recognised section begins (character offsets, in order)
+    tables: frozenset[int]  # those of them where a titled table or statement begins
+
+
+def recognised_sections(doc: Document) -> RecognisedSections:
+    """Where the sections of a document with recognised headings begin; none for any other document. Chunking
+    starts a chunk there (always at a statement), so a chunk is not told "Item 1" when most of it is the
+    cash-flow statement that follows."""
+    if doc.is_code or doc.kind in markdown.KINDS or not _recognised(doc):
+        return RecognisedSections([], frozenset())
+    lines = markdown.line_starts(doc.text)
+    found = plaintext.headings(doc.text, list(doc.bookmarks))
+    tables = frozenset(lines[h.line] for h in found if h.table) - {0}
+    return RecognisedSections(sorted({lines[h.line] for h in found} - {0}), tables)
 
 
 def _recognised(doc: Document) -> bool:

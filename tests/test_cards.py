@@ -46,24 +46,41 @@ def long_report() -> str:
 
 # --- quick: the card guard, recognised headings, bookmarks, kinds, quotes
 
-def test_the_card_guard_keeps_a_named_card_and_rejects_what_places_nothing():
+def card(organisation: str, kind: str = "Annual report", period: str = "fiscal year ended December 31, 2024") -> str:
+    return f"Organisation: {organisation}\nKind: {kind}\nPeriod: {period}"
+
+
+def test_the_card_guard_keeps_a_card_naming_organisation_kind_and_period():
     doc = long_report()
-    ok, reason = G.guard_card("This document is the 2024 annual report of Brightwater Robotics Inc., a maker of welding robots.", doc)
-    assert reason == "" and ok.startswith("This document is the 2024 annual report of Brightwater")
-    assert G.guard_card("This document is a report of the company for the year.", doc) == (None, "unnamed")
-    assert G.guard_card("Acme Widgets annual report.", doc) == (None, "unnamed")  # a name the document never gives
-    assert G.guard_card("", doc) == (None, "empty")
+    opening = doc[:400]
+    ok, reason = G.guard_card(card("Brightwater Robotics Inc."), doc, opening)
+    assert (ok, reason) == ("Brightwater Robotics Inc., Annual report, fiscal year ended December 31, 2024.", "")
+    one_line = "Organisation: Brightwater Robotics Inc. Kind: **annual report** Period: fiscal year 2024"
+    assert G.guard_card(one_line, doc, opening)[0] == "Brightwater Robotics Inc., annual report, fiscal year 2024."
+    # a name that ends in "Inc." or "Co." is never cut there
+    assert G.guard_card(card("Brightwater Robotics Inc."), doc, opening)[0].startswith("Brightwater Robotics Inc., ")
+
+
+def test_a_card_without_organisation_kind_or_period_falls_back_with_its_reason():
+    doc = long_report()
+    opening = doc[:400]
+    assert G.guard_card(card("the company"), doc, opening) == (None, "unnamed")
+    assert G.guard_card(card("Acme Widgets"), doc, opening) == (None, "unnamed")  # a name the document never gives
+    assert G.guard_card("", doc, opening) == (None, "empty")
+    assert G.guard_card(card("N/A"), doc, opening) == (None, "empty")
+    assert G.guard_card(card("Brightwater Robotics", kind="N/A"), doc, opening) == (None, "no_kind")
+    assert G.guard_card(card("Brightwater Robotics", period="covering the period from to"), doc, opening) == (None, "no_period")
+    assert G.guard_card(card("Brightwater Robotics", period="unknown"), doc, opening) == (None, "no_period")
+    # a year or a kind the opening never gives was made up
+    assert G.guard_card(card("Brightwater Robotics", period="fiscal year 1998"), doc, opening) == (None, "unfounded")
+    assert G.guard_card(card("Brightwater Robotics", kind="Prospectus"), doc, opening) == (None, "unfounded")
     outline = "Item 1. Business; Item 2. Risk Factors; Item 3. Properties"
-    assert G.guard_card("Brightwater Robotics: Item 1. Business; Item 2. Risk Factors; Item 3. Properties", doc,
-                        outline=outline) == (None, "copy")
-    assert G.guard_card("Brightwater " * 40, doc)[1] in ("repetitive", "too_long")
-    runs_on = ("Brightwater Robotics Inc. provides industrial welding robots for car makers in Europe and Asia, with "
-               + ", ".join(["operating expenses rising due to new capacity"] * 8) + ".")
-    assert G.guard_card(runs_on, doc)[0] == "Brightwater Robotics Inc. provides industrial welding robots for car makers in Europe and Asia."
-    assert G.guard_card("Brightwater Robotics. " + "Robots are built and sold in Europe. " * 12, doc)[0] == "Brightwater Robotics."
-    assert G.guard_card("Brightwater" + "-welding" * 60, doc) == (None, "too_long")
-    echo = "Please give a short succinct context to situate this chunk within the overall document for the purposes of retrieval."
-    assert G.guard_card(echo, doc) == (None, "echo")
+    assert G.guard_card(card("Brightwater Robotics", kind="Item 1. Business; Item 2. Risk Factors; Item 3. Properties",
+                             period="2024"), doc, opening, outline=outline) == (None, "copy")
+    assert G.guard_card("Organisation: " + "Brightwater " * 40, doc, opening)[1] in ("repetitive", "too_long")
+    long_kind = card("Brightwater Robotics", kind="annual report " + "with operating expenses rising " * 6)
+    assert G.guard_card(long_kind, doc, opening)[0].startswith("Brightwater Robotics, annual report with operating")
+    assert G.guard_card("Organisation: Brightwater" + "-welding" * 60, doc, opening) == (None, "too_long")
 
 
 def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
@@ -80,6 +97,34 @@ def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
     assert chunk.context == "File r.txt. Section: PART II > Item 7. Management's Discussion and Analysis > Overview."
 
 
+def cash_flow_filing() -> str:
+    """A filing's text as the PDF reader gives it: a section of prose, then a cash-flow statement over a page
+    break, under a running header, its title block, units line and the row of years its columns hold."""
+    prose = "\n".join(f"The company sold more robots in year {n} than before, and margins held." for n in range(12))
+    rows = "\n".join(f"{name} {n},210 {n},304 {n},178" for n in range(1, 10)
+                      for name in ("Depreciation and amortization", "Stock-based compensation", "Deferred income taxes",
+                                   "Capital expenditures"))
+    return (f"Item 1. Business\n{prose}\n57\n\nTable of Contents\nBRIGHTWATER ROBOTICS INC. AND SUBSIDIARIES\n"
+            f"CONSOLIDATED STATEMENTS OF CASH FLOWS\n(In millions)\nYear Ended December 31,\n2024 2023 2022\n{rows}\n"
+            "The accompanying notes are an integral part of these consolidated financial statements.\n")
+
+
+def test_a_statement_split_over_chunks_carries_its_title_and_column_years_into_each():
+    from localcr.chunking import chunk_document
+
+    text = cash_flow_filing()
+    doc = Document("f.txt", "f.txt", "text", text, len(text))
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 70, 8)
+    statement = text.index("BRIGHTWATER ROBOTICS INC. AND")
+    inside = [c for c in chunks if c.end > statement]
+    assert len(inside) >= 3 and inside[0].start == statement  # the statement starts a chunk of its own
+    structural_contexts(doc, chunks)
+    for chunk in inside:
+        assert ("> BRIGHTWATER ROBOTICS INC. AND SUBSIDIARIES — CONSOLIDATED STATEMENTS OF CASH FLOWS, "
+                "Year Ended December 31, 2024 2023 2022 (in millions).") in chunk.context, chunk.context
+    assert chunks[1].end <= statement and chunks[1].context == "File f.txt. Section: Item 1. Business."
+
+
 def test_footnote_marks_and_rules_in_a_pdf_text_are_no_headings():
     """A filing's text has `# Denotes ...` footnotes on many pages and form rules of underscores over dashes: taken
     for Markdown or reST headings, they had become the document's title (and kept it from getting a card)."""
@@ -88,7 +133,7 @@ def test_footnote_marks_and_rules_in_a_pdf_text_are_no_headings():
              for n, head in ((7, "Overview"), (8, "Results"), (9, "Outlook"))]
     text = "\n\n".join(pages) + "\n" + "More words of the filing follow here. " * 200
     doc = Document("f.txt", "f.txt", "text", text, len(text))
-    assert document_summary(doc) == "" and K.wants_card(doc, document_summary(doc))
+    assert document_summary(doc) == "" and K.wants_card(doc)
     chunk = Chunk("c", "f.txt", 0, text.index("Revenue"), text.index("Revenue") + 10, "Revenue ...")
     structural_contexts(doc, [chunk])
     assert chunk.context == "File f.txt. Section: Item 7. Part 7 of the filing > Overview."
@@ -136,10 +181,13 @@ def test_a_quoted_file_name_stays_in_a_context():
 
 def test_auto_mode_gives_cards_only_to_long_untitled_prose():
     long_text = long_report()
-    assert K.wants_card(Document("r.txt", "r.txt", "text", long_text, len(long_text)), "")
-    assert not K.wants_card(Document("r.md", "r.md", "markdown", long_text, len(long_text)), "Orbit guide.")
-    assert not K.wants_card(Document("r.py", "r.py", "code:py", long_text, len(long_text)), "")
-    assert not K.wants_card(Document("s.txt", "s.txt", "text", "A short note.", 13), "")
+    assert K.wants_card(Document("r.txt", "r.txt", "text", long_text, len(long_text)))
+    # a heading is no title: "CURRENT REPORT" names neither company nor period
+    eight_k = "CURRENT REPORT\n==============\n\n" + long_text
+    assert K.wants_card(Document("8k.txt", "8k.txt", "text", eight_k, len(eight_k)))
+    assert not K.wants_card(Document("r.md", "r.md", "markdown", long_text, len(long_text), title="Orbit guide"))
+    assert not K.wants_card(Document("r.py", "r.py", "code:py", long_text, len(long_text)))
+    assert not K.wants_card(Document("s.txt", "s.txt", "text", "A short note.", 13))
 
 
 def test_a_short_corpus_in_auto_mode_loads_no_llm(tmp_path, monkeypatch):
@@ -203,7 +251,7 @@ def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_i
     # The guard runs on the cached output every time: an output it rejects leaves the document without a card.
     with open_cache("contexts") as cache:
         cache.set(K.card_key(spec.fingerprint(), spec, first, K.OPENING_TOKENS),
-                  {"raw": "This document is a report of the company for the year.", "finished": True}, K.card_tag(spec))
+                  {"raw": card("the company"), "finished": True, "opening_chars": 400}, K.card_tag(spec))
     stats = K.CardStats()
     cards = K.write_cards([first, second], spec, progress=False, stats=stats)
     assert "a.txt" not in cards and stats.fallback_reasons == {"unnamed": 1}

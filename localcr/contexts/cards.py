@@ -1,10 +1,12 @@
-"""Document cards: one LLM sentence per document saying what the document is, joined to every chunk's context.
+"""Document cards: one line per document saying what the document is, joined to every chunk's context.
 
 Page 48 of an annual report says "net revenue increased 3%" and names neither the company nor the year; the
 question names both. A per-chunk LLM context carries them, but costs every token of the corpus (hours for a few
 long reports on a laptop). A card costs one read of the document's *opening* (where a report, a manual or a paper
-says who wrote it, about what, for which period or version) and one sentence: seconds a document. It fills the
-slot a title fills in structural contexts (`localcr.structure`), for documents that have no title.
+says who wrote it, about what, for which period or version) and three short fields: seconds a document. The
+fields are asked for one by one (organisation, kind, period) because a company's filings differ only in kind and
+period: a free sentence named the company and often neither of the others. It fills the slot a title fills in
+structural contexts (`localcr.structure`), for documents that have no title.
 
 Cards are cached by model fingerprint, card prompt version, how much of the opening was read, and the document's
 text, each as soon as it is written (a killed run resumes); the guard (`localcr.guard.guard_card`) runs on the
@@ -22,25 +24,28 @@ from localcr.errors import LocalcrError
 from localcr.guard import guard_card
 
 # Version of the prompt below: part of every card's cache key, bumped whenever its text changes.
-CARD_VERSION = "card-2026.1"
+CARD_VERSION = "card-2026.2"
 # How much of a document's opening the model reads, in its tokens. Measured on filings (BENCHMARKS.md, "Long
 # documents"): 500 tokens named the company in 15 of 15 cards at 8-10 s a card on an AVX-512 core pair, where
 # 1,000 took 15 s a card for the same names: a cover page says what the document is.
 OPENING_TOKENS = 500
 OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
-CARD_MAX_TOKENS = 80
-# A document this long (in characters) or longer gets a card in the "auto" context mode when nothing else names
-# its subject (see wants_card): about eight chunks of the default size. A shorter one's chunks hold much of it.
+CARD_MAX_TOKENS = 96
+# A document this long (in characters) or longer gets a card in the "auto" context mode when it has no title (see
+# wants_card): about eight chunks of the default size. A shorter one's chunks hold much of it.
 AUTO_MIN_CHARS = 8000
 
-CARD_SYSTEM = ("You write one-sentence descriptions of documents for a search index. The sentence names what the "
-               "document is, so that any passage taken from it can be placed.")
+CARD_SYSTEM = ("You fill in index cards that say what a document is, so that any passage taken from it can be "
+               "placed: who it is by or about, what kind of document it is, and which period it covers.")
 CARD_REQUEST = (
-    "Above is the opening of a document{pages}. In one sentence, say what the whole document is: the organisation, "
-    "product or subject it is about (with its name as the document writes it), what kind of document it is, and the "
-    "period, date or version it covers if the opening says. Answer with the sentence only."
+    "Above is the opening of a document{pages}. Fill in its card from what the opening says, with names and dates "
+    "as the document writes them, one line each:\n"
+    "Organisation: the company, organisation or product the document is by or about\n"
+    "Kind: what kind of document it is (its form or type as the document calls itself)\n"
+    "Period: the fiscal year, quarter, date or version it covers\n"
+    "Answer with the three lines only."
 )
-COMPLETION_ANSWER = "\n\nOne-sentence description: This document is"
+COMPLETION_ANSWER = "\n\nCard:\nOrganisation:"
 STOPS = ("\n\n", "</document>")
 
 
@@ -72,11 +77,11 @@ class CardStats:
                 "fallbacks": self.fallbacks, "fallback_reasons": dict(self.fallback_reasons)}
 
 
-def wants_card(doc: Document, summary: str) -> bool:
+def wants_card(doc: Document) -> bool:
     """Whether the "auto" mode gives a document a card: prose (code names itself in its path, definitions and
-    comments) long enough to be read in pieces, whose structural context names no subject (`summary`: its title
-    or first heading)."""
-    return not doc.is_code and not summary and len(doc.text) >= AUTO_MIN_CHARS
+    comments) long enough to be read in pieces, without a title of its own (a record's or a file's metadata
+    title). A first heading is no such title: an 8-K's "CURRENT REPORT" names neither company nor period."""
+    return not doc.is_code and not doc.title and len(doc.text) >= AUTO_MIN_CHARS
 
 
 def card_key(fingerprint: str, spec, doc: Document, opening_tokens: int) -> str:
@@ -102,31 +107,37 @@ class CardWriter:
             raise LocalcrError(f"{self.spec.where}: n_ctx = {runner.n_ctx} is too small for a card's "
                                f"{opening_tokens}-token opening; raise n_ctx")
 
-    def opening(self, doc: Document) -> str:
-        """The document's first `opening_tokens` tokens (cut at a line end where one is near), then its outline."""
+    def opening_chars(self, doc: Document) -> int:
+        """How many characters of the document its first `opening_tokens` tokens are (cut at a line end where one
+        is near): what the model reads, and what the guard checks the card's period and kind against."""
         head = doc.text[: self.opening_tokens * 8]
         tokens = self.runner.tokenize(head)
-        if len(tokens) > self.opening_tokens:
-            head = self.runner.detokenize(tokens[: self.opening_tokens])
-            line_end = head.rfind("\n", len(head) // 2)
-            head = (head[:line_end] if line_end > 0 else head) + "\n[...]"
-        outline = document_outline(doc)
-        return head + (f"\n\nOutline of the whole document: {'; '.join(outline)}" if outline else "")
+        if len(tokens) <= self.opening_tokens:
+            return len(head)
+        head = self.runner.detokenize(tokens[: self.opening_tokens])
+        line_end = head.rfind("\n", len(head) // 2)
+        return line_end if line_end > 0 else len(head)
 
-    def prompt(self, doc: Document) -> tuple[list[int], list[int]]:
+    def prompt(self, doc: Document, opening_chars: int) -> tuple[list[int], list[int]]:
         pages = f" of {len(doc.pages)} pages" if len(doc.pages) > 1 else ""
         request = CARD_REQUEST.format(pages=pages)
         if not self.runner.is_chat:
             request += COMPLETION_ANSWER
-        return self.runner.render(f"<document>\n{self.opening(doc)}\n</document>\n", request, CARD_SYSTEM)
+        head = doc.text[:opening_chars] + ("\n[...]" if opening_chars < len(doc.text) else "")
+        outline = document_outline(doc)
+        opening = head + (f"\n\nOutline of the whole document: {'; '.join(outline)}" if outline else "")
+        return self.runner.render(f"<document>\n{opening}\n</document>\n", request, CARD_SYSTEM)
 
     def write(self, doc: Document) -> dict:
-        """The cache entry of one document's card: the raw output, whether it ended by itself, its tokens."""
-        prefix, suffix = self.prompt(doc)
+        """The cache entry of one document's card: the raw output (the three fields), whether it ended by itself,
+        its tokens, and how much of the document's opening the model read."""
+        opening_chars = self.opening_chars(doc)
+        prefix, suffix = self.prompt(doc, opening_chars)
         out = self.runner.complete(prefix, suffix, max_tokens=CARD_MAX_TOKENS, stops=STOPS)
-        prefill = "" if self.runner.is_chat else "This document is"
+        prefill = "" if self.runner.is_chat else "Organisation:"
         return {"raw": (prefill + out.text).strip(), "finished": out.finished, "tokens": out.tokens,
-                "prompt_tokens": out.evaluated, "seconds": out.prompt_seconds + out.generate_seconds}
+                "prompt_tokens": out.evaluated, "seconds": out.prompt_seconds + out.generate_seconds,
+                "opening_chars": opening_chars}
 
     def seconds_for(self, docs: list[Document]) -> float:
         """About how long writing these cards takes: their prompts at this machine's prompt rate, a card's
@@ -211,7 +222,8 @@ def _write_all(writer: CardWriter, todo: list[Document], cache, cache_tag: str, 
 
 
 def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) -> None:
-    card, reason = guard_card(entry.get("raw", ""), doc.text, entry.get("finished", True), outline="; ".join(document_outline(doc)))
+    opening = doc.text[: entry.get("opening_chars", 0)]
+    card, reason = guard_card(entry.get("raw", ""), doc.text, opening, outline="; ".join(document_outline(doc)))
     if card is None:
         stats.count_fallback(reason)
     else:

@@ -5,6 +5,12 @@ items ("PART II", "Item 7. Management's Discussion and Analysis ..."), and short
 between paragraphs ("Liquidity and Capital Resources"). A PDF's bookmarks, where it has them, say the same
 with the author's own levels and win. Lines that repeat on many pages (running headers such as "Table of
 Contents") and table-of-contents entries (a line ending in a page number) are no headings.
+
+Financial statements and other titled tables are headings too, though no sentence follows them: a title block
+("AMAZON.COM, INC." / "CONSOLIDATED STATEMENTS OF CASH FLOWS") stands over a units line ("(in millions)") and the
+row that says which periods the columns hold ("Year Ended December 31," / "2017 2018 2019"). The heading carries
+both, so every chunk of a statement that runs over several chunks is told what it is and which years its
+columns are.
 """
 from __future__ import annotations
 
@@ -26,6 +32,17 @@ _SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with vs 
 MAX_TITLE_WORDS = 9
 MAX_TITLE_CHARS = 80
 REPEATED = 3  # a line seen this many times or more is a running header or a table row label, not a heading
+# A table's units line: "(in millions)", "(In thousands, except per share data)", "(Dollars in millions)".
+_UNITS = re.compile(r"^\((?:in|dollars in|amounts in|\$ in|u\.s\. dollars in)\b[^)]*\)", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_PERIOD_WORDS = re.compile(r"\b(?:ended|ending|fiscal|as of|quarter|months|weeks|year|january|february|march|april|may|"
+                           r"june|july|august|september|october|november|december)\b", re.IGNORECASE)
+_TABLE_TITLE_CHARACTERS = re.compile(r"[^\W\d_](?:[^\W\d_]|[ &,.'’/()\-–—])*")
+_RUNNING_HEADER = re.compile(r"^table of contents$", re.IGNORECASE)
+_SENTENCE_TAIL = re.compile(r"(?<!\bInc)(?<!\bCo)(?<!\bCorp)(?<!\bLtd)(?<!\bN\.A)\.$")  # "Mexico and China." ends a sentence
+MAX_TABLE_TITLE_LINES = 3
+MAX_PERIOD_LINES = 3
+MAX_PERIOD_WORDS = 12
 
 
 @dataclass(frozen=True)
@@ -33,6 +50,7 @@ class TextHeading:
     level: int
     title: str
     line: int
+    table: bool = False  # the title of a table or statement (table_titles)
 
 
 def headings(text: str, bookmarks: list[tuple[int, str, int]] | None = None) -> list[TextHeading]:
@@ -44,9 +62,13 @@ def headings(text: str, bookmarks: list[tuple[int, str, int]] | None = None) -> 
         return [TextHeading(level, " ".join(title.split()), bisect.bisect_right(starts, offset) - 1)
                 for level, title, offset in bookmarks if title.strip()]
     counts = Counter(line.strip() for line in lines)
+    tables = table_titles(lines)
     found = []
     for i, line in enumerate(lines):
         stripped = line.strip()
+        if i in tables:
+            found.append(tables[i])
+            continue
         if not stripped or counts[stripped] >= REPEATED or _ENDS_WITH_PAGE.search(stripped):
             continue
         if _PART.match(stripped):
@@ -57,6 +79,71 @@ def headings(text: str, bookmarks: list[tuple[int, str, int]] | None = None) -> 
                             bool(found) and found[-1].line == i - 1):
             found.append(TextHeading(3, stripped, i))
     return found
+
+
+def table_titles(lines: list[str]) -> dict[int, TextHeading]:
+    """The titled tables of unmarked text, by the line their title starts on: each units line with the title
+    lines just above it (over the period lines, if those come first) and the period lines around it; the
+    heading reads "TITLE — TITLE, PERIOD (units)". A units line with no title above is a table inside prose."""
+    found: dict[int, TextHeading] = {}
+    for i, line in enumerate(lines):
+        units = _UNITS.match(line.strip())
+        if not units:
+            continue
+        above = i - 1
+        periods_above = []
+        while above >= 0 and len(periods_above) < MAX_PERIOD_LINES and (period := _period(lines[above])):
+            periods_above.insert(0, period)
+            above -= 1
+        titles = []
+        while above >= 0 and len(titles) < MAX_TABLE_TITLE_LINES and _is_table_title(lines[above].strip()):
+            titles.insert(0, " ".join(lines[above].split()))
+            above -= 1
+        if not titles:
+            continue
+        periods = periods_above or _periods_below(lines, i, units.end())
+        title = " — ".join(titles) + (f", {' '.join(periods)}" if periods else "") + f" {units.group(0).lower()}"
+        found[above + 1] = TextHeading(3, title, above + 1, table=True)
+    return found
+
+
+def _periods_below(lines: list[str], units_line: int, units_end: int) -> list[str]:
+    """The period lines after a units line (its own rest first: "(in millions) Year Ended December 31,")."""
+    periods = []
+    rest = [lines[units_line].strip()[units_end:]] + lines[units_line + 1: units_line + 1 + MAX_PERIOD_LINES]
+    for line in rest:
+        if not line.strip() and not periods:
+            continue
+        period = _period(line)
+        if not period:
+            break
+        periods.append(period)
+        if _YEAR.search(period):  # the row of years ends the header
+            break
+    return periods
+
+
+def _period(line: str) -> str:
+    """The part of a table's header line that says which periods its columns hold ("Year Ended December 31,
+    2020 2019 2018", cut after its last year), or "" when the line is no such header."""
+    years = list(_YEAR.finditer(line))
+    head = " ".join((line[: years[-1].end()] if years else line).split())
+    if not head or len(head.split()) > MAX_PERIOD_WORDS or not (years or _PERIOD_WORDS.search(head)):
+        return ""
+    return head if years or len(head.split()) <= 6 else ""
+
+
+def _is_table_title(line: str) -> bool:
+    """A line of a table's title block: a few capitalised words (a company's name may hold "Inc."), not a
+    running header, not a contents entry."""
+    words = line.split()
+    if not 1 <= len(words) <= MAX_TITLE_WORDS + 3 or len(line) > MAX_TITLE_CHARS + 20 or not line[0].isupper():
+        return False
+    if _RUNNING_HEADER.match(line) or _ENDS_WITH_PAGE.search(line) or _SENTENCE_TAIL.search(line):
+        return False
+    if not _TABLE_TITLE_CHARACTERS.fullmatch(line):
+        return False
+    return all(w[0].isupper() or w.lower() in _SMALL_WORDS or not w[0].isalpha() for w in words)
 
 
 def _is_title_line(line: str, before: str, after: str, after_heading: bool) -> bool:
