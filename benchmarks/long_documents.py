@@ -1,7 +1,7 @@
 """Contexts where contextual retrieval matters: long documents whose pages never name their subject.
 
     .venv/bin/python benchmarks/long_documents.py --data ../shared/data [--sets financebench-dev]
-        [--variants before,sections,cards-only,cards] [--alphas 0.3,0.5,0.7] [--chunk-tokens 190]
+        [--variants before,sections,cards-only,cards,auto] [--alphas 0.3,0.5,0.7] [--chunk-tokens 190]
     .venv/bin/python benchmarks/long_documents.py --data ../shared/data --openings 250,500,1000 [--opening-docs 10]
 
 Each set is indexed once per context variant, with localcr's own `build_index` (chunks, embedder and BM25 as a
@@ -12,15 +12,19 @@ published gold chunks for the code and XQuAD sets. The variants:
   plain-text file), so a filing's chunks carry only the file name;
 * sections: structural contexts as now: recognised headings ("Item 7. ...", title-case lines) as section paths;
 * cards-only: a document card (one sentence by the LLM from the document's opening) + structural as before;
-* cards: card + sections (`--contexts cards`; what `--contexts auto` gives a long untitled document).
+* cards: card + sections (`--contexts cards`; what `--contexts auto` gives a long untitled document);
+* auto: localcr's default (`--contexts auto`): cards for long untitled prose, structural contexts for the rest.
 
 Cards are written once (cached under --work) and their LLM seconds per document reported from that run; an index
 an earlier run left under --work with the same settings is reused (its row says so).
 With --openings, no index: cards of the first filings are written afresh from openings of each size, timed, and
 checked against the company documents.json names (kept for analysis, never shown to the model). Rows give
 hybrid Pass@1/5/10/20, token recall@10 and the share of questions whose gold document is in the top 10 (spans) at
-the default fusion, and hybrid Pass@10 at each --alphas (weighted fusion's dense share). Tables go to stdout and benchmarks/results/long_documents[-SETS].md, written
-after every row so that a stopped run keeps what it measured.
+the default fusion; the oracle row beside it: Pass@5/10/20 when the search is restricted to the gold document
+(`glob`, filtered before the cut: what a perfect router would leave, so passage ranking is seen apart from finding
+the filing); and hybrid Pass@10 under each other fusion (dynamic, weighted at each --alphas, rrf). Tables go to
+stdout and benchmarks/results/long_documents[-SETS].md, written after every row so that a stopped run keeps what
+it measured.
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from _common import corpus_files, machine, parser, results_suffix, set_directory
 SETS = ("financebench-dev", "anthropic-codebase", "xquad-en", "xquad-de")
 VARIANTS = {  # name: (context mode, headings recognised in unmarked text)
     "before": ("structural", False), "sections": ("structural", True),
-    "cards-only": ("cards", False), "cards": ("cards", True),
+    "cards-only": ("cards", False), "cards": ("cards", True), "auto": ("auto", True),
 }
 KS = (1, 5, 10, 20)
 
@@ -66,17 +70,16 @@ def sources(set_dir: Path) -> tuple[str, Path]:
     return str(corpus), queries
 
 
-def _default_alpha() -> float:
+def fusion_configs(alphas: list[float]) -> list[str]:
+    """The fusions each row scores: localcr's default first, then dynamic, weighted at each alpha, and rrf."""
     from localcr.search import DEFAULT_ALPHA, DEFAULT_FUSION
 
-    assert DEFAULT_FUSION == "weighted"  # the rows below are scored at weighted fusion's alphas
-    return DEFAULT_ALPHA
+    every = ["dynamic", *[f"weighted,alpha={a:g}" for a in alphas], "rrf"]
+    default = "weighted,alpha=" + f"{DEFAULT_ALPHA:g}" if DEFAULT_FUSION == "weighted" else DEFAULT_FUSION
+    return [default] + [f for f in every if f != default]
 
 
-DEFAULT_ALPHA = _default_alpha()
-
-
-def measure(set_name: str, source: str, queries_file: Path, variant: str, work: Path, alphas: list[float],
+def measure(set_name: str, source: str, queries_file: Path, variant: str, work: Path, fusions: list[str],
             chunk_tokens: int | None) -> list:
     from localcr import evaluation
     from localcr.index import build_index
@@ -94,16 +97,30 @@ def measure(set_name: str, source: str, queries_file: Path, variant: str, work: 
     seconds = time.perf_counter() - started
     index = Index(directory, registry)
     queries = evaluation.load_queries(queries_file, index)
-    configs = [evaluation.parse_config(f"hybrid,fusion=weighted,alpha={a}") for a in alphas]
-    results = evaluation.evaluate(index, queries, configs, KS, progress=False)
-    weighted = [r.metrics for r in results]
-    default = weighted[alphas.index(DEFAULT_ALPHA)]
+    configs = [evaluation.parse_config(f"hybrid,fusion={f},name={f.replace(',alpha=', ' α ')}") for f in fusions]
+    results = [r.metrics for r in evaluation.evaluate(index, queries, configs, KS, progress=False)]
+    default = results[0]
     documents_found = _documents_found(index, queries_file, 10)
+    oracle = _oracle(index, queries)
     recall = default.get("token_recall@10")
     card_line = next((n for n in summary.card_summary.splitlines()), "") if summary.card_summary else ""
     return [set_name, variant, summary.chunks, *[100 * default[f"pass@{k}"] for k in KS],
-            "" if recall is None else 100 * recall, documents_found, *[100 * w["pass@10"] for w in weighted],
-            f"{seconds:.0f}" if summary.added else "reused", _card_cost(card_line)]
+            "" if recall is None else 100 * recall, documents_found,
+            " / ".join(f"{100 * oracle[f'pass@{k}']:.1f}" for k in KS[1:]) if oracle else "",
+            *[100 * r["pass@10"] for r in results[1:]], f"{seconds:.0f}" if summary.added else "reused", _card_cost(card_line)]
+
+
+def _oracle(index, queries) -> dict | None:
+    """Mean metrics of the default search restricted to each question's gold documents (an oracle router); None
+    for a set whose gold are chunks."""
+    from localcr.evaluation.metrics import mean_metrics, score_ranking
+
+    spans = [q for q in queries.queries if q.targets and all(t.kind == "span" for t in q.targets)]
+    if not spans:
+        return None
+    scores = [score_ranking(index.search(q.text, k=KS[-1], glob=sorted({t.id for t in q.targets})), q.targets, KS)
+              for q in spans]
+    return mean_metrics(scores, KS)
 
 
 def _documents_found(index, queries_file: Path, k: int) -> float | str:
@@ -212,16 +229,17 @@ def main() -> None:
         (ROOT / "benchmarks" / "results" / "card_openings.md").write_text(text + "\n")
         print(text)
         return
-    alphas = sorted({float(a) for a in args.alphas.split(",") if a} | {DEFAULT_ALPHA})  # the default's row is scored too
+    fusions = fusion_configs([float(a) for a in args.alphas.split(",") if a])
     head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10", "gold document in top 10",
-            *[f"P@10 α={a}" for a in alphas], "index s", "LLM per card"]
+            "oracle P@5 / 10 / 20", *[f"P@10 {f.replace('weighted,alpha=', 'α ')}" for f in fusions[1:]], "index s",
+            "LLM per card"]
     rows = []
     chunks = f"-chunks{args.chunk_tokens}" if args.chunk_tokens else ""
     out = ROOT / "benchmarks" / "results" / f"long_documents{results_suffix(args.sets, SETS)}{chunks}.md"
     for set_name in args.sets.split(","):
         source, queries_file = sources(set_directory(args.data, set_name))
         for variant in args.variants.split(","):
-            rows.append(measure(set_name, source, queries_file, variant, args.work / "long-documents", alphas, args.chunk_tokens))
+            rows.append(measure(set_name, source, queries_file, variant, args.work / "long-documents", fusions, args.chunk_tokens))
             print(table(head, rows[-1:]), file=sys.stderr)
             text = f"machine: {machine()}\n\n" + table(head, rows)
             out.write_text(text + "\n")

@@ -16,7 +16,7 @@ from localcr.errors import ArgumentError, LocalcrError
 from localcr.pipeline import CONTEXT_MODES
 from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
-from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION
+from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, FUSIONS
 from localcr.store import disk_size
 from localcr.text import printable, snippet
 
@@ -253,10 +253,11 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @_index_option
 @click.option("-k", type=click.IntRange(1), default=5, show_default=True, help="Results to return.")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
-@click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default=DEFAULT_FUSION, show_default=True,
-              help="Weighted min-max-normalised scores (see --alpha), or reciprocal rank fusion.")
+@click.option("--fusion", type=click.Choice(FUSIONS), default=DEFAULT_FUSION, show_default=True,
+              help="Weighted min-max-normalised scores, with the dense side's weight set per query from how far each "
+                   "side's best scores stand out (dynamic) or fixed at --alpha (weighted); or reciprocal rank fusion.")
 @click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
-              help="Weight of the dense side in weighted fusion.")
+              help="Weight of the dense side in weighted fusion (dynamic: the prior it starts from).")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
 @click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,

@@ -24,7 +24,7 @@ from localcr.errors import LocalcrError
 from localcr.models import Registry, load_registry
 
 MODES = ("hybrid", "dense", "lexical")
-FUSIONS = ("rrf", "weighted")
+FUSIONS = ("dynamic", "weighted", "rrf")
 RRF_K = 60
 # How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
 # benchmarks/depth.py on the code and prose sets (see BENCHMARKS.md).
@@ -35,6 +35,7 @@ DEFAULT_CANDIDATES = 150
 # up to 14 points below BM25 alone).
 DEFAULT_FUSION = "weighted"
 DEFAULT_ALPHA = 0.3
+STANDOUT_DEPTH = 10  # a retriever's best score is compared with the mean of its next nine (see standout)
 # Query vectors kept per opened index (a served index sees endless distinct queries): 384-d floats, ~15 MB.
 QUERY_CACHE_SIZE = 10_000
 
@@ -90,6 +91,25 @@ def weighted(dense: dict[int, float], lexical: dict[int, float], alpha: float) -
 
     d, l = normalise(dense), normalise(lexical)
     return {i: alpha * d.get(i, 0.0) + (1 - alpha) * l.get(i, 0.0) for i in d.keys() | l.keys()}
+
+
+def standout(scores: dict[int, float], depth: int = STANDOUT_DEPTH) -> float:
+    """How far a retriever's best score stands out from its next ones, in units of its candidates' spread:
+    (best - mean of the next depth - 1) / (best - worst). A retriever that has found something scores high; one
+    that scores every candidate alike (BM25 over filings that all say "net revenue" and "fiscal year", MiniLM on
+    Japanese) scores low."""
+    if len(scores) < 2:
+        return 0.0
+    ranked = sorted(scores.values(), reverse=True)
+    span = ranked[0] - ranked[-1]
+    return 0.0 if span <= 0 else (ranked[0] - float(np.mean(ranked[1:depth]))) / span
+
+
+def dynamic_alpha(dense: dict[int, float], lexical: dict[int, float], prior: float = DEFAULT_ALPHA) -> float:
+    """The dense share of weighted fusion for one query: each retriever's share of the two standouts, averaged
+    with the prior weight (which alone was best on code): a retriever whose top stands out gets more say."""
+    d, l = standout(dense), standout(lexical)
+    return prior if d + l <= 0 else (d / (d + l) + prior) / 2
 
 
 def widen(rows: list, rows_around, window: int) -> list[tuple[object, list]]:
@@ -185,7 +205,8 @@ class Index:
         elif fusion == "rrf":
             fused = rrf(ordered)
         else:
-            fused = weighted(lists["dense"], lists["lexical"], alpha)
+            share = dynamic_alpha(lists["dense"], lists["lexical"], alpha) if fusion == "dynamic" else alpha
+            fused = weighted(lists["dense"], lists["lexical"], share)
         order = sorted(fused, key=lambda row: (-fused[row], row))[:depth]
         ranks["fused"] = _ranks(order)
         scores = fused

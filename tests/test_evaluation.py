@@ -297,7 +297,7 @@ def test_parse_ks():
     ("hybrid,fusion=max", "fusion='max'"),
     ("hybrid,fusion=weighted,alpha=1.5", "a number from 0 to 1"),
     ("hybrid,fusion=weighted,alpha=x", "a number from 0 to 1"),
-    ("hybrid,fusion=rrf,alpha=0.3", "alpha applies only to fusion=weighted"),
+    ("hybrid,fusion=rrf,alpha=0.3", "alpha applies only to weighted and dynamic fusion"),
     ("dense,fusion=rrf", "only to hybrid"),
     ("hybrid,window=-1", "whole number >= 0"),
     ("hybrid,window=1.5", "whole number >= 0"),

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from localcr.search import rrf, weighted, widen
+from localcr import search
+from localcr.evaluation.configs import SearchConfig
+from localcr.search import dynamic_alpha, rrf, standout, weighted, widen
 
 
 def test_rrf_by_hand():
@@ -28,6 +30,28 @@ def test_weighted_min_max_by_hand():
 def test_weighted_single_candidate_and_empty_lists():
     assert weighted({5: 0.3}, {}, 0.5) == {5: 0.5}
     assert weighted({}, {}, 0.5) == {}
+
+
+def test_standout_measures_how_far_the_best_score_stands_from_the_next_ones():
+    found = {row: score for row, score in enumerate([10.0, 4.0, 3.0, 3.0, 2.0, 1.0])}
+    assert standout(found) == pytest.approx((10 - (4 + 3 + 3 + 2 + 1) / 5) / 9)  # the next nine: here five
+    flat = {row: 8.0 - row * 0.01 for row in range(20)}  # every candidate scores alike: nothing found
+    assert standout(flat) < 0.1
+    assert standout({1: 5.0}) == 0.0 and standout({1: 2.0, 2: 2.0}) == 0.0
+
+
+def test_dynamic_alpha_gives_the_retriever_whose_top_stands_out_more_say():
+    sharp = {row: (1.0 if row == 0 else 0.3 - row * 0.001) for row in range(30)}
+    flat = {row: 12.0 - row * 0.05 for row in range(30)}
+    assert dynamic_alpha(sharp, flat, prior=0.3) > 0.5  # dense found it: lexical sees the same words everywhere
+    assert dynamic_alpha(flat, sharp, prior=0.3) < 0.25  # lexical found it: the embedder cannot read the language
+    assert dynamic_alpha({}, {}, prior=0.3) == 0.3
+    assert dynamic_alpha(sharp, sharp, prior=0.3) == pytest.approx((0.5 + 0.3) / 2)
+
+
+def test_the_default_fusion_is_the_measured_one():
+    """benchmarks/fusion.py (BENCHMARKS.md, "Fusion"): dynamic held on code, prose and long filings at once."""
+    assert search.DEFAULT_FUSION == "dynamic" and SearchConfig("x", "hybrid").fusion == "dynamic"
 
 
 def around(docs: list[str]):

@@ -24,7 +24,7 @@ class SearchConfig:
 
 
 _CONFIG_HELP = (
-    "write MODE[,option...]: MODE is hybrid, dense or lexical; options are fusion=rrf|weighted, alpha=0..1, "
+    "write MODE[,option...]: MODE is hybrid, dense or lexical; options are fusion=dynamic|weighted|rrf, alpha=0..1, "
     "rerank, window=N, candidates=N, name=LABEL (e.g. \"hybrid,fusion=weighted,alpha=0.3\" or \"dense,rerank\")"
 )
 
@@ -53,8 +53,8 @@ def parse_config(config: str) -> SearchConfig:
             raise bad(problem)
     if mode != "hybrid" and given & {"fusion", "alpha"}:
         raise bad("fusion and alpha apply only to hybrid search")
-    if "alpha" in given and cfg.fusion != "weighted":
-        raise bad("alpha applies only to fusion=weighted")
+    if "alpha" in given and cfg.fusion == "rrf":
+        raise bad("alpha applies only to weighted and dynamic fusion")
     if not cfg.name:
         cfg.name = describe(cfg)
     return cfg
@@ -96,7 +96,7 @@ def describe(cfg: SearchConfig) -> str:
     parts = [cfg.mode]
     if cfg.mode == "hybrid" and cfg.fusion != SearchConfig.fusion:
         parts.append(f"fusion={cfg.fusion}")
-    if cfg.mode == "hybrid" and cfg.fusion == "weighted" and cfg.alpha != SearchConfig.alpha:
+    if cfg.mode == "hybrid" and cfg.fusion != "rrf" and cfg.alpha != SearchConfig.alpha:
         parts.append(f"alpha={cfg.alpha:g}")
     if cfg.rerank:
         parts.append("rerank")

@@ -44,8 +44,9 @@ class SearchRequest(BaseModel):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for, in any words.")
     k: int = Field(5, ge=1, le=MAX_K, description="Results to return.")
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    fusion: Literal["weighted", "rrf"] = Field(DEFAULT_FUSION, description="How hybrid search fuses its two lists.")
-    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="Weight of the dense side in weighted fusion.")
+    fusion: Literal["dynamic", "weighted", "rrf"] = Field(DEFAULT_FUSION, description="How hybrid search fuses its two lists.")
+    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="Weight of the dense side in weighted fusion "
+                         "(dynamic: the prior it starts from).")
     rerank: bool = Field(False, description="Rerank the fused candidates with a cross-encoder.")
     reranker: str | None = Field(None, max_length=200, description="Which reranker in models.toml (default: the default one).")
     candidates: int = Field(DEFAULT_CANDIDATES, ge=1, le=MAX_CANDIDATES,
