@@ -43,9 +43,9 @@ def lite_db(tmp_path) -> Path:
 
 
 def _drop_server_index(location: str) -> None:
-    from localcr.backends.milvus import _Connection
+    from localcr.backends.milvus.connection import Connection
 
-    connection = _Connection(location)
+    connection = Connection(location)
     if connection.aliased():
         connection.call("drop_alias", connection.location.name)
     for generation in connection.generations():
@@ -165,13 +165,14 @@ def test_both_backends_give_the_same_top_hits(small_corpus, tmp_path, lite_db):
 @pytest.mark.model
 @pytest.mark.loopback
 def test_a_killed_rebuild_leaves_the_previous_generation_answering(small_corpus, lite_db):
-    from localcr.backends.milvus import _Connection, _new_generation
+    from localcr.backends.milvus.build import new_generation
+    from localcr.backends.milvus.connection import Connection
 
     lite = f"milvus-lite:{lite_db}/orbit"
     index(small_corpus, lite)
     answering = top_ids(lite, "midnight", "hybrid")
-    connection = _Connection(lite)
-    half_built = _new_generation(connection, 384, "client")  # where a killed rebuild stopped: never aliased
+    connection = Connection(lite)
+    half_built = new_generation(connection, 384, "client")  # where a killed rebuild stopped: never aliased
     assert top_ids(lite, "midnight", "hybrid") == answering
     index(small_corpus, lite, "--rebuild")
     assert half_built not in connection.generations() and len(connection.generations()) == 2  # new and previous
@@ -230,7 +231,7 @@ def test_a_collection_localcr_did_not_write(tmp_path, lite_db):
 def test_a_collection_of_another_schema(lite_db):
     from pymilvus import DataType, MilvusClient
 
-    from localcr.backends.milvus import LAYOUT, MANIFEST_PROPERTY
+    from localcr.backends.milvus.connection import LAYOUT, MANIFEST_PROPERTY
 
     client = MilvusClient(str(lite_db))
     schema = client.create_schema(auto_id=True)
@@ -249,10 +250,10 @@ def test_a_collection_of_another_schema(lite_db):
 def test_a_refused_token_names_the_variable_to_set():
     from pymilvus.exceptions import MilvusException
 
-    from localcr.backends.milvus import _failure, parse_location
+    from localcr.backends.milvus.connection import failure, parse_location
 
     refused = MilvusException(code=1800, message="auth check failure, please check username, password or api key")
-    line = str(_failure(parse_location("milvus://milvus.example:19530/docs"), refused))
+    line = str(failure(parse_location("milvus://milvus.example:19530/docs"), refused))
     assert line.startswith("milvus://milvus.example:19530/docs: the server refused the credentials: set LOCALCR_MILVUS_TOKEN")
 
 
