@@ -104,7 +104,8 @@ def compile_glob(pattern: str) -> re.Pattern:
         elif c == "?":
             out.append("[^/]")
         elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1)
+            first = i + 2 if pattern[i + 1:i + 2] in ("!", "^") else i + 1
+            end = pattern.find("]", first + 1)  # a ] first in the class is itself: []] and [!]] as in ripgrep
             if end < 0:
                 raise ArgumentError(("glob", pattern), ": an unclosed '[' (write [[] for a bracket itself)")
             body = pattern[i + 1:end]

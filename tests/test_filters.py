@@ -36,6 +36,8 @@ from localcr.filters import Filter, compile_glob
     ("(a|b).md", "a.md", False),
     ("+.md", "a.md", False),
     ("[[]1].md", "[1].md", True),
+    ("[]]x", "]x", True),
+    ("[!]]x", "]x", False),
 ])
 def test_glob_matching(pattern, path, matches):
     assert bool(compile_glob(pattern).search(path)) is matches
@@ -93,23 +95,6 @@ def test_an_eval_configuration_carries_a_filter():
 # -- searching: the k best of the documents that pass -------------------------------------------------------------
 
 
-def _reports(root):
-    """Fifteen 2021 reports that answer the query well, twelve 2022 ones that answer it less well, and a few others."""
-    for year, count, text in [("2021", 15, "Quarterly revenue grew; revenue by quarter, revenue guidance and revenue "
-                                           "recognition are the subject of this revenue report."),
-                              ("2022", 12, "The board met in spring. Revenue is mentioned once among other business.")]:
-        folder = root / "reports" / year
-        folder.mkdir(parents=True)
-        for n in range(count):
-            (folder / f"r{n:02d}.md").write_text(f"# Report {year}-{n}\n\n{text} Item {n} of {year}.\n")
-    (root / "src").mkdir()
-    (root / "src" / "revenue.py").write_text('def revenue(quarter):\n    """Revenue of a quarter."""\n    return quarter * 2\n')
-    (root / "notes.txt").write_text("Revenue notes: nothing to report.\n")
-    (root / "bericht.md").write_text("# Bericht\n\nDer Umsatz wuchs im dritten Quartal deutlich, und der Vorstand ist "
-                                     "mit dem Ergebnis der Abteilung sehr zufrieden, wie der Bericht zeigt.\n")
-    return root
-
-
 def _search(location, *options) -> tuple[list[dict], str]:
     """The hits of `localcr search --json` and what it said on stderr, after checking it succeeded."""
     from click.testing import CliRunner
@@ -126,8 +111,8 @@ def _hits(location, *options) -> list[dict]:
 
 
 @pytest.fixture(params=["local", "lite"])
-def filtered_index(request, tmp_path):
-    corpus = _reports(tmp_path / "corpus")
+def filtered_index(request, tmp_path, reports_corpus):
+    corpus = reports_corpus
     if request.param == "local":
         location = str(tmp_path / "index")
     else:
@@ -182,8 +167,8 @@ def test_a_filter_is_applied_before_the_cut(filtered_index):
 
 
 @pytest.mark.model
-def test_eval_with_a_filtered_configuration(tmp_path):
-    corpus = _reports(tmp_path / "corpus")
+def test_eval_with_a_filtered_configuration(tmp_path, reports_corpus):
+    corpus = reports_corpus
     location = tmp_path / "index"
     run("index", corpus, "--index", location, "--contexts", "structural", "-q")
     queries = tmp_path / "queries.jsonl"
