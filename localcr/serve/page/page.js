@@ -214,7 +214,7 @@ async function run(body) {
 function showHits(result) {
   const count = result.hits.length;
   $("summary").textContent = (count === 0 ? "No hits" : count === 1 ? "1 hit" : count + " hits") +
-    " in " + Math.round(result.took_ms) + " ms" + (result.unmatched ? ": " + result.unmatched : "");
+    (result.unmatched ? " (" + result.unmatched + ")" : "") + " in " + Math.round(result.took_ms) + " ms";
   $("hits").replaceChildren(...result.hits.map(hitItem));
 }
 
