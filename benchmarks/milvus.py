@@ -31,7 +31,8 @@ LEXICAL = {"function": "BM25 function (standard analyzer)", "client": "client sp
 
 def quality(args) -> str:
     from localcr import evaluation
-    from localcr.backends.milvus import _Connection, _wait_for_indexes
+    from localcr.backends.milvus.build import wait_for_indexes
+    from localcr.backends.milvus.connection import Connection
     from localcr.index import build_index
     from localcr.models import load_registry
     from localcr.search import Index
@@ -50,8 +51,8 @@ def quality(args) -> str:
             build_index([str(chunks)], location, registry, contexts="structural", progress=False, log=lambda m: None,
                         rebuild=True, lexical=lexical)
             if lexical:  # searches timed on the built indexes, as a server's build waits for them (Lite's does not)
-                connection = _Connection(location)
-                _wait_for_indexes(connection, connection.aliased(), log=lambda m: None)
+                connection = Connection(location)
+                wait_for_indexes(connection, connection.aliased(), log=lambda m: None)
             built = time.monotonic() - started
             index = Index(location, registry)
             queries = evaluation.load_queries(queries_file, index)
@@ -70,8 +71,10 @@ def ingestion(args) -> str:
 
     import numpy as np
 
-    from localcr.backends.milvus import (MilvusBackend, TermCounts, _Connection, _entities, _insert, _move_alias,
-                                         _new_generation, _set_manifest, _wait_for_indexes)
+    from localcr.backends.milvus import MilvusBackend
+    from localcr.backends.milvus.build import entities, insert, move_alias, new_generation, set_manifest, wait_for_indexes
+    from localcr.backends.milvus.connection import LAYOUT, Connection
+    from localcr.backends.milvus.terms import TermCounts
     from localcr.documents import Chunk, Document
 
     n = args.ingest
@@ -87,26 +90,26 @@ def ingestion(args) -> str:
         chunks_by_doc[c.doc_id].append(c)
     made = SimpleNamespace(chunks=chunks, chunks_by_doc=chunks_by_doc, vectors=vectors, window_rows=np.arange(n))
     location = f"milvus-lite:{args.work / 'ingest.db'}/synthetic"
-    connection = _Connection(location)
+    connection = Connection(location)
     rows = []
     for kind in ("function", "client"):
         started = time.monotonic()
         terms = TermCounts(["en"]) if kind == "client" else None
         if terms:
             terms.add([f"\n{c.text}" for c in chunks], ["en"] * n)
-        entities = _entities(docs, made, terms and terms.weights(terms.mean_length()))
-        generation = _new_generation(connection, 384, kind)
-        _insert(connection, generation, entities)
+        written_rows = entities(docs, made, terms and terms.weights(terms.mean_length()))
+        generation = new_generation(connection, 384, kind)
+        insert(connection, generation, written_rows)
         if terms:
             terms.write(connection, generation)
         written = time.monotonic() - started
-        _wait_for_indexes(connection, generation, log=lambda m: None)  # Lite searches unsealed rows in Python
+        wait_for_indexes(connection, generation, log=lambda m: None)  # Lite searches unsealed rows in Python
         indexed = time.monotonic() - started - written
-        manifest = {"layout": "localcr-milvus-1", "embedder": {"dimension": 384}, "lexical": {"kind": kind, "analyzer": "standard"},
+        manifest = {"layout": LAYOUT, "embedder": {"dimension": 384}, "lexical": {"kind": kind, "analyzer": "standard"},
                     "chunks": n, "windows": n, "languages": ["en"]}
-        _set_manifest(connection, generation, manifest)
+        set_manifest(connection, generation, manifest)
         connection.call("load_collection", generation)
-        _move_alias(connection, generation, connection.aliased())
+        move_alias(connection, generation, connection.aliased())
         backend = MilvusBackend(location)
         dense, lexical = [], []
         for i, q in enumerate(vectors[:30]):

@@ -13,6 +13,7 @@ import click
 import localcr
 from localcr.backends import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
+from localcr.filters import KINDS, Filter
 from localcr.pipeline import CONTEXT_MODES
 from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
@@ -23,7 +24,7 @@ from localcr.text import printable, snippet
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
 # parameters is worded with the option, as the user wrote it.
 OPTIONS = {"contexts": "--contexts", "chunk_tokens": "--chunk-tokens", "overlap_tokens": "--overlap",
-           "config": "--config", "ks": "--k", "skip_bad_lines": "--skip-bad-lines", "older_than": "--older-than"}
+           "config": "--config", "ks": "--k", "glob": "--glob", "kind": "--kind", "lang": "--lang", "skip_bad_lines": "--skip-bad-lines", "older_than": "--older-than"}
 
 
 def _spell_option(name: str, value: object) -> str:
@@ -219,9 +220,10 @@ def _discover(as_json: bool) -> None:
 @click.option("--rebuild", is_flag=True,
               help="Build the whole index again from the files, not only what changed (contexts and embeddings still "
                    "come from the cache). A damaged segment is found and rebuilt without it.")
-@click.option("--lexical", type=click.Choice(["function", "client"]),
+@click.option("--lexical", type=click.Choice(["function", "client", "none"]),
               help="Milvus index only: BM25 by sparse vectors of localcr's own analysis (stemming, code identifiers "
-                   "split; the default) or by the server's BM25 function (its analyzer).")
+                   "split; the default, Milvus 2.4+), by the server's BM25 function (its analyzer, Milvus 2.5+), or none "
+                   "(a dense-only index, for a Milvus 2.3 server).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
 def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, lexical,
@@ -266,13 +268,22 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               help="Widen each hit with this many neighbouring chunks on each side.")
 @click.option("--full", is_flag=True, help="Show each hit's whole chunk (its window with --window), not a snippet "
               "around the query's terms.")
+@click.option("--glob", "globs", multiple=True, metavar="PATTERN",
+              help="Search only documents whose id or path matches (repeatable; !PATTERN excludes), as ripgrep's -g: "
+                   "e.g. 'reports/2022/**', '*.md', '!tests'.")
+@click.option("--kind", metavar="KIND", help=f"Search only documents of this kind: {', '.join(KINDS)} or code:SUFFIX.")
+@click.option("--lang", metavar="CODE", help="Search only documents in this language (ISO 639-1, e.g. en).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
 @click.pass_context
-def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, full, as_json):
-    """Search an index."""
+def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, full, globs, kind, lang, as_json):
+    """Search an index (or only the documents --glob, --kind and --lang let through: the k best of those)."""
+    Filter.of(globs, kind, lang)  # a bad filter is refused before the index and its models are opened
     idx = _open_index(index_dir, _registry(ctx))
     reranker = _reranker(idx.registry, rerank_name)
-    hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates, window=window)
+    hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates, window=window,
+                      glob=globs, kind=kind, lang=lang)
+    if not hits and (unmatched := idx.unmatched(globs, kind, lang)):
+        _echo(f"localcr: {unmatched}", err=True)
     if as_json:
         for hit in hits:
             click.echo(json.dumps(hit.to_dict()))

@@ -41,7 +41,8 @@ def build_index(
     running cluster); this process still reads, chunks, checks and writes the caches and builds the index.
 
     `directory` may name a Milvus collection instead (see localcr.backends); lexical, for such an index only:
-    "function" (Milvus's BM25) or "client" (localcr's BM25 analysis as sparse vectors), see localcr.backends.milvus."""
+    "function" (Milvus's BM25), "client" (localcr's BM25 analysis as sparse vectors) or "none" (dense only), see
+    localcr.backends.milvus."""
     log = log or (lambda message: print(message, file=sys.stderr))
     started = time.monotonic()
     if contexts is not None and contexts not in CONTEXT_MODES:

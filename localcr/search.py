@@ -21,6 +21,7 @@ import numpy as np
 
 from localcr.backends import open_backend
 from localcr.errors import LocalcrError
+from localcr.filters import Filter
 from localcr.models import Registry, load_registry
 
 MODES = ("hybrid", "dense", "lexical")
@@ -161,27 +162,37 @@ class Index:
         return Embedder(spec)
 
     # -- retrieval ------------------------------------------------------------------------------------------
-    def dense_scores(self, query: str, depth: int) -> dict:
+    def dense_scores(self, query: str, depth: int, selection=None) -> dict:
         """Top chunks by cosine similarity, from the backend (a chunk embedded as several windows scores as its
-        best window); the query's vector is cached."""
+        best window), among the selected documents' if given; the query's vector is cached."""
         vector = self._query_cache.get(query)
         if vector is None:
             vector = self.embedder.embed_query(query)
             if len(self._query_cache) >= QUERY_CACHE_SIZE:
                 self._query_cache.pop(next(iter(self._query_cache)), None)  # the oldest query
             self._query_cache[query] = vector
-        return self.store.dense_ranked(vector, depth)
+        return self.store.dense_ranked(vector, depth, selection)
 
-    def lexical_scores(self, query: str, depth: int) -> dict:
-        return self.store.lexical_ranked(query, depth)
+    def lexical_scores(self, query: str, depth: int, selection=None) -> dict:
+        return self.store.lexical_ranked(query, depth, selection)
+
+    def unmatched(self, glob=None, kind: str | None = None, lang: str | None = None) -> str | None:
+        """What to tell a user whose filter no document of the index passes (their search has no hits); None
+        when some document passes or nothing is filtered."""
+        wanted = Filter.of(glob, kind, lang)
+        if wanted is None or self.store.select(wanted).documents:
+            return None
+        return f"no document of {self.store.location} passes {wanted.describe()}"
 
     def search(self, query: str, k: int = 20, *, mode: str = "hybrid", fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA,
-               rerank=None, candidates: int = DEFAULT_CANDIDATES, window: int = 0) -> list[Hit]:
+               rerank=None, candidates: int = DEFAULT_CANDIDATES, window: int = 0, glob=None, kind: str | None = None,
+               lang: str | None = None) -> list[Hit]:
         """The k best chunks for the query; see the module docstring for the pipeline.
 
         Each retriever contributes its `candidates` best chunks whatever k is, and they are fused (and reranked)
         before the cut at k: so the top 5 of a k=5 search are the top 5 of a k=20 search (for any k up to
-        `candidates`; a larger k deepens the lists to k)."""
+        `candidates`; a larger k deepens the lists to k). glob, kind, lang: search only the documents that pass
+        (localcr.filters), before the cut: the k best chunks of those."""
         if mode not in MODES:
             raise LocalcrError(f"mode {mode!r}: choose one of {', '.join(MODES)}")
         if fusion not in FUSIONS:
@@ -192,12 +203,21 @@ class Index:
             raise LocalcrError("k must be at least 1 and window at least 0")
         if not query.strip():
             raise LocalcrError("the query is empty")
+        if self.store.dense_only:  # a Milvus index built without a lexical leg (localcr.backends.milvus)
+            if mode == "lexical":
+                raise LocalcrError(f"{self.store.location} is a dense-only index (built with --lexical none): search it "
+                                   "with --mode dense or hybrid, which is dense there")
+            mode = "dense"
+        wanted = Filter.of(glob, kind, lang)
+        selection = None if wanted is None else self.store.select(wanted)
+        if selection is not None and not selection.documents:
+            return []
         depth = max(candidates, k)
         lists: dict[str, dict[int, float]] = {}
         if mode in ("hybrid", "dense"):
-            lists["dense"] = self.dense_scores(query, depth)
+            lists["dense"] = self.dense_scores(query, depth, selection)
         if mode in ("hybrid", "lexical"):
-            lists["lexical"] = self.lexical_scores(query, depth)
+            lists["lexical"] = self.lexical_scores(query, depth, selection)
         ordered = {name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()}
         ranks = {name: _ranks(rows) for name, rows in ordered.items()}
         if mode != "hybrid":

@@ -467,7 +467,7 @@ class Segment:
         if len(index) != len(self.window_rows) or index.ndim != dimension:
             raise DamagedSegment(self.path / DENSE, f"{len(index)} vectors of {index.ndim} dimensions where the segment has "
                                  f"{len(self.window_rows)} of {dimension}")
-        return DenseSegment(index, ~self.live[self.window_rows])
+        return DenseSegment(index, ~self.live[self.window_rows], self.vectors())
 
 
 class DenseSegment:
@@ -475,22 +475,39 @@ class DenseSegment:
     tombstoned chunks stay in the graph: a search asks for as many more as their share suggests and drops them,
     asking again for twice as many in the rare case that leaves fewer than k."""
 
-    def __init__(self, index, dead: np.ndarray):
+    def __init__(self, index, dead: np.ndarray, vectors: np.ndarray):
         self.index, self.dead = index, dead  # dead: per window of the segment
+        self.vectors = vectors  # per window, full precision, memory-mapped: what a narrow filter searches exhaustively
         self.n_live = int(len(dead) - dead.sum())
         self.exact = len(dead) <= DENSE_EXACT_UP_TO
 
-    def knn(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Labels (windows of the segment) and cosine distances of the k nearest live windows, nearest first."""
-        k, size = min(k, self.n_live), len(self.dead)
-        count = k if self.n_live == size else min(size, -(-k * size // max(self.n_live, 1)) + 16)
+    def knn(self, vector: np.ndarray, k: int, passing: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Labels (windows of the segment) and cosine distances of the k nearest live windows, nearest first;
+        of those `passing` (per window) lets through, if given: at most DENSE_EXACT_UP_TO of them are compared
+        one by one, more are found in the graph, which is asked for as many more as the share left out suggests."""
+        skip = self.dead if passing is None else self.dead | ~passing
+        n_wanted = self.n_live if passing is None else int(len(skip) - skip.sum())
+        k, size = min(k, n_wanted), len(skip)
+        if passing is not None and n_wanted <= DENSE_EXACT_UP_TO:
+            return _nearest(self.vectors, np.flatnonzero(~skip), vector, k)
+        count = k if n_wanted == size else min(size, -(-k * size // max(n_wanted, 1)) + 16)
         while True:
             found = self.index.search(vector, count, threads=1, exact=self.exact)
             labels = found.keys.astype(np.int64)
-            keep = ~self.dead[labels]
+            keep = ~skip[labels]
             if keep.sum() >= k or count >= size:
                 return labels[keep][:k], found.distances[keep][:k]
             count = min(size, 2 * count)
+
+
+def _nearest(vectors: np.ndarray, labels: np.ndarray, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k of these windows nearest the vector by cosine distance, nearest first: usearch's exhaustive search on
+    one thread (numpy's matrix product on a busy 2-core machine took ten times as long, its BLAS threads contending)."""
+    from usearch.index import MetricKind, search
+
+    found = search(np.ascontiguousarray(vectors[labels], dtype=np.float32), np.asarray(vector, dtype=np.float32).ravel(),
+                   k, MetricKind.Cos, exact=True, threads=1)
+    return labels[found.keys.astype(np.int64)], found.distances.astype(np.float32)
 
 
 class SegmentedDense:
@@ -499,11 +516,13 @@ class SegmentedDense:
     def __init__(self, segments: list[DenseSegment], window_offsets: list[int]):
         self.segments, self.window_offsets = segments, window_offsets
 
-    def knn_query(self, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def knn_query(self, vector: np.ndarray, k: int, passing: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The k nearest live windows (of those `passing`, per window of the generation, lets through)."""
         labels, distances = [], []
         for segment, offset in zip(self.segments, self.window_offsets):
-            if segment.n_live:
-                found, dist = segment.knn(vector, k)
+            wanted = None if passing is None else passing[offset:offset + len(segment.dead)]
+            if segment.n_live and (wanted is None or wanted.any()):
+                found, dist = segment.knn(vector, k, wanted)
                 labels.append(found + offset)
                 distances.append(dist)
         if not labels:

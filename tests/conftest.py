@@ -49,6 +49,8 @@ def pytest_configure(config):
     """Block every IPv4/IPv6 connection for the whole run; every test fails if it attempted one."""
     config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
+    config.addinivalue_line("markers", "milvus_server: runs against a real Milvus server (LOCALCR_MILVUS_URI's, or the "
+                            "standalone 2.3.5 server of PyPI's milvus package, started by tests/test_milvus.py)")
     socket.socket.connect = _refuse
     socket.socket.connect_ex = _refuse
 
@@ -183,6 +185,26 @@ def small_corpus(tmp_path) -> Path:
     (root / "docs" / "guide.md").write_text(GUIDE)
     (root / "src" / "scheduler.py").write_text(SCHEDULER)
     (root / "src" / "journal.rs").write_text(JOURNAL)
+    return root
+
+
+@pytest.fixture
+def reports_corpus(tmp_path) -> Path:
+    """corpus/: fifteen 2021 reports that answer "quarterly revenue report" well, twelve 2022 ones that answer it less
+    well (none in its top 10), a Python file, a text file and a German report: what filters pick from."""
+    root = tmp_path / "corpus"
+    for year, count, text in [("2021", 15, "Quarterly revenue grew; revenue by quarter, revenue guidance and revenue "
+                                           "recognition are the subject of this revenue report."),
+                              ("2022", 12, "The board met in spring. Revenue is mentioned once among other business.")]:
+        folder = root / "reports" / year
+        folder.mkdir(parents=True)
+        for n in range(count):
+            (folder / f"r{n:02d}.md").write_text(f"# Report {year}-{n}\n\n{text} Item {n} of {year}.\n")
+    (root / "src").mkdir()
+    (root / "src" / "revenue.py").write_text('def revenue(quarter):\n    """Revenue of a quarter."""\n    return quarter * 2\n')
+    (root / "notes.txt").write_text("Revenue notes: nothing to report.\n")
+    (root / "bericht.md").write_text("# Bericht\n\nDer Umsatz wuchs im dritten Quartal deutlich, und der Vorstand ist "
+                                     "mit dem Ergebnis der Abteilung sehr zufrieden, wie der Bericht zeigt.\n")
     return root
 
 

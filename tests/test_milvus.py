@@ -1,26 +1,36 @@
 """The backend contract: the same commands give the same results on a local index and on a Milvus collection.
 
-Milvus Lite (embedded, started by these tests in their temporary directories) stands in for a server; with
-LOCALCR_MILVUS_URI set (e.g. milvus://localhost:19530, reachable on loopback), the contract runs against that real
-server too, in a collection of its own that it drops afterwards. Errors: a server that is not there, a collection
-localcr did not write or wrote with another schema, a refused token, a Lite file held by another process,
-pymilvus not installed - one line each."""
+Milvus Lite (embedded, started by these tests in their temporary directories) stands in for a server. Tests marked
+milvus_server run against a real one: the server LOCALCR_MILVUS_URI names (e.g. milvus://localhost:19530, reachable
+on loopback), else the standalone Milvus 2.3.5 server that PyPI's milvus package carries (the test extra installs
+it), started once for the session; in collections of their own that they drop afterwards. Each runs what the
+server can hold: a 2.3 server has no sparse vectors, so there the contract runs dense-only (--lexical none).
+Errors: a server that is not there or too old for the lexical leg, a collection localcr did not write or wrote with
+another schema, a refused token, a Lite file held by another process, pymilvus not installed - one line each."""
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import GUIDE, error_line, free_port, run
+from conftest import GUIDE, error_line, free_port, loopback_allowed, run
 
 pytest.importorskip("pymilvus")  # the test extra installs it; a user without localcr[milvus] never needs this file
 
-SERVER = os.environ.get("LOCALCR_MILVUS_URI", "")
+SERVER_WAIT_SECONDS = 180  # the first start unpacks the server's binary (~4 s with a wiped data folder after that)
+# Every part of the standalone server listens on loopback, not on the machine's network address.
+SERVER_PARTS = ("rootCoord", "proxy", "queryCoord", "queryNode", "indexNode", "dataCoord", "dataNode")
+SERVER_PID_FILE = Path("/run/milvus/standalone.pid")  # which the 2.3.5 server writes and leaves behind
 # Queries whose top hits depend on no BM25 statistics (Milvus Lite keeps them per segment and analyses with the
 # standard analyzer): dense similarity, and terms found in one chunk only.
 DENSE_QUERIES = ["how often is a failed job retried", "which team's job runs next", "reading the journal back at start-up"]
@@ -42,17 +52,77 @@ def lite_db(tmp_path) -> Path:
     _release_lite(path)
 
 
-def _drop_server_index(location: str) -> None:
-    from localcr.backends.milvus import _Connection
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory) -> str:
+    """A real Milvus server's address (milvus://HOST:PORT): LOCALCR_MILVUS_URI's, or PyPI's standalone 2.3.5 server
+    started here where the milvus package is installed (skipped where it is not), on a free loopback port, in a wiped
+    data folder; stopped by SIGINT to its wrapper (SIGTERM would leave the server itself running)."""
+    if given := os.environ.get("LOCALCR_MILVUS_URI"):
+        yield given.rstrip("/")
+        return
+    wrapper = Path(sys.executable).parent / "milvus-server"
+    if not wrapper.exists():
+        pytest.skip("no Milvus server: install the test extra (milvus==2.3.5) or set LOCALCR_MILVUS_URI")
+    data = tmp_path_factory.mktemp("milvus-server")
+    for stale in ("data", "logs"):  # a reused data folder waits a minute for the sessions of a killed server
+        shutil.rmtree(data / stale, ignore_errors=True)
+    port = free_port()
+    log = open(data / "wrapper.log", "w")
+    process = subprocess.Popen([str(wrapper), "--data", str(data), "--proxy-port", str(port),
+                                *(arg for part in SERVER_PARTS for arg in ("--extra-config", f"{part}.ip=127.0.0.1"))],
+                               stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        _wait_for_port(process, port, data / "wrapper.log")
+        yield f"milvus://127.0.0.1:{port}"
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        if SERVER_PID_FILE.exists() and not _running(SERVER_PID_FILE.read_text().strip()):
+            SERVER_PID_FILE.unlink(missing_ok=True)  # else the next start may take it for a server still running
 
-    connection = _Connection(location)
+
+def _wait_for_port(process: subprocess.Popen, port: int, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_WAIT_SECONDS
+    with loopback_allowed():
+        while time.monotonic() < deadline:
+            if process.poll() is not None or "already stopped" in log.read_text():
+                pytest.fail(f"the Milvus server did not start: {log.read_text()[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                if "Welcome to use Milvus" in log.read_text():
+                    return
+            except OSError:
+                pass
+            time.sleep(0.5)
+    pytest.fail(f"the Milvus server did not answer on port {port} within {SERVER_WAIT_SECONDS} s")
+
+
+def _running(pid: str) -> bool:
+    return pid.isdigit() and Path(f"/proc/{pid}").exists()
+
+
+def _server_version(address: str) -> tuple[int, int]:
+    from localcr.backends.milvus.connection import Connection
+
+    found = re.match(r"v?(\d+)\.(\d+)", Connection(f"{address}/probe").server_version)
+    return (int(found[1]), int(found[2])) if found else (99, 0)
+
+
+def _drop_server_index(location: str) -> None:
+    from localcr.backends.milvus.connection import Connection
+
+    connection = Connection(location)
     if connection.aliased():
         connection.call("drop_alias", connection.location.name)
     for generation in connection.generations():
-        connection.call("drop_collection", generation)
+        connection.drop(generation)
 
 
-ON_SERVER = pytest.mark.skipif(not SERVER, reason="LOCALCR_MILVUS_URI names no Milvus server")
+ON_SERVER = pytest.mark.milvus_server
 
 
 @pytest.fixture(params=["local", "lite-function", "lite-client", pytest.param("server-function", marks=ON_SERVER),
@@ -67,9 +137,23 @@ def store(request, tmp_path, lite_db):
     if where == "lite":
         yield f"milvus-lite:{lite_db}/orbit", ("--lexical", lexical)
     else:
-        found = f"{SERVER.rstrip('/')}/localcr_test_{uuid.uuid4().hex[:8]}"
-        yield found, ("--lexical", lexical)
-        _drop_server_index(found)
+        server = request.getfixturevalue("milvus_server")
+        if _server_version(server) < {"client": (2, 4), "function": (2, 5)}[lexical]:
+            pytest.skip(f"this Milvus server has no --lexical {lexical} (test_a_dense_only_index_on_a_real_server runs there)")
+        yield from _server_index(server, ("--lexical", lexical))
+
+
+def _server_index(server: str, options: tuple):
+    """A collection of its own on the server, dropped when the test ends."""
+    found = f"{server}/localcr_test_{uuid.uuid4().hex[:8]}"
+    yield found, options
+    _drop_server_index(found)
+
+
+@pytest.fixture
+def server_index(milvus_server):
+    """A dense-only index on the real server: what every server holds, 2.3 too."""
+    yield from _server_index(milvus_server, ("--lexical", "none"))
 
 
 def index(corpus, location, *extra) -> str:
@@ -165,13 +249,14 @@ def test_both_backends_give_the_same_top_hits(small_corpus, tmp_path, lite_db):
 @pytest.mark.model
 @pytest.mark.loopback
 def test_a_killed_rebuild_leaves_the_previous_generation_answering(small_corpus, lite_db):
-    from localcr.backends.milvus import _Connection, _new_generation
+    from localcr.backends.milvus.build import new_generation
+    from localcr.backends.milvus.connection import Connection
 
     lite = f"milvus-lite:{lite_db}/orbit"
     index(small_corpus, lite)
     answering = top_ids(lite, "midnight", "hybrid")
-    connection = _Connection(lite)
-    half_built = _new_generation(connection, 384, "client")  # where a killed rebuild stopped: never aliased
+    connection = Connection(lite)
+    half_built = new_generation(connection, 384, "client")  # where a killed rebuild stopped: never aliased
     assert top_ids(lite, "midnight", "hybrid") == answering
     index(small_corpus, lite, "--rebuild")
     assert half_built not in connection.generations() and len(connection.generations()) == 2  # new and previous
@@ -205,6 +290,47 @@ def test_searching_a_local_index_imports_nothing_from_milvus(small_corpus, tmp_p
     assert "guide.md" in out and out.strip().endswith("[]")
 
 
+@pytest.mark.loopback
+def test_document_ids_that_look_like_expression_syntax_are_selected_exactly(lite_db):
+    """A filter names documents in a Milvus expression by their ids, quoted: ids holding quotes, backslashes,
+    brackets or expression syntax select exactly themselves, included or excluded."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from localcr.backends.milvus import MilvusBackend
+    from localcr.backends.milvus.build import entities, insert, move_alias, new_generation, set_manifest
+    from localcr.backends.milvus.connection import LAYOUT, Connection
+    from localcr.documents import Chunk, Document
+    from localcr.filters import Filter
+
+    ids = ['a" or doc_id != "b', "back\\slash", "brack]ets[", "quote's", "x) or (1 == 1", "plain/ok.md", "ünï/中文.md"]
+    docs = [Document(doc_id=i, path=f"/abs/{i}", kind="text", text="", size=0, language="en") for i in ids]
+    chunks = [Chunk(chunk_id=f"{i}#0", doc_id=i, position=0, start=0, end=1, text=f"text {n}") for n, i in enumerate(ids)]
+    vectors = np.random.default_rng(0).standard_normal((len(ids), 8)).astype(np.float32)
+    made = SimpleNamespace(chunks=chunks, chunks_by_doc={c.doc_id: [c] for c in chunks}, vectors=vectors,
+                           window_rows=np.arange(len(ids)))
+    location = f"milvus-lite:{lite_db}/tricky"
+    connection = Connection(location)
+    generation = new_generation(connection, 8, "none")
+    insert(connection, generation, entities(docs, made, None))
+    set_manifest(connection, generation, {"layout": LAYOUT, "embedder": {"dimension": 8}, "lexical": {"kind": "none"},
+                                          "chunks": len(ids), "windows": len(ids), "languages": ["en"]})
+    connection.call("load_collection", generation)
+    move_alias(connection, generation, None)
+    backend = MilvusBackend(location)
+
+    def exactly(doc_id: str) -> str:  # a glob matching this id only: each character in a class of its own ([!] negates)
+        return "".join(c if c == "/" else "?" if c == "!" else f"[{c}]" for c in doc_id)
+
+    for doc_id in ids:
+        only = backend.select(Filter.of([exactly(doc_id)]))
+        assert only.documents == 1 and set(backend.dense_ranked(vectors[0], 10, only)) == {f"{doc_id}#0"}
+        others = backend.select(Filter.of(["!" + exactly(doc_id)]))  # named as the one left out
+        assert others.documents == len(ids) - 1
+        assert set(backend.dense_ranked(vectors[0], 10, others)) == {f"{i}#0" for i in ids if i != doc_id}
+
+
 # -- errors: one line each, naming what to do -------------------------------------------------------------------
 
 
@@ -230,7 +356,7 @@ def test_a_collection_localcr_did_not_write(tmp_path, lite_db):
 def test_a_collection_of_another_schema(lite_db):
     from pymilvus import DataType, MilvusClient
 
-    from localcr.backends.milvus import LAYOUT, MANIFEST_PROPERTY
+    from localcr.backends.milvus.connection import LAYOUT, MANIFEST_PROPERTY
 
     client = MilvusClient(str(lite_db))
     schema = client.create_schema(auto_id=True)
@@ -249,10 +375,10 @@ def test_a_collection_of_another_schema(lite_db):
 def test_a_refused_token_names_the_variable_to_set():
     from pymilvus.exceptions import MilvusException
 
-    from localcr.backends.milvus import _failure, parse_location
+    from localcr.backends.milvus.connection import failure, parse_location
 
     refused = MilvusException(code=1800, message="auth check failure, please check username, password or api key")
-    line = str(_failure(parse_location("milvus://milvus.example:19530/docs"), refused))
+    line = str(failure(parse_location("milvus://milvus.example:19530/docs"), refused))
     assert line.startswith("milvus://milvus.example:19530/docs: the server refused the credentials: set LOCALCR_MILVUS_TOKEN")
 
 
@@ -291,3 +417,77 @@ def test_a_location_written_wrong(written, problem):
 
 def test_lexical_is_for_milvus_only(small_corpus, tmp_path):
     assert "--lexical is for a Milvus index" in error_line("index", small_corpus, "--index", tmp_path / "i", "--lexical", "client")
+
+
+# -- a real server: what every server holds (a dense-only index), and a server too old for the lexical leg ----------
+
+
+@pytest.mark.milvus_server
+@pytest.mark.model
+@pytest.mark.loopback
+def test_a_dense_only_index_on_a_real_server(small_corpus, server_index):
+    """Build, search, change, delete, the manifest, an alias moved by a rebuild, a killed build, filters."""
+    from localcr.backends.milvus.build import new_generation
+    from localcr.backends.milvus.connection import Connection
+
+    location, options = server_index
+    assert "3 new" in index(small_corpus, location, *options)
+    found = hits(location, "when do quotas reset?", "dense")
+    assert found[0]["doc_id"] == "orbit/docs/guide.md" and "midnight" in found[0]["text"]
+    assert [h["chunk_id"] for h in hits(location, "when do quotas reset?", "hybrid")] == [h["chunk_id"] for h in found]
+    assert "is a dense-only index (built with --lexical none): search it with --mode dense" in error_line(
+        "search", "midnight", "--index", location, "--mode", "lexical")
+
+    (small_corpus / "docs" / "guide.md").write_text(GUIDE.replace("midnight UTC", "noon in Reykjavik"))
+    assert "1 changed, 0 removed, 2 unchanged" in index(small_corpus, location)
+    assert not any("midnight" in h["text"] for h in hits(location, "quotas reset", "dense", 100))
+    assert any("Reykjavik" in h["text"] for h in hits(location, "quotas reset", "dense", 100))
+    (small_corpus / "src" / "journal.rs").unlink()
+    assert "0 changed, 1 removed, 2 unchanged" in index(small_corpus, location)
+    assert all(h["doc_id"] != "orbit/src/journal.rs" for h in hits(location, "append-only journal replay", "dense", 20))
+    stats = json.loads(run("stats", "--index", location, "--json"))
+    assert stats["documents"] == 2 and stats["chunks"] == len(hits(location, "job", "dense", 100))
+    assert stats["milvus"]["lexical"] == "none (a dense-only index)"
+
+    # a rebuild moves the alias to a new generation, with the same results; a killed one leaves it where it was
+    before = {q: top_ids(location, q, "dense") for q in DENSE_QUERIES}
+    connection = Connection(location)
+    half_built = new_generation(connection, 384, "none")
+    assert {q: top_ids(location, q, "dense") for q in DENSE_QUERIES} == before
+    index(small_corpus, location, "--rebuild")
+    assert json.loads(run("stats", "--index", location, "--json"))["generation"] != stats["generation"]
+    assert half_built not in connection.generations() and len(connection.generations()) == 2
+    assert {q: top_ids(location, q, "dense") for q in DENSE_QUERIES} == before
+
+    # filters: a filter expression on the server
+    assert {h["doc_id"] for h in hits(location, "jobs", "dense", 10, "--glob", "docs/*")} == {"orbit/docs/guide.md"}
+    assert {h["kind"] for h in hits(location, "jobs", "dense", 10, "--kind", "code")} == {"code:py"}
+    assert "orbit/docs/guide.md" not in {h["doc_id"] for h in hits(location, "quotas", "dense", 10, "--glob", "!docs")}
+    for pattern in ['" or doc_id != "', "*\" || true || \"", "') or ('", "nothing"]:  # data, never expression syntax
+        said = run("search", "jobs", "--index", location, "--glob", pattern).splitlines()
+        assert said == [f"localcr: no document of {location} passes --glob {pattern!r}", "no results"]
+
+
+@pytest.mark.milvus_server
+@pytest.mark.model
+@pytest.mark.loopback
+def test_a_filter_before_the_cut_on_a_real_server(reports_corpus, server_index):
+    location, options = server_index
+    run("index", reports_corpus, "--index", location, "--contexts", "structural", "-q", *options)
+    assert not any("/2022/" in h["doc_id"] for h in hits(location, "quarterly revenue report", "dense", 10))
+    found = hits(location, "quarterly revenue report", "dense", 10, "--glob", "reports/2022/*")
+    assert len(found) == 10 and all(h["doc_id"].startswith("corpus/reports/2022/") for h in found)
+
+
+@pytest.mark.milvus_server
+@pytest.mark.loopback
+def test_a_server_too_old_for_the_lexical_leg_is_named_in_one_line(small_corpus, milvus_server):
+    version = _server_version(milvus_server)
+    if version >= (2, 5):
+        pytest.skip("this server holds both lexical legs")
+    location = f"{milvus_server}/localcr_test_{uuid.uuid4().hex[:8]}"
+    lexical = "client" if version < (2, 4) else "function"
+    line = error_line("index", small_corpus, "--index", location, "--lexical", lexical)
+    assert re.fullmatch(rf"localcr: error: {re.escape(location)}: the server runs Milvus v?{version[0]}\.{version[1]}\S*; "
+                        rf"--lexical {lexical} needs Milvus 2\.[45] or later \(.+\): index with --lexical none \(a dense-only "
+                        r"index: dense and hybrid searches, no lexical leg\) or upgrade the server", line), line

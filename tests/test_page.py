@@ -184,6 +184,19 @@ def test_neighbours_link_shows_the_chunks_around_a_hit(browser, served):
     assert not top.find_element(By.CSS_SELECTOR, ".neighbours").is_displayed()
 
 
+def test_the_only_field_filters_and_goes_into_the_address(browser, served):
+    open_page(browser, served)
+    browser.find_element(By.ID, "glob").send_keys("docs/** !release.md")
+    hits = search(browser, "quota alerts release", k=10)
+    assert hits and {hit.find_element(By.CSS_SELECTOR, ".path").text.rsplit("/", 1)[-1] for hit in hits} == {"guide.md"}
+    assert address(browser)["glob"] == "docs/** !release.md"
+    browser.find_element(By.ID, "glob").clear()
+    browser.find_element(By.ID, "glob").send_keys("nowhere")
+    assert search(browser, "quota") == []
+    assert "passes --glob 'nowhere'" in browser.find_element(By.ID, "summary").text
+    browser.find_element(By.ID, "glob").clear()
+
+
 def test_an_api_error_shows_as_one_line(browser, served):
     open_page(browser, served)
     browser.find_element(By.ID, "rerank").click()

@@ -48,6 +48,19 @@ def test_every_search_option_of_the_cli_is_accepted_by_post_and_get(served):
     assert status == 200 and all(set(h["ranks"]) == {"lexical", "fused"} for h in lexical["hits"])
 
 
+def test_filters_by_post_and_by_get_with_repeated_globs(served):
+    options = [("query", "retry backoff quotas"), ("k", 5), ("glob", "docs/**"), ("glob", "!release.md"), ("kind", "markdown")]
+    status, got = served.request("GET", "/api/search?" + urllib.parse.urlencode(options))
+    assert status == 200 and got["hits"] and {h["doc_id"] for h in got["hits"]} == {"orbit/docs/guide.md"}
+    status, posted = served.request("POST", "/api/search", {"query": "retry backoff quotas", "k": 5,
+                                                            "glob": ["docs/**", "!release.md"], "kind": "markdown"})
+    assert [h["chunk_id"] for h in posted["hits"]] == [h["chunk_id"] for h in got["hits"]]
+    status, none = served.request("POST", "/api/search", {"query": "retry", "glob": ["nowhere/*"]})
+    assert status == 200 and none["hits"] == [] and none["unmatched"].endswith("passes --glob 'nowhere/*'")
+    status, answer = served.request("POST", "/api/search", {"query": "retry", "kind": "movie"})
+    assert status == 400 and answer["error"].startswith("kind='movie': unknown document kind")
+
+
 @pytest.mark.parametrize("body, says", [
     ({"query": "x", "k": 1000}, "body.k: Input should be less than or equal to 100"),
     ({"query": "x" * 1001}, "body.query: String should have at most 1000 characters"),

@@ -15,8 +15,11 @@ Both backends answer at the level of ranked legs, so fusion, neighbour windows a
 the same code whatever holds the index. A backend opened for reading offers:
 
     generation, manifest, n_chunks, location      what was built, and how (the manifest's embedder record)
-    dense_ranked(vector, depth) -> {row: score}    the best chunks by cosine similarity
-    lexical_ranked(query, depth) -> {row: score}   the best chunks by BM25
+    dense_ranked(vector, depth, selection) -> {row: score}    the best chunks by cosine similarity
+    lexical_ranked(query, depth, selection) -> {row: score}   the best chunks by BM25
+    select(filter) -> selection                    the documents a filter (localcr.filters) lets through, as the legs
+                                                   take them (None: all); selection.documents counts them
+    dense_only                                     a Milvus index built without a lexical leg
     hit_records(rows), rows_around(row, window), rows_of_document(doc_id), row_of_chunk(chunk_id)
     chunk_id_set(), doc_ids(), chunk_ids_for_external(), documents_by_external_id()   for evaluation's gold sets
     highlighter(query), stats(), current_generation(), warm()

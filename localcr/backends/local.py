@@ -2,16 +2,32 @@
 usearch graphs and BM25 postings, searched in this process."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from localcr.filters import Filter
 from localcr.lexical import top_rows
 from localcr.store import StoreReader, read_marker
+
+SELECTIONS_KEPT = 64  # a served index sees the same few filters again and again
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chunk rows of the documents a filter lets through (live ones only), their dense windows, and how many
+    documents those are."""
+
+    rows: np.ndarray  # boolean, per row of the generation
+    windows: np.ndarray  # boolean, per dense window of the generation
+    documents: int
 
 
 class LocalBackend(StoreReader):
     """A StoreReader that answers the ranked legs (see localcr.backends); rows are the generation's row numbers."""
+
+    dense_only = False  # a local index always has both legs
 
     @property
     def location(self) -> str:
@@ -34,11 +50,38 @@ class LocalBackend(StoreReader):
         marker = read_marker(self.directory)
         return marker["current"] if marker else None
 
-    def dense_ranked(self, vector: np.ndarray, depth: int) -> dict[int, float]:
-        """Top chunks by cosine similarity; a chunk embedded as several windows scores as its best window."""
-        n = len(self.window_rows)
-        per_chunk = max(1.0, n / max(self.n_chunks, 1))
-        labels, distances = self.dense_index.knn_query(vector, k=min(n, int(depth * per_chunk) + 8))
+    @cached_property
+    def _selections(self) -> dict[Filter, Selection]:
+        return {}
+
+    def select(self, wanted: Filter) -> Selection:
+        """The rows a filter lets through, worked out once per filter (a generation never changes)."""
+        if wanted not in self._selections:
+            if len(self._selections) >= SELECTIONS_KEPT:
+                self._selections.pop(next(iter(self._selections)))  # the oldest
+            self._selections[wanted] = self._select(wanted)
+        return self._selections[wanted]
+
+    def _select(self, wanted: Filter) -> Selection:
+        rows, documents = [], 0
+        for seg in self.segments:
+            passing = np.array([wanted.passes(r["doc_id"], r["path"], r["kind"], r["language"] or "")
+                                for r in seg.rows("SELECT doc_id, path, kind, language FROM documents ORDER BY rowid")],
+                               dtype=bool) & seg.doc_live
+            documents += int(passing.sum())
+            rows.append(passing[seg.row_docs] if seg.n_chunks else np.zeros(0, dtype=bool))
+        rows = np.concatenate(rows or [np.zeros(0, dtype=bool)])
+        return Selection(rows, rows[self.window_rows], documents)
+
+    def dense_ranked(self, vector: np.ndarray, depth: int, selection: Selection | None = None) -> dict[int, float]:
+        """Top chunks by cosine similarity (of the selected ones); a chunk embedded as several windows scores as its
+        best window."""
+        n = len(self.window_rows) if selection is None else int(selection.windows.sum())
+        if not n:
+            return {}
+        per_chunk = max(1.0, len(self.window_rows) / max(self.n_chunks, 1))
+        labels, distances = self.dense_index.knn_query(vector, k=min(n, int(depth * per_chunk) + 8),
+                                                       passing=None if selection is None else selection.windows)
         scores: dict[int, float] = {}
         for label, distance in zip(labels[0], distances[0]):
             row = int(self.window_rows[label])
@@ -48,8 +91,11 @@ class LocalBackend(StoreReader):
                 break
         return scores
 
-    def lexical_ranked(self, query: str, depth: int) -> dict[int, float]:
+    def lexical_ranked(self, query: str, depth: int, selection: Selection | None = None) -> dict[int, float]:
+        """Top chunks by BM25 (of the selected ones), scored with the statistics of the whole index."""
         scores = self.lexical_index.scores(query)
+        if selection is not None:
+            scores[~selection.rows] = 0
         return {int(i): float(scores[i]) for i in top_rows(scores, depth)}
 
     def highlighter(self, query: str):

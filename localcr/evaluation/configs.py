@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from localcr.errors import ArgumentError
+from localcr.filters import Filter
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, FUSIONS, MODES
 
 
@@ -21,11 +22,19 @@ class SearchConfig:
     rerank: bool = False
     window: int = 0
     candidates: int = DEFAULT_CANDIDATES
+    glob: tuple[str, ...] = ()  # search only the documents these pass (localcr.filters)
+    kind: str | None = None
+    lang: str | None = None
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.glob) or self.kind is not None or self.lang is not None
 
 
 _CONFIG_HELP = (
     "write MODE[,option...]: MODE is hybrid, dense or lexical; options are fusion=dynamic|weighted|rrf, alpha=0..1, "
-    "rerank, window=N, candidates=N, name=LABEL (e.g. \"hybrid,fusion=weighted,alpha=0.3\" or \"dense,rerank\")"
+    "rerank, window=N, candidates=N, glob=PATTERN (repeatable), kind=KIND, lang=CODE, name=LABEL (e.g. "
+    "\"hybrid,fusion=weighted,alpha=0.3\" or \"dense,rerank\" or \"hybrid,glob=docs/**\")"
 )
 
 
@@ -45,7 +54,7 @@ def parse_config(config: str) -> SearchConfig:
             raise bad(f"empty option: {_CONFIG_HELP}")
         key, sep, value = part.partition("=")
         key, value = key.strip().lower(), value.strip()
-        if key in given:
+        if key in given and key != "glob":
             raise bad(f"{key} given twice")
         given.add(key)
         problem = _set_option(cfg, key, value, bool(sep), part)
@@ -55,6 +64,10 @@ def parse_config(config: str) -> SearchConfig:
         raise bad("fusion and alpha apply only to hybrid search")
     if "alpha" in given and cfg.fusion == "rrf":
         raise bad("alpha applies only to weighted and dynamic fusion")
+    try:
+        Filter.of(cfg.glob, cfg.kind, cfg.lang)
+    except ArgumentError as exc:
+        raise bad(exc.spell(lambda name, value: f"{name}={value}")) from None
     if not cfg.name:
         cfg.name = describe(cfg)
     return cfg
@@ -84,6 +97,10 @@ def _set_option(cfg: SearchConfig, key: str, value: str, has_value: bool, part: 
         if not re.fullmatch(r"\d+", value) or (key == "candidates" and int(value) < 1):
             return f"{key}={value!r}: a whole number >= {0 if key == 'window' else 1}"
         setattr(cfg, key, int(value))
+    elif key == "glob":
+        cfg.glob += (value,)
+    elif key in ("kind", "lang"):
+        setattr(cfg, key, value)
     elif key == "name":
         cfg.name = value
     else:
@@ -104,6 +121,7 @@ def describe(cfg: SearchConfig) -> str:
         parts.append(f"candidates={cfg.candidates}")
     if cfg.window:
         parts.append(f"window={cfg.window}")
+    parts += [f"glob={g}" for g in cfg.glob] + [f"{key}={getattr(cfg, key)}" for key in ("kind", "lang") if getattr(cfg, key)]
     return ",".join(parts)
 
 

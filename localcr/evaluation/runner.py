@@ -74,6 +74,7 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
         rerank=reranker if cfg.rerank else None,
         candidates=max(cfg.candidates, k),
         window=cfg.window,
+        **({"glob": cfg.glob, "kind": cfg.kind, "lang": cfg.lang} if cfg.filtered else {}),
     )
     index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
     clear = getattr(index, "clear_query_cache", None)

@@ -36,17 +36,20 @@ def create_server(service: Service) -> MCPServer:
 
     def search(query: str, k: int | None = None, mode: str | None = None, fusion: str | None = None,
                alpha: float | None = None, rerank: bool | None = None, reranker: str | None = None,
-               candidates: int | None = None, window: int | None = None) -> CallToolResult:
+               candidates: int | None = None, window: int | None = None, glob: list[str] | None = None,
+               kind: str | None = None, lang: str | None = None) -> CallToolResult:
         """Search the index for passages about `query` (natural language or keywords, any wording).
 
         Hybrid search (meaning and exact words) over chunks of the indexed files, best first. Each hit has the
         file's path, the chunk's position in it, a context situating the chunk in its document, the chunk's
         text and its chunk_id (for get_chunk; its doc_id for get_document). Only `query` is needed: omitted
-        options take their defaults. Use `window` to get the neighbouring chunks of each hit at once."""
+        options take their defaults. Use `window` to get the neighbouring chunks of each hit at once, and `glob`,
+        `kind` or `lang` to search only some documents (e.g. glob ["docs/**"], kind "pdf")."""
         options = {name: value for name, value in locals().items() if name in SearchRequest.model_fields and value is not None}
         result = service.search(SearchRequest(**options))
         hits = result["hits"]
         lines = [f"{len(hits)} hit{'' if len(hits) == 1 else 's'} for {result['query']!r}" + (":" if hits else ".")]
+        lines += [result["unmatched"]] if "unmatched" in result else []
         lines += [_render(hit, f"{n}. ") for n, hit in enumerate(hits, start=1)]
         return _result("\n\n".join(lines), result)
 

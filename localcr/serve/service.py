@@ -11,11 +11,12 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from localcr.errors import LocalcrError
+from localcr.filters import KINDS
 from localcr.models import Registry, load_registry
 from localcr.parsing.markdown import KINDS as MARKDOWN_KINDS
 from localcr.parsing.markdown import to_html
@@ -30,6 +31,8 @@ MAX_K = 100
 MAX_CANDIDATES = 1000
 MAX_WINDOW = 10
 MAX_BODY_BYTES = 16 * 1024
+MAX_GLOBS = 20
+MAX_GLOB_CHARS = 500
 
 
 class NotFound(LocalcrError):
@@ -52,6 +55,11 @@ class SearchRequest(BaseModel):
     candidates: int = Field(DEFAULT_CANDIDATES, ge=1, le=MAX_CANDIDATES,
                             description="Candidates each retriever hands to fusion, and fusion to the reranker.")
     window: int = Field(0, ge=0, le=MAX_WINDOW, description="Neighbouring chunks added on each side of a hit.")
+    glob: list[Annotated[str, Field(max_length=MAX_GLOB_CHARS)]] = Field(
+        [], max_length=MAX_GLOBS, description="Search only documents whose id or path matches one of these patterns "
+        "(as ripgrep's -g: `*` within a folder, `**` across folders); a pattern starting with ! excludes.")
+    kind: str | None = Field(None, max_length=40, description=f"Search only documents of this kind: {', '.join(KINDS)} or code:SUFFIX.")
+    lang: str | None = Field(None, max_length=3, description="Search only documents in this language (ISO 639-1, e.g. en).")
     highlight: bool = Field(False, description="Add `matches` to each hit: where the query's terms occur in its text, "
                             "context and window, as [start, end] character spans (what the search page marks); and "
                             "for a hit of a Markdown document (Markdown, HTML, DOCX, PPTX) `text_html`, its text "
@@ -126,15 +134,17 @@ class Service:
         index = self.index
         reranker = self._reranker(request.reranker) if request.rerank else None
         hits = index.search(request.query, request.k, mode=request.mode, fusion=request.fusion, alpha=request.alpha,
-                            rerank=reranker, candidates=request.candidates, window=request.window)
+                            rerank=reranker, candidates=request.candidates, window=request.window, glob=request.glob,
+                            kind=request.kind, lang=request.lang)
         results = [hit.to_dict() for hit in hits]
+        unmatched = None if hits else index.unmatched(request.glob, request.kind, request.lang)
         if request.highlight:
             for result, hit, matches in zip(results, hits, index.matches(request.query, hits)):
                 result["matches"] = matches
                 if hit.kind in MARKDOWN_KINDS:  # what the search page shows as Markdown
                     result["text_html"] = to_html(hit.text, matches.get("text", []))
         return {"query": request.query, "generation": index.store.generation, "hits": results,
-                "took_ms": round((time.perf_counter() - began) * 1000, 2)}
+                "took_ms": round((time.perf_counter() - began) * 1000, 2), **({"unmatched": unmatched} if unmatched else {})}
 
     def document(self, doc_id: str) -> dict:
         """A document's chunks in order, each with its context."""

@@ -146,6 +146,7 @@ const MODES = ["hybrid", "dense", "lexical"];
 function addressOf(body) {
   const params = new URLSearchParams({ q: body.query, mode: body.mode, k: String(body.k) });
   if (body.rerank) params.set("rerank", "1");
+  if (body.glob.length) params.set("glob", body.glob.join(" "));
   return location.pathname + "?" + params.toString();
 }
 
@@ -157,6 +158,7 @@ function restoreFromAddress() {
   form.mode.value = MODES.includes(params.get("mode")) ? params.get("mode") : "hybrid";
   form.k.value = params.get("k") || "5";
   form.rerank.checked = params.get("rerank") === "1";
+  form.glob.value = params.get("glob") || "";
   const body = request();
   if (body.query) {
     run(body);
@@ -176,6 +178,7 @@ function request() {
     k: Number(form.k.value) || 5,
     mode: form.mode.value,
     rerank: form.rerank.checked,
+    glob: form.glob.value.split(/\s+/).filter(Boolean),  // patterns, space-separated, as the field's hint shows
     highlight: true,
   };
 }
@@ -211,7 +214,7 @@ async function run(body) {
 function showHits(result) {
   const count = result.hits.length;
   $("summary").textContent = (count === 0 ? "No hits" : count === 1 ? "1 hit" : count + " hits") +
-    " in " + Math.round(result.took_ms) + " ms";
+    (result.unmatched ? " (" + result.unmatched + ")" : "") + " in " + Math.round(result.took_ms) + " ms";
   $("hits").replaceChildren(...result.hits.map(hitItem));
 }
 
