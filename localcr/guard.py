@@ -299,8 +299,8 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     years = _YEAR.findall(fields["period"])
     if not years:
         return None, "no_period"
-    opening_words = set(words(opening))
-    kind_words = {w for w in words(fields["kind"]) if len(w) >= 3 and w not in _FILLER} - {"document"}
-    if any(y not in opening for y in years) or not kind_words & opening_words:
+    opening_stems = {_stem(w) for w in words(opening)}  # "report" is found in "Amcor reports fiscal 2023 results"
+    kind_stems = {_stem(w) for w in words(fields["kind"]) if len(w) >= 3 and w not in _FILLER} - {"docum"}
+    if any(y not in opening for y in years) or not kind_stems & opening_stems:
         return None, "unfounded"
     return card, ""

@@ -95,15 +95,15 @@ def weighted(dense: dict[int, float], lexical: dict[int, float], alpha: float) -
 
 
 def standout(scores: dict[int, float], depth: int = STANDOUT_DEPTH) -> float:
-    """How far a retriever's best score stands out from its next ones, in units of its candidates' spread:
-    (best - mean of the next depth - 1) / (best - worst). A retriever that has found something scores high; one
-    that scores every candidate alike (BM25 over filings that all say "net revenue" and "fiscal year", MiniLM on
-    Japanese) scores low."""
-    if len(scores) < 2:
+    """How far a retriever's best score stands out from its next ones, in standard deviations of all its
+    candidates' scores: (best - mean of the next depth - 1) / std. A retriever that has found something scores
+    high; one that scores every candidate alike (BM25 over filings that all say "net revenue" and "fiscal year",
+    MiniLM on Japanese) scores low."""
+    if len(scores) < 3:
         return 0.0
-    ranked = sorted(scores.values(), reverse=True)
-    span = ranked[0] - ranked[-1]
-    return 0.0 if span <= 0 else (ranked[0] - float(np.mean(ranked[1:depth]))) / span
+    ranked = np.sort(np.fromiter(scores.values(), dtype=float))[::-1]
+    spread = float(ranked.std())
+    return 0.0 if spread <= 0 else float(ranked[0] - ranked[1:depth].mean()) / spread
 
 
 def dynamic_alpha(dense: dict[int, float], lexical: dict[int, float], prior: float = DEFAULT_ALPHA) -> float:
