@@ -30,11 +30,11 @@ RRF_K = 60
 # How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
 # benchmarks/depth.py on the code and prose sets (see BENCHMARKS.md).
 DEFAULT_CANDIDATES = 150
-# How hybrid search fuses the two lists: weighted, lexical-leaning. Chosen by benchmarks/embedders.py over the
-# code set and the seven prose sets with both bundled embedders: the only rule never more than a point of
-# Pass@1 below the better retriever alone on any of them (RRF gives a weak dense list an equal vote and fell
-# up to 14 points below BM25 alone).
-DEFAULT_FUSION = "weighted"
+# How hybrid search fuses the two lists: weighted min-max scores, the dense share set per query (dynamic_alpha)
+# around a lexical-leaning prior. Chosen by benchmarks/fusion.py over the code set, XQuAD (en, de, zh), JSQuAD and
+# financebench-dev (BENCHMARKS.md, "Fusion"): a fixed share that suits code and Japanese prose (0.3) is the worst on
+# long filings, whose lexical leg sees the same financial terms everywhere; the dynamic share holds on all of them.
+DEFAULT_FUSION = "dynamic"
 DEFAULT_ALPHA = 0.3
 STANDOUT_DEPTH = 10  # a retriever's best score is compared with the mean of its next nine (see standout)
 # Query vectors kept per opened index (a served index sees endless distinct queries): 384-d floats, ~15 MB.
