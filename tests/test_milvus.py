@@ -480,6 +480,7 @@ def test_a_filter_before_the_cut_on_a_real_server(reports_corpus, server_index):
 
 
 @pytest.mark.milvus_server
+@pytest.mark.model  # not a model's cost, a server's: the session's server starts with the first of these tests
 @pytest.mark.loopback
 def test_a_server_too_old_for_the_lexical_leg_is_named_in_one_line(small_corpus, milvus_server):
     version = _server_version(milvus_server)
