@@ -330,6 +330,15 @@ def test_document_ids_that_look_like_expression_syntax_are_selected_exactly(lite
         assert others.documents == len(ids) - 1
         assert set(backend.dense_ranked(vectors[0], 10, others)) == {f"{i}#0" for i in ids if i != doc_id}
 
+    # a selection is kept while the manifest stays as it is; a write (which rewrites it) is seen by the next search
+    assert backend.select(Filter.of(["plain"])).documents == 1
+    added = Document(doc_id="plain/new.md", path="/abs/plain/new.md", kind="text", text="", size=0, language="en")
+    chunk = Chunk(chunk_id="plain/new.md#0", doc_id="plain/new.md", position=0, start=0, end=1, text="new")
+    insert(connection, generation, entities([added], SimpleNamespace(chunks=[chunk], chunks_by_doc={added.doc_id: [chunk]},
+                                                                     vectors=vectors[:1], window_rows=np.arange(1)), None))
+    set_manifest(connection, generation, {**backend.manifest, "chunks": len(ids) + 1})
+    assert backend.select(Filter.of(["plain"])).documents == 2
+
 
 # -- errors: one line each, naming what to do -------------------------------------------------------------------
 
