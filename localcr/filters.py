@@ -25,6 +25,7 @@ from localcr.errors import ArgumentError
 KINDS = ("code", "markdown", "rst", "text", "html", "pdf", "office", "docx", "pptx")
 FAMILIES = {"office": ("docx", "pptx")}  # "code" is every "code:<suffix>" kind (and "code" of an imported corpus)
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
+SELECTIONS_KEPT = 64  # the filters whose selections a backend keeps: a served index sees the same few again and again
 
 
 @dataclass(frozen=True)

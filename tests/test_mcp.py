@@ -77,6 +77,13 @@ async def test_search_hits_carry_path_position_context_and_text(client):
     assert lexical["hits"][0]["path"].endswith("release.md") and lexical["hits"][0]["window_text"]
 
 
+async def test_search_only_where_the_agent_points(client):
+    result = await call(client, "search", query="quota alerts release", k=10, glob=["docs/**", "!release.md"], kind="markdown")
+    assert result["hits"] and {hit["doc_id"] for hit in result["hits"]} == {"orbit/docs/guide.md"}
+    nothing = await client.call_tool("search", {"query": "quota", "glob": ["nowhere/*"]})
+    assert not nothing.is_error and "passes --glob 'nowhere/*'" in nothing.content[0].text
+
+
 async def test_get_chunk_brings_neighbours_from_the_same_document(client):
     hit = (await call(client, "search", query="retry backoff", k=1))["hits"][0]
     result = await call(client, "get_chunk", chunk_id=hit["chunk_id"], window=1)
@@ -100,6 +107,8 @@ async def test_get_document_gives_every_chunk_in_order(client):
     ("search", {"query": "backoff", "k": MAX_K + 1}, f"k: Input should be less than or equal to {MAX_K}"),
     ("search", {"query": "backoff", "mode": "fuzzy"}, "mode: Input should be 'hybrid', 'dense' or 'lexical'"),
     ("get_chunk", {"window": 1}, "chunk_id: Field required"),
+    ("search", {"query": "backoff", "kind": "movie"}, "kind='movie': unknown document kind; choose one of code, markdown, "
+     "rst, text, html, pdf, office, docx, pptx (or code:SUFFIX, e.g. code:py)"),
 ])
 async def test_errors_are_one_line_tool_errors_and_the_server_goes_on(client, tool, arguments, message):
     result = await client.call_tool(tool, arguments)

@@ -330,6 +330,15 @@ def test_document_ids_that_look_like_expression_syntax_are_selected_exactly(lite
         assert others.documents == len(ids) - 1
         assert set(backend.dense_ranked(vectors[0], 10, others)) == {f"{i}#0" for i in ids if i != doc_id}
 
+    # a selection is kept while the manifest stays as it is; a write (which rewrites it) is seen by the next search
+    assert backend.select(Filter.of(["plain"])).documents == 1
+    added = Document(doc_id="plain/new.md", path="/abs/plain/new.md", kind="text", text="", size=0, language="en")
+    chunk = Chunk(chunk_id="plain/new.md#0", doc_id="plain/new.md", position=0, start=0, end=1, text="new")
+    insert(connection, generation, entities([added], SimpleNamespace(chunks=[chunk], chunks_by_doc={added.doc_id: [chunk]},
+                                                                     vectors=vectors[:1], window_rows=np.arange(1)), None))
+    set_manifest(connection, generation, {**backend.manifest, "chunks": len(ids) + 1})
+    assert backend.select(Filter.of(["plain"])).documents == 2
+
 
 # -- errors: one line each, naming what to do -------------------------------------------------------------------
 
@@ -480,6 +489,7 @@ def test_a_filter_before_the_cut_on_a_real_server(reports_corpus, server_index):
 
 
 @pytest.mark.milvus_server
+@pytest.mark.model  # not a model's cost, a server's: the session's server starts with the first of these tests
 @pytest.mark.loopback
 def test_a_server_too_old_for_the_lexical_leg_is_named_in_one_line(small_corpus, milvus_server):
     version = _server_version(milvus_server)

@@ -7,11 +7,9 @@ from functools import cached_property
 
 import numpy as np
 
-from localcr.filters import Filter
+from localcr.filters import SELECTIONS_KEPT, Filter
 from localcr.lexical import top_rows
 from localcr.store import StoreReader, read_marker
-
-SELECTIONS_KEPT = 64  # a served index sees the same few filters again and again
 
 
 @dataclass(frozen=True)

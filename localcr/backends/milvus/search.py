@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from localcr.backends.milvus.connection import Connection, literal
+from localcr.backends.milvus.connection import MANIFEST_PROPERTY, Connection, literal
 from localcr.backends.milvus.terms import document_frequencies, idf, sparse_dimension
 from localcr.errors import LocalcrError
-from localcr.filters import FAMILIES, Filter
+from localcr.filters import FAMILIES, SELECTIONS_KEPT, Filter
 
 MAX_TOPK = 16_384  # Milvus answers at most this many entities a search
 SEARCH_EF = 200  # HNSW's search breadth at least, as the local store's graph searches
@@ -52,6 +52,7 @@ class MilvusBackend:
         self.n_chunks = self.manifest["chunks"]
         self.lexical_kind = self.manifest["lexical"]["kind"]
         self.dense_only = self.lexical_kind == "none"
+        self._selections: dict[tuple[Filter, str], Selection] = {}
         from localcr.lexical import stopwords_of
 
         self.stopwords = stopwords_of(self.manifest.get("languages", ["en"]))
@@ -70,7 +71,17 @@ class MilvusBackend:
         """The filter expression of the documents a filter lets through. Kind and language are compared by the server;
         globs are matched here against the documents' ids and paths (Milvus's `like` knows neither `*` within a folder
         nor `**`), which the expression then names: each value a quoted literal, so no pattern or path is ever read
-        as expression syntax."""
+        as expression syntax. Worked out once per filter while the manifest stays as it is: every write rewrites it,
+        and reading it is a metadata call, where listing the documents waits for Strong consistency (a second on a
+        2.3 server)."""
+        written = self.connection.call("describe_collection", self.generation).get("properties", {}).get(MANIFEST_PROPERTY)
+        if (wanted, written) not in self._selections:
+            if len(self._selections) >= SELECTIONS_KEPT:
+                self._selections.pop(next(iter(self._selections)))  # the oldest
+            self._selections[wanted, written] = self._select(wanted)
+        return self._selections[wanted, written]
+
+    def _select(self, wanted: Filter) -> Selection:
         narrowed = " and ".join(_kind_expression(wanted.kind) if name == "kind" else f"language == {literal(wanted.lang)}"
                                 for name in ("kind", "lang") if getattr(wanted, name) is not None)
         first_entities = "window == 0 and position == 0" + (f" and {narrowed}" if narrowed else "")
