@@ -259,7 +259,7 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               help="Weighted min-max-normalised scores, with the dense side's weight set per query from how far each "
                    "side's best scores stand out (dynamic) or fixed at --alpha (weighted); or reciprocal rank fusion.")
 @click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
-              help="Weight of the dense side in weighted fusion (dynamic: the prior it starts from).")
+              help="Weight of the dense side in weighted fusion.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
 @click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,

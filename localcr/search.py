@@ -30,8 +30,8 @@ RRF_K = 60
 # How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
 # benchmarks/depth.py on the code and prose sets (see BENCHMARKS.md).
 DEFAULT_CANDIDATES = 150
-# How hybrid search fuses the two lists: weighted min-max scores, the dense share set per query (dynamic_alpha)
-# around a lexical-leaning prior. Chosen by benchmarks/fusion.py over the code set, XQuAD (en, de, zh), JSQuAD and
+# How hybrid search fuses the two lists: weighted min-max scores, the dense share set per query from the two
+# retrievers' score distributions (dynamic_alpha). Chosen by benchmarks/fusion.py over the code set, XQuAD (en, de, zh), JSQuAD and
 # financebench-dev (BENCHMARKS.md, "Fusion"): a fixed share that suits code and Japanese prose (0.3) is the worst on
 # long filings, whose lexical leg sees the same financial terms everywhere; the dynamic share holds on all of them.
 DEFAULT_FUSION = "dynamic"
@@ -95,22 +95,22 @@ def weighted(dense: dict[int, float], lexical: dict[int, float], alpha: float) -
 
 
 def standout(scores: dict[int, float], depth: int = STANDOUT_DEPTH) -> float:
-    """How far a retriever's best score stands out from its next ones, in standard deviations of all its
-    candidates' scores: (best - mean of the next depth - 1) / std. A retriever that has found something scores
-    high; one that scores every candidate alike (BM25 over filings that all say "net revenue" and "fiscal year",
-    MiniLM on Japanese) scores low."""
-    if len(scores) < 3:
+    """How far a retriever's best score stands out from its next ones, as a share of its candidates' spread:
+    (best - mean of the next depth - 1) / (best - worst). A retriever that has found something scores high; one
+    that scores its top candidates alike (BM25 over filings that all say "net revenue" and "fiscal year", MiniLM
+    on Japanese) scores low."""
+    if len(scores) < 2:
         return 0.0
     ranked = np.sort(np.fromiter(scores.values(), dtype=float))[::-1]
-    spread = float(ranked.std())
-    return 0.0 if spread <= 0 else float(ranked[0] - ranked[1:depth].mean()) / spread
+    span = float(ranked[0] - ranked[-1])
+    return 0.0 if span <= 0 else float(ranked[0] - ranked[1:depth].mean()) / span
 
 
-def dynamic_alpha(dense: dict[int, float], lexical: dict[int, float], prior: float = DEFAULT_ALPHA) -> float:
-    """The dense share of weighted fusion for one query: each retriever's share of the two standouts, averaged
-    with the prior weight (which alone was best on code): a retriever whose top stands out gets more say."""
+def dynamic_alpha(dense: dict[int, float], lexical: dict[int, float]) -> float:
+    """The dense share of weighted fusion for one query: the dense retriever's share of the two standouts, so
+    the retriever whose best candidate stands out gets more say (an even split when neither stands out)."""
     d, l = standout(dense), standout(lexical)
-    return prior if d + l <= 0 else (d / (d + l) + prior) / 2
+    return 0.5 if d + l <= 0 else d / (d + l)
 
 
 def widen(rows: list, rows_around, window: int) -> list[tuple[object, list]]:
@@ -225,7 +225,7 @@ class Index:
         elif fusion == "rrf":
             fused = rrf(ordered)
         else:
-            share = dynamic_alpha(lists["dense"], lists["lexical"], alpha) if fusion == "dynamic" else alpha
+            share = dynamic_alpha(lists["dense"], lists["lexical"]) if fusion == "dynamic" else alpha
             fused = weighted(lists["dense"], lists["lexical"], share)
         order = sorted(fused, key=lambda row: (-fused[row], row))[:depth]
         ranks["fused"] = _ranks(order)

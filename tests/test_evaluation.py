@@ -272,13 +272,13 @@ def test_ids_of_another_index_are_left_out_without_an_error(tmp_path):
 def test_parse_config():
     assert parse_config("hybrid") == SearchConfig(name="hybrid")
     assert parse_config("dense") == SearchConfig(name="dense", mode="dense")
-    assert parse_config("hybrid,fusion=weighted,alpha=0.3") == SearchConfig(name="hybrid", fusion="weighted", alpha=0.3)
+    assert parse_config("hybrid,fusion=weighted,alpha=0.3") == SearchConfig(name="hybrid,fusion=weighted", fusion="weighted", alpha=0.3)
     assert parse_config("hybrid,fusion=rrf") == SearchConfig(name="hybrid,fusion=rrf", fusion="rrf")
     assert parse_config("hybrid, rerank") == SearchConfig(name="hybrid,rerank", rerank=True)
     assert parse_config("lexical,window=1") == SearchConfig(name="lexical,window=1", mode="lexical", window=1)
     assert parse_config("Hybrid,fusion=weighted,rerank,candidates=50,name=best") == SearchConfig(
         name="best", fusion="weighted", rerank=True, candidates=50)
-    assert parse_config("hybrid,fusion=weighted,alpha=0.5").name == "hybrid,alpha=0.5"
+    assert parse_config("hybrid,fusion=weighted,alpha=0.5").name == "hybrid,fusion=weighted,alpha=0.5"
     assert parse_config("dense,rerank=false") == SearchConfig(name="dense", mode="dense")
     assert parse_config("dense,candidates=150").name == "dense"
 
@@ -297,7 +297,7 @@ def test_parse_ks():
     ("hybrid,fusion=max", "fusion='max'"),
     ("hybrid,fusion=weighted,alpha=1.5", "a number from 0 to 1"),
     ("hybrid,fusion=weighted,alpha=x", "a number from 0 to 1"),
-    ("hybrid,fusion=rrf,alpha=0.3", "alpha applies only to weighted and dynamic fusion"),
+    ("hybrid,fusion=rrf,alpha=0.3", "alpha applies only to fusion=weighted"),
     ("dense,fusion=rrf", "only to hybrid"),
     ("hybrid,window=-1", "whole number >= 0"),
     ("hybrid,window=1.5", "whole number >= 0"),

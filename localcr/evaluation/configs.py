@@ -62,8 +62,8 @@ def parse_config(config: str) -> SearchConfig:
             raise bad(problem)
     if mode != "hybrid" and given & {"fusion", "alpha"}:
         raise bad("fusion and alpha apply only to hybrid search")
-    if "alpha" in given and cfg.fusion == "rrf":
-        raise bad("alpha applies only to weighted and dynamic fusion")
+    if "alpha" in given and cfg.fusion != "weighted":
+        raise bad("alpha applies only to fusion=weighted")
     try:
         Filter.of(cfg.glob, cfg.kind, cfg.lang)
     except ArgumentError as exc:
@@ -113,7 +113,7 @@ def describe(cfg: SearchConfig) -> str:
     parts = [cfg.mode]
     if cfg.mode == "hybrid" and cfg.fusion != SearchConfig.fusion:
         parts.append(f"fusion={cfg.fusion}")
-    if cfg.mode == "hybrid" and cfg.fusion != "rrf" and cfg.alpha != SearchConfig.alpha:
+    if cfg.mode == "hybrid" and cfg.fusion == "weighted" and cfg.alpha != SearchConfig.alpha:
         parts.append(f"alpha={cfg.alpha:g}")
     if cfg.rerank:
         parts.append("rerank")

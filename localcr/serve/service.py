@@ -48,8 +48,7 @@ class SearchRequest(BaseModel):
     k: int = Field(5, ge=1, le=MAX_K, description="Results to return.")
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     fusion: Literal["dynamic", "weighted", "rrf"] = Field(DEFAULT_FUSION, description="How hybrid search fuses its two lists.")
-    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="Weight of the dense side in weighted fusion "
-                         "(dynamic: the prior it starts from).")
+    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="Weight of the dense side in weighted fusion.")
     rerank: bool = Field(False, description="Rerank the fused candidates with a cross-encoder.")
     reranker: str | None = Field(None, max_length=200, description="Which reranker in models.toml (default: the default one).")
     candidates: int = Field(DEFAULT_CANDIDATES, ge=1, le=MAX_CANDIDATES,
