@@ -49,7 +49,8 @@ class Group(click.Group):
             _echo(f"localcr: error: {message}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
-            _echo("localcr: interrupted; the previous index is untouched and finished work is cached", err=True)
+            _echo("localcr: interrupted; the index holds what was committed before, and finished work is cached: "
+                  "the same command goes on from there", err=True)
             sys.exit(130)
 
 
@@ -461,6 +462,11 @@ def stats(ctx, index_dir, list_skipped, as_json):
         _echo(f"cards       {cards['documents']} document{'' if cards['documents'] == 1 else 's'}: {cards['written']} written, "
               f"{cards['cached']} from cache, "
               f"{cards['fallbacks']} fell back" + (f" ({reasons})" if reasons else ""))
+    if "pending" in ctxs:  # recorded by a build that commits its contexts as they are written (a local index)
+        from localcr.pipeline import coverage_text
+
+        if coverage := coverage_text(ctxs, info["context_sources"].get("llm", 0), info["chunks"]):
+            _echo(f"coverage    {coverage}")
     if "milvus" in info:
         milvus = info["milvus"]
         _echo(f"milvus      {milvus['server']}: alias {milvus['alias']} -> collection {milvus['collection']}")

@@ -1,0 +1,139 @@
+"""Searchable at once, better as the cards come: a build commits its structural index first, then each document's
+chunks with its card, so a search answers during the run, a killed run keeps every card committed and the next
+run writes no card twice. The plumbing runs on a card writer that needs no model (FakeCardRunner) with the bundled
+MiniLM embedder; the bundled Qwen2.5-Coder-1.5B writes real cards in one end-to-end test of the CLI."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import FakeCardRunner, run
+from localcr import store
+from test_cards import COMPANY, FACT, long_report
+
+pytestmark = pytest.mark.model  # the embedder
+
+COMPANIES = (COMPANY, "Nordlys Marine", "Calder Optics")
+
+
+def write_reports(root, companies=COMPANIES):
+    """Long untitled reports (the default `auto` mode gives each a card), each naming its company on its cover only."""
+    root.mkdir(parents=True, exist_ok=True)
+    for number, company in enumerate(companies):
+        (root / f"report-{number}.txt").write_text(long_report().replace(COMPANY, company))
+    return root
+
+
+def contexts_by_document(index) -> dict[str, list[str]]:
+    """Each live document's chunk contexts, as a search sees them."""
+    reader = store.StoreReader(index)
+    return {doc_id: [r["context"] for r in reader.hit_records(list(reader.rows_of_document(doc_id)))]
+            for doc_id in sorted(reader.doc_ids())}
+
+
+def carded(index) -> dict[str, bool]:
+    """Whether every chunk of each document holds its company's card."""
+    names = {f"report-{n}.txt": company for n, company in enumerate(COMPANIES)}
+    return {doc_id.rsplit("/", 1)[-1]: all(f"annual report of {names[doc_id.rsplit('/', 1)[-1]]}" in c for c in contexts)
+            for doc_id, contexts in contexts_by_document(index).items()}
+
+
+def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_without_writing_a_card_twice(
+        tmp_path, fake_llm, monkeypatch):
+    docs, index = write_reports(tmp_path / "docs"), tmp_path / "ix"
+    seen = {}
+
+    def midway(company):
+        if company == COMPANIES[1]:  # the first card is committed: search and stats see it
+            try:
+                seen["hit"] = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+                seen["carded"] = carded(index)
+                seen["stats"] = run("stats", "--index", index)
+            except Exception as exc:  # noqa: BLE001 (the build would only exit with 1: keep what went wrong)
+                seen["error"] = exc
+        if company == COMPANIES[2]:
+            raise KeyboardInterrupt  # killed while writing the third card
+
+    monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(midway))
+    monkeypatch.setattr("localcr.pipeline.COMMIT_SPACING", 1e9)  # the first card commits at once, the next ones wait
+    run("index", docs, "--index", index, "-q", code=130)
+    assert "error" not in seen, seen["error"]
+    assert FACT in seen["hit"]["text"]
+    assert seen["carded"] == {"report-0.txt": True, "report-1.txt": False, "report-2.txt": False}
+    assert "coverage    cards in 1 of 3 documents that want one; 2 documents still waiting" in seen["stats"]
+
+    assert carded(index) == seen["carded"]  # the second card was written, and cached, but not committed
+    monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda company: None))
+    out = run("index", docs, "--index", index, "-q")
+    assert "2 waiting for cards" in out and "cards: 2 documents: 1 from cache, 1 written" in out
+    assert "coverage: cards in 3 of 3 documents that want one; complete" in out
+    assert FakeCardRunner.written == list(COMPANIES)  # each card written once, over both runs
+    assert carded(index) == {"report-0.txt": True, "report-1.txt": True, "report-2.txt": True}
+    assert "coverage    cards in 3 of 3 documents that want one; complete" in run("stats", "--index", index)
+    assert "(nothing to do)" in run("index", docs, "--index", index, "-q")  # nothing waits any more
+
+
+def test_structural_then_auto_upgrades_embedding_only_the_chunks_a_card_changes(tmp_path, fake_llm, small_corpus):
+    write_reports(small_corpus / "reports", COMPANIES[:1])
+    index = tmp_path / "ix"
+    run("index", small_corpus, "--index", index, "--contexts", "structural", "-q")
+    before = contexts_by_document(index)
+    out = run("index", small_corpus, "--index", index, "--contexts", "auto", "-q")
+    report_windows = int(re.search(r"embeddings: (\d+) computed", out).group(1))
+    after = contexts_by_document(index)
+    assert {d: c for d, c in after.items() if "report" not in d} == {d: c for d, c in before.items() if "report" not in d}
+    (report,) = [contexts for doc_id, contexts in after.items() if "report" in doc_id]
+    assert all(f"annual report of {COMPANY}" in c for c in report)
+    # every window embedded now is one of the report's (its contexts hold the card); the rest came from the cache
+    assert 0 < report_windows <= len(report) * 2
+    assert "cards: 1 document:" in out and "coverage: cards in 1 of 1 documents that want one; complete" in out
+
+
+def current_contexts(index) -> dict:
+    return store.current_manifest(index, store.read_marker(index)).get("contexts", {})
+
+
+def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 600):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, f"the build ended before {what}: {process.stderr.read()}"
+        assert time.monotonic() < deadline, f"no {what} within {seconds} s"
+        time.sleep(0.5)
+
+
+@pytest.mark.model
+def test_the_bundled_llm_cards_arrive_in_an_index_searchable_from_the_start_and_a_killed_run_goes_on(tmp_path):
+    """The issue's user: `localcr index` over long reports whose company only the cover names, with the bundled
+    1.5B writing their cards (40-50 s each on 2 AVX2 cores) in a process of its own, killed once a card is in."""
+    docs, index = write_reports(tmp_path / "docs", COMPANIES[:2]), tmp_path / "ix"
+    env = {**os.environ, "LOCALCR_CACHE_DIR": str(tmp_path / "cache")}
+    build = [sys.executable, "-m", "localcr", "index", str(docs), "--index", str(index), "-q"]
+    process = subprocess.Popen(build, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: (index / store.MARKER).exists(), process, "the structural index")
+        top = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+        assert FACT in top["text"] and process.poll() is None  # answered while the first card is being written
+        wait_for(lambda: current_contexts(index).get("carded"), process, "a card's commit")
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    (first,) = current_contexts(index)["carded"]
+    company = COMPANIES[int(first[-5])]
+    assert all(company in c for c in contexts_by_document(index)[first])  # its chunks hold its card
+    assert "cards in 1 of 2 documents that want one; 1 document still waiting" in run("stats", "--index", index)
+
+    again = subprocess.run(build[:-1], env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert "cards: 1 document: 0 from cache, 1 written" in again.stdout  # the committed card is not written again
+    for doc_id, contexts in contexts_by_document(index).items():
+        assert all(COMPANIES[int(doc_id[-5])] in c for c in contexts), contexts[0]
+    assert "cards in 2 of 2 documents that want one; complete" in run("stats", "--index", index)
+    top = json.loads(run("search", f"{COMPANY} Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+    assert FACT in top["text"] and COMPANY in top["context"]
