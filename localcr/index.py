@@ -14,7 +14,7 @@ from localcr.backends.locations import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import Registry
 from localcr.pipeline import (CONTEXT_MODES, BuildSummary, Made, coverage_text, make_chunks, manifest_of, plan_changes,
-                              resolve_settings, same_settings)
+                              resolve_settings, same_settings, upgrades_in_place)
 
 
 # The policy that keeps search fast as changes pile up: compact when a change leaves more segments than this,
@@ -63,13 +63,14 @@ def build_index(
         last = store.current_manifest(directory, marker)
         settings = resolve_settings(last, registry, paths, embedder=embedder, contexts=contexts, llm=llm,
                              chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, composition=composition)
-        whole = rebuild or contexts_from is not None or not same_settings(last, settings)
+        upgrade = not rebuild and contexts_from is None and upgrades_in_place(last, settings)
+        whole = rebuild or contexts_from is not None or not (upgrade or same_settings(last, settings))
         sound, damaged = ([], {}) if whole else store.check_segments(directory, last)
         for name, problem in damaged.items():
             log(f"warning: segment {name} is damaged ({problem}): rebuilding its documents from the sources")
         stored = {} if whole else store.live_documents(directory, {**last, "segments": sound})
         summary = BuildSummary(directory=directory)
-        plan = plan_changes(settings, registry, stored, last, whole, summary, log)
+        plan = plan_changes(settings, registry, stored, last, whole, summary, log, upgrade)
         # Documents not stored are new or were in a damaged segment (whose ids may be unreadable): counted by number.
         summary.restored = min(summary.added, sum(s["documents"] - len(s["dead"]) for s in last.get("segments", [])
                                                   if s["name"] in damaged))

@@ -54,7 +54,7 @@ class BuildSummary:
     removed: int = 0
     unchanged: int = 0
     restored: int = 0  # documents of damaged segments, read again from their files
-    waiting: int = 0  # unchanged documents whose cards or LLM contexts a killed run left to write
+    waiting: int = 0  # unchanged documents read again for their cards or LLM contexts (left by a kill, or an upgrade)
     skipped: list[Skipped] = field(default_factory=list)
     embedded: int = 0  # windows embedded now; the rest came from the cache
     seconds: float = 0.0
@@ -68,7 +68,7 @@ class BuildSummary:
             f"indexed {self.documents} documents, {self.chunks} chunks into {self.directory} in {self.seconds:.1f} s",
             f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
             + (f", {self.restored} restored from the sources (damaged segment)" if self.restored else "")
-            + (f"; {self.waiting} waiting for cards or LLM contexts since an interrupted run" if self.waiting else "")
+            + (f"; {self.waiting} read again for their cards or LLM contexts" if self.waiting else "")
             + ("" if self.added + self.changed + self.removed + self.restored + self.waiting else " (nothing to do)"),
             f"  embeddings: {self.embedded} computed, {self.windows - self.embedded} from cache",
         ]
@@ -108,11 +108,12 @@ class Plan:
 
 
 def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: dict, whole: bool,
-                 summary: BuildSummary, log) -> Plan:
+                 summary: BuildSummary, log, upgrade: bool = False) -> Plan:
     """Read the files that changed (stored: doc_id -> StoredDocument of the index as it is), count what changes in
     the summary, and choose the embedder by the documents' languages when none was named. The documents a killed
-    run left waiting for their cards or LLM contexts (Coverage.pending) are read again, to be improved."""
-    pending = set(last.get("contexts", {}).get("pending", [])) & stored.keys()
+    run left waiting for their cards or LLM contexts (Coverage.pending), or every one for an upgrade (see
+    upgrades_in_place), are read again, to be improved."""
+    pending = set(stored) if upgrade else set(last.get("contexts", {}).get("pending", [])) & stored.keys()
     loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items() if doc_id not in pending})
     read = {d.doc_id: d for d in loaded.documents}
     docs = [d for d in loaded.documents if d.doc_id not in stored or stored[d.doc_id].sha != d.sha]
@@ -208,9 +209,9 @@ def make_chunks(plan: Plan, settings: "_Settings", last: dict, whole: bool, cont
 
 
 # How often a staged build commits improved documents: when the time since its last commit is at least this many
-# times what that commit took (embedding the batch's chunks, writing its segment, publishing, compacting), so
-# commits cost at most a tenth of the run; the first improved document is committed at once. Measured in
-# BENCHMARKS.md ("Searchable at once"): a commit of one filing's card is about ... s against 40-50 s a card on AVX2.
+# times what that commit took (writing its segment, publishing, compacting: not embedding, which every chunk
+# needs once however they are batched), so commits cost at most a tenth of the run; the first improved document
+# is committed at once. Measured in BENCHMARKS.md ("Searchable at once").
 COMMIT_SPACING = 9
 
 
@@ -269,23 +270,29 @@ def _duration(seconds: float) -> str:
 
 
 def _chunk_improved(docs: list[Document], made: Made, settings: "_Settings", registry: Registry) -> None:
-    """Chunk the documents a killed run left waiting (they are in the index with structural contexts), to be
-    improved: their cards and LLM contexts are written (the cache has those written before the kill)."""
+    """Chunk the documents a killed run left waiting, or an upgrade reads again (they are in the index with
+    structural contexts), to be improved: their cards and LLM contexts are written (the cache has those written
+    before a kill); those the mode gives nothing more are left as the index holds them."""
     chunks_by_doc, _ = _chunk(docs, made.model, settings)
     made.chunks_by_doc.update(chunks_by_doc)
     for doc in docs:
         structural_contexts(doc, chunks_by_doc[doc.doc_id])
+    needs_card, needs_llm = [], []
     if settings.contexts in CARD_MODES:
         from localcr.contexts.cards import CardStats
 
         made.card_stats = made.card_stats or CardStats()
-        made.needs_card += _wanting_cards(docs, settings)
+        needs_card = _wanting_cards(docs, settings)
     if settings.contexts in ("llm", "cards+llm"):
         from localcr.contexts import ContextStats
 
         made.context_stats = made.context_stats or ContextStats()
-        made.needs_llm += docs
+        needs_llm = docs
         made.contexts_now.update(_llm_meta(registry.require("llm", settings.llm), settings, made.context_stats))
+    made.needs_card += needs_card
+    made.needs_llm += needs_llm
+    waiting = {d.doc_id for d in needs_card + needs_llm}
+    made.coverage.pending = (made.coverage.pending - {d.doc_id for d in docs}) | waiting  # the others keep their chunks
 
 
 class _Batches:
@@ -309,7 +316,6 @@ class _Batches:
     def flush(self) -> None:
         if not self.ready:
             return
-        started = time.monotonic()
         made, ready = self.made, self.ready
         chunks = [c for d in ready for c in made.chunks_by_doc[d.doc_id]]
         windows = made.model.windows(chunks)
@@ -320,6 +326,7 @@ class _Batches:
         worked = (made.card_stats.written if made.card_stats else 0) + self.llm_documents  # the rest came from the cache
         if worked:
             made.coverage.seconds_each = (time.monotonic() - self.started) / worked
+        started = time.monotonic()  # embedding is no cost of committing often: the chunks are embedded once anyway
         self.commits.commit(ready, made, vectors, np.array([w.chunk_row for w in windows], dtype=np.int64))
         self.ready, self.count = [], self.count + 1
         self.last_end = time.monotonic()
@@ -387,6 +394,18 @@ def same_settings(last: dict, settings: "_Settings") -> bool:
             and settings.contexts == contexts.get("mode")
             and (settings.contexts not in (*LLM_MODES, "auto") or settings.llm in (None, contexts.get("llm")))
             and (settings.contexts not in ("llm", "cards+llm") or settings.composition == contexts.get("composition")))
+
+
+def upgrades_in_place(last: dict, settings: "_Settings") -> bool:
+    """Whether a build can keep the last one's chunks and vectors and improve its documents in place: the last
+    one had no LLM work beyond cards (structural, or auto), this one adds some (more cards, LLM contexts), and
+    nothing else changed. Every mode's contexts start from the structural ones, so a document this mode gives
+    nothing more keeps its chunks as they are; the others are committed again as their cards and contexts come."""
+    before = last.get("contexts", {}).get("mode")
+    if before not in ("structural", "auto") or settings.contexts in (before, "structural", "none"):
+        return False
+    return same_settings({**last, "contexts": {"mode": settings.contexts, "llm": settings.llm,
+                                               "composition": settings.composition}}, settings)
 
 
 def _merged_context_meta(before: dict, now: dict) -> dict:

@@ -72,7 +72,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert carded(index) == seen["carded"]  # the second card was written, and cached, but not committed
     monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda company: None))
     out = run("index", docs, "--index", index, "-q")
-    assert "2 waiting for cards" in out and "cards: 2 documents: 1 from cache, 1 written" in out
+    assert "2 read again for their cards" in out and "cards: 2 documents: 1 from cache, 1 written" in out
     assert "coverage: cards in 3 of 3 documents that want one; complete" in out
     assert FakeCardRunner.written == list(COMPANIES)  # each card written once, over both runs
     assert carded(index) == {"report-0.txt": True, "report-1.txt": True, "report-2.txt": True}
@@ -80,20 +80,24 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert "(nothing to do)" in run("index", docs, "--index", index, "-q")  # nothing waits any more
 
 
-def test_structural_then_auto_upgrades_embedding_only_the_chunks_a_card_changes(tmp_path, fake_llm, small_corpus):
+def test_structural_then_auto_upgrades_in_place_embedding_only_the_chunks_a_card_changes(
+        tmp_path, fake_llm, small_corpus, monkeypatch):
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card from another test
     write_reports(small_corpus / "reports", COMPANIES[:1])
     index = tmp_path / "ix"
     run("index", small_corpus, "--index", index, "--contexts", "structural", "-q")
     before = contexts_by_document(index)
     out = run("index", small_corpus, "--index", index, "--contexts", "auto", "-q")
-    report_windows = int(re.search(r"embeddings: (\d+) computed", out).group(1))
+    assert "4 unchanged; 4 read again for their cards or LLM contexts" in out
+    assert "cards: 1 document: 0 from cache, 1 written" in out and "coverage: cards in 1 of 1 documents that want one; complete" in out
     after = contexts_by_document(index)
-    assert {d: c for d, c in after.items() if "report" not in d} == {d: c for d, c in before.items() if "report" not in d}
-    (report,) = [contexts for doc_id, contexts in after.items() if "report" in doc_id]
-    assert all(f"annual report of {COMPANY}" in c for c in report)
-    # every window embedded now is one of the report's (its contexts hold the card); the rest came from the cache
-    assert 0 < report_windows <= len(report) * 2
-    assert "cards: 1 document:" in out and "coverage: cards in 1 of 1 documents that want one; complete" in out
+    (report_id,) = [doc_id for doc_id in after if "report" in doc_id]
+    assert {d: c for d, c in after.items() if d != report_id} == {d: c for d, c in before.items() if d != report_id}
+    assert all(f"annual report of {COMPANY}" in c for c in after[report_id])
+    # only the report's windows (their contexts hold the card) were embedded; no other chunk was even looked up
+    computed = int(re.search(r"embeddings: (\d+) computed, 0 from cache", out).group(1))
+    assert len(after[report_id]) <= computed < 2 * len(after[report_id])
+    assert "contexts    auto" in run("stats", "--index", index)
 
 
 def current_contexts(index) -> dict:
