@@ -561,6 +561,7 @@ def _add_contexts(docs, made: Made, settings, contexts_from, registry, progress,
             made.needs_llm = [d for d in docs if d.doc_id in waiting] + _cached_contexts(
                 [d for d in docs if d.doc_id not in waiting], chunks_by_doc, spec, settings, made.context_stats)
             stats = made.context_stats
+            summary.context_summary = stats.summary()
         else:
             if settings.contexts == "llm":  # (cards+llm said it with the cards)
                 log(UNSTAGED)
@@ -583,13 +584,20 @@ def _llm_meta(spec, settings, stats) -> dict:
 
 def _cached_contexts(docs, chunks_by_doc, spec, settings, stats) -> list[Document]:
     """Apply the LLM contexts the cache holds to these documents' chunks (no model is loaded); the documents
-    that still miss some."""
+    that still miss some. Only the documents found whole are counted in stats: the others are counted when their
+    contexts are written."""
     from localcr.cache import open_cache
-    from localcr.contexts import pending_contexts
+    from localcr.contexts import ContextStats, pending_contexts
 
+    missing = []
     with open_cache("contexts") as cache:
-        todo = pending_contexts(docs, chunks_by_doc, spec, cache, stats, settings.composition)
-    return [doc for doc, _, _ in todo]
+        for doc in docs:
+            found = ContextStats()
+            if pending_contexts([doc], chunks_by_doc, spec, cache, found, settings.composition):
+                missing.append(doc)
+            else:
+                _add_stats(stats, found)
+    return missing
 
 
 def _wanting_cards(docs, settings) -> list[Document]:

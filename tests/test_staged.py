@@ -141,3 +141,36 @@ def test_the_bundled_llm_cards_arrive_in_an_index_searchable_from_the_start_and_
     assert "cards in 2 of 2 documents that want one; complete" in run("stats", "--index", index)
     top = json.loads(run("search", f"{COMPANY} Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
     assert FACT in top["text"] and COMPANY in top["context"]
+
+
+@pytest.mark.model
+def test_llm_contexts_are_committed_document_by_document_and_a_killed_run_writes_only_the_rest(
+        small_corpus, tmp_path, monkeypatch):
+    """Per-chunk LLM contexts (Gemma 3 270M: any model will do) come a document at a time, each committed."""
+    from localcr.execution.local import LocalExecutor
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no context from another test
+    index, args = tmp_path / "ix", ("--contexts", "llm", "--llm", "gemma3-270m", "-q")
+    write_contexts, calls = LocalExecutor.write_contexts, []
+
+    def killed_at_the_second(self, docs, *rest, **options):
+        calls.append(docs[0].doc_id)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return write_contexts(self, docs, *rest, **options)
+
+    monkeypatch.setattr(LocalExecutor, "write_contexts", killed_at_the_second)
+    run("index", small_corpus, "--index", index, *args, code=130)
+    info = json.loads(run("stats", "--index", index, "--json"))
+    first = contexts_by_document(index)
+    done = int(info["context_sources"].get("llm", 0) + info["context_sources"].get("fallback", 0))
+    assert done == len(first[calls[0]]) and len(info["contexts"]["pending"]) == 2
+    assert f"LLM contexts in {info['context_sources'].get('llm', 0)} of {info['chunks']} chunks; 2 documents still waiting" \
+        in run("stats", "--index", index)
+
+    monkeypatch.setattr(LocalExecutor, "write_contexts", write_contexts)
+    out = run("index", small_corpus, "--index", index, *args)
+    assert f"from cache 0, generated {info['chunks'] - done}" in out  # the committed document's are not written again
+    assert contexts_by_document(index)[calls[0]] == first[calls[0]]
+    info = json.loads(run("stats", "--index", index, "--json"))
+    assert set(info["context_sources"]) <= {"llm", "fallback"} and info["contexts"]["pending"] == []
