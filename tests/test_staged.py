@@ -11,10 +11,11 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import FakeCardRunner, run
+from conftest import FakeCardRunner, run, start_server, stop_server
 from localcr import store
 from test_cards import COMPANY, FACT, long_report
 
@@ -45,17 +46,37 @@ def carded(index) -> dict[str, bool]:
             for doc_id, contexts in contexts_by_document(index).items()}
 
 
+@pytest.fixture
+def servers():
+    """`localcr serve` processes a test starts (stopped after it)."""
+    started = []
+    yield started
+    for served in started:
+        stop_server(served)
+
+
+def served_cards(served) -> dict[str, bool]:
+    """Whether the hits a served index gives for the fact in every report hold their card."""
+    status, body = served.request("POST", "/api/search", {"query": "Halden plant welding arms output", "k": 10})
+    assert status == 200, body
+    return {hit["path"].rsplit("/", 1)[-1]: "annual report of" in hit["context"]
+            for hit in body["hits"] if FACT in hit["text"]}
+
+
+@pytest.mark.loopback
 def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_without_writing_a_card_twice(
-        tmp_path, fake_llm, monkeypatch):
+        tmp_path, fake_llm, monkeypatch, servers):
     docs, index = write_reports(tmp_path / "docs"), tmp_path / "ix"
     seen = {}
 
     def midway(company):
-        if company == COMPANIES[1]:  # the first card is committed: search and stats see it
+        if company == COMPANIES[1]:  # the first card is committed: search, stats and a server see it
             try:
                 seen["hit"] = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
                 seen["carded"] = carded(index)
                 seen["stats"] = run("stats", "--index", index)
+                servers.append(start_server(index, Path(os.environ["LOCALCR_CACHE_DIR"])))
+                seen["served"] = served_cards(servers[0])
             except Exception as exc:  # noqa: BLE001 (the build would only exit with 1: keep what went wrong)
                 seen["error"] = exc
         if company == COMPANIES[2]:
@@ -66,7 +87,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     run("index", docs, "--index", index, "-q", code=130)
     assert "error" not in seen, seen["error"]
     assert FACT in seen["hit"]["text"]
-    assert seen["carded"] == {"report-0.txt": True, "report-1.txt": False, "report-2.txt": False}
+    assert seen["carded"] == seen["served"] == {"report-0.txt": True, "report-1.txt": False, "report-2.txt": False}
     assert "coverage    cards in 1 of 3 documents that want one; 2 documents still waiting" in seen["stats"]
 
     assert carded(index) == seen["carded"]  # the second card was written, and cached, but not committed
@@ -75,7 +96,8 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert "2 read again for their cards" in out and "cards: 2 documents: 1 from cache, 1 written" in out
     assert "coverage: cards in 3 of 3 documents that want one; complete" in out
     assert FakeCardRunner.written == list(COMPANIES)  # each card written once, over both runs
-    assert carded(index) == {"report-0.txt": True, "report-1.txt": True, "report-2.txt": True}
+    everyone = {"report-0.txt": True, "report-1.txt": True, "report-2.txt": True}
+    assert carded(index) == served_cards(servers[0]) == everyone  # the server switched to the new generation
     assert "coverage    cards in 3 of 3 documents that want one; complete" in run("stats", "--index", index)
     assert "(nothing to do)" in run("index", docs, "--index", index, "-q")  # nothing waits any more
 
