@@ -233,6 +233,9 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     dropped, and cached embeddings and contexts reused; a damaged segment (a file missing or written over) is
     rebuilt from the files. Options not given again (and PATHS, if none are given) keep the values the index
     was built with.
+
+    A local index is searchable as soon as the chunks are embedded; cards and LLM contexts are committed as they
+    are written, and after Ctrl-C the same command goes on where it stopped.
     """
     from localcr.index import build_index
 
