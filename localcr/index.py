@@ -83,8 +83,9 @@ def build_index(
                 store.publish(directory, marker, {**last, "segments": sound, store.FILE_STATS: plan.file_stats})
             return summary  # no document changed: no new segment
 
-        commits = _Commits(directory, marker, [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in sound],
-                           {} if whole else {i: d for i, d in stored.items() if i not in gone}, settings, plan, summary,
+        located = {doc_id: (d.segment, d.chunks) for doc_id, d in stored.items()}
+        commits = _Commits(directory, marker, [_tombstoned(s, {i: located[i] for i in gone}) for s in sound],
+                           {i: where for i, where in located.items() if i not in gone}, settings, plan, summary,
                            stopwords_changed=set(plan.index_languages) != set(last.get("languages", plan.index_languages)),
                            log=log)
         made = make_chunks(plan, settings, last, whole, contexts_from, registry, progress, summary, log, ray, staged=commits)
@@ -103,10 +104,10 @@ class _Commits:
     tombstones their older versions (the first also those of documents changed or gone), publishes the generation
     and compacts by the policy. A killed build leaves the last generation it published."""
 
-    def __init__(self, directory: Path, marker, segments: list[dict], located: dict, settings, plan, summary: BuildSummary,
-                 stopwords_changed: bool, log):
+    def __init__(self, directory: Path, marker, segments: list[dict], located: dict[str, tuple[str, int]], settings, plan,
+                 summary: BuildSummary, stopwords_changed: bool, log):
         self.directory, self.marker, self.segments, self.log = directory, marker, segments, log
-        self.located = {doc_id: (d.segment, d.chunks) for doc_id, d in located.items()}  # live document -> its segment
+        self.located = located  # each live document's segment and number of chunks
         self.settings, self.plan, self.summary = settings, plan, summary
         self.stopwords_changed = stopwords_changed
 
@@ -140,11 +141,10 @@ class _Commits:
         self.stopwords_changed = False
 
 
-def _tombstoned(segment: dict, gone: dict) -> dict:
-    """A segment's manifest entry with the documents of it that are gone (changed, removed or improved) added as
-    dead; gone: doc_id -> its StoredDocument, or (segment name, chunks)."""
-    where = {doc_id: (d.segment, d.chunks) if isinstance(d, store.StoredDocument) else d for doc_id, d in gone.items()}
-    dead = {doc_id: chunks for doc_id, (name, chunks) in where.items() if name == segment["name"]}
+def _tombstoned(segment: dict, gone: dict[str, tuple[str, int]]) -> dict:
+    """A segment's manifest entry with the documents of it that are gone (changed, removed or improved: doc_id ->
+    the segment that holds it and its number of chunks) added as dead."""
+    dead = {doc_id: chunks for doc_id, (name, chunks) in gone.items() if name == segment["name"]}
     return {**segment, "dead": sorted(set(segment["dead"]) | dead.keys()), "dead_chunks": segment["dead_chunks"] + sum(dead.values())}
 
 
