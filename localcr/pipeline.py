@@ -196,8 +196,9 @@ def make_chunks(plan: Plan, settings: "_Settings", last: dict, whole: bool, cont
         if docs:
             summary.documents = len(docs)
             made.chunks_by_doc, made.chunks = _chunk(docs, made.model, settings)
+            later = staged is not None and not contexts_from  # imported contexts are final: no card may replace them
             made.contexts_now = _add_contexts(docs, made, settings, contexts_from, registry, progress, summary, log,
-                                              executor, staged is not None)
+                                              executor, later, "" if staged is not None else UNSTAGED)
             made.vectors, made.window_rows = _embed(made.model, made.chunks, summary, progress, executor)
         if staged is not None:
             made.coverage = Coverage.carried({} if whole else last.get("contexts", {}), plan.kept, docs, made)
@@ -540,14 +541,16 @@ def default_chunk_tokens(max_length: int) -> int:
     return max(32, int(max_length * 0.75) - 2)
 
 
-def _add_contexts(docs, made: Made, settings, contexts_from, registry, progress, summary, log, executor, staged: bool) -> dict:
+def _add_contexts(docs, made: Made, settings, contexts_from, registry, progress, summary, log, executor, staged: bool,
+                  why_not_staged: str) -> dict:
     """Fill every chunk's context. Structural contexts come first: they are the LLM's fallback, and
     `contexts.compose` decides how an LLM context joins them. staged: only the cards and LLM contexts the cache
-    holds; the documents still missing some are listed in made.needs_card and made.needs_llm."""
+    holds; the documents still missing some are listed in made.needs_card and made.needs_llm. why_not_staged: the
+    line said before cards or LLM contexts are written up front, if any."""
     meta: dict = {"mode": settings.contexts}
     chunks_by_doc = made.chunks_by_doc
     if settings.contexts in CARD_MODES:
-        meta.update(_add_cards(docs, made, settings, registry, progress, summary, log, staged))
+        meta.update(_add_cards(docs, made, settings, registry, progress, summary, log, staged, why_not_staged))
     if settings.contexts != "none":
         for doc in docs:
             structural_contexts(doc, chunks_by_doc[doc.doc_id])
@@ -563,8 +566,8 @@ def _add_contexts(docs, made: Made, settings, contexts_from, registry, progress,
             stats = made.context_stats
             summary.context_summary = stats.summary()
         else:
-            if settings.contexts == "llm":  # (cards+llm said it with the cards)
-                log(UNSTAGED)
+            if settings.contexts == "llm" and why_not_staged:  # (cards+llm said it with the cards)
+                log(why_not_staged)
             stats = executor.write_contexts(docs, chunks_by_doc, spec, composition=settings.composition, progress=progress, log=log)
             summary.context_summary = stats.summary()
         meta.update(_llm_meta(spec, settings, stats))
@@ -622,7 +625,7 @@ def _card_llm(settings, registry, chosen, log):
     return spec
 
 
-def _add_cards(docs, made: Made, settings, registry, progress, summary, log, staged: bool) -> dict:
+def _add_cards(docs, made: Made, settings, registry, progress, summary, log, staged: bool, why_not_staged: str) -> dict:
     """Give documents their cards (every one, or in "auto" mode those that wants_card picks); the manifest's
     record of them. The model is loaded only when a card is missing from the cache; staged: never (the
     documents without a cached card are listed in made.needs_card)."""
@@ -637,7 +640,8 @@ def _add_cards(docs, made: Made, settings, registry, progress, summary, log, sta
         cards, made.needs_card = cached_cards(chosen, spec, stats=stats)
         made.card_fallbacks = {d.doc_id for d in chosen if d.doc_id not in cards} - {d.doc_id for d in made.needs_card}
     else:
-        log(UNSTAGED)
+        if why_not_staged:
+            log(why_not_staged)
         cards = write_cards(chosen, spec, progress=progress, log=log, stats=stats)
     for doc in chosen:
         doc.card = cards.get(doc.doc_id, "")

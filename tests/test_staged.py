@@ -196,3 +196,18 @@ def test_llm_contexts_are_committed_document_by_document_and_a_killed_run_writes
     assert contexts_by_document(index)[calls[0]] == first[calls[0]]
     info = json.loads(run("stats", "--index", index, "--json"))
     assert set(info["context_sources"]) <= {"llm", "fallback"} and info["contexts"]["pending"] == []
+
+
+def test_a_milvus_index_writes_its_cards_first_and_says_why_in_one_line(tmp_path, fake_llm):
+    pytest.importorskip("milvus_lite")
+    from test_milvus import _release_lite
+
+    docs, lite = write_reports(tmp_path / "docs", COMPANIES[:1]), tmp_path / "milvus.db"
+    try:
+        out = run("index", docs, "--index", f"milvus-lite:{lite}/reports", "-q")
+        hit = json.loads(run("search", "Halden plant welding arms output", "--index", f"milvus-lite:{lite}/reports",
+                             "--json").splitlines()[0])
+    finally:
+        _release_lite(lite)
+    assert out.count("a Milvus collection is published whole") == 1 and "cards: 1 document: 0 from cache, 1 written" in out
+    assert f"annual report of {COMPANY}" in hit["context"]
