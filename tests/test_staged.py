@@ -1,7 +1,8 @@
 """Searchable at once, better as the cards come: a build commits its structural index first, then each document's
 chunks with its card, so a search answers during the run, a killed run keeps every card committed and the next
 run writes no card twice. The plumbing runs on a card writer that needs no model (FakeCardRunner) with the bundled
-MiniLM embedder; the bundled Qwen2.5-Coder-1.5B writes real cards in one end-to-end test of the CLI."""
+MiniLM embedder (tests marked `model`); the bundled Qwen2.5-Coder-1.5B writes real cards in one end-to-end test of
+the CLI; how often a build commits is a unit test (quick)."""
 from __future__ import annotations
 
 import json
@@ -18,8 +19,6 @@ import pytest
 from conftest import FakeCardRunner, run, start_server, stop_server
 from localcr import store
 from test_cards import COMPANY, FACT, long_report
-
-pytestmark = pytest.mark.model  # the embedder
 
 COMPANIES = (COMPANY, "Nordlys Marine", "Calder Optics")
 
@@ -63,6 +62,7 @@ def served_cards(served) -> dict[str, bool]:
             for hit in body["hits"] if FACT in hit["text"]}
 
 
+@pytest.mark.model
 @pytest.mark.loopback
 def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_without_writing_a_card_twice(
         tmp_path, fake_llm, monkeypatch, servers):
@@ -102,6 +102,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert "(nothing to do)" in run("index", docs, "--index", index, "-q")  # nothing waits any more
 
 
+@pytest.mark.model
 def test_structural_then_auto_upgrades_in_place_embedding_only_the_chunks_a_card_changes(
         tmp_path, fake_llm, small_corpus, monkeypatch):
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card from another test
@@ -198,6 +199,7 @@ def test_llm_contexts_are_committed_document_by_document_and_a_killed_run_writes
     assert set(info["context_sources"]) <= {"llm", "fallback"} and info["contexts"]["pending"] == []
 
 
+@pytest.mark.model
 def test_a_milvus_index_writes_its_cards_first_and_says_why_in_one_line(tmp_path, fake_llm):
     pytest.importorskip("milvus_lite")
     from test_milvus import _release_lite
@@ -211,3 +213,40 @@ def test_a_milvus_index_writes_its_cards_first_and_says_why_in_one_line(tmp_path
         _release_lite(lite)
     assert out.count("a Milvus collection is published whole") == 1 and "cards: 1 document: 0 from cache, 1 written" in out
     assert f"annual report of {COMPANY}" in hit["context"]
+
+
+def test_commits_are_paced_by_what_they_cost(monkeypatch):
+    """The first improved document is committed at once; the next when the time since the last commit is
+    COMMIT_SPACING times what that commit took (embedding left out: every chunk needs it once anyway)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from localcr import pipeline as P
+    from localcr.documents import Chunk, Document
+
+    clock, committed = [0.0], []
+    monkeypatch.setattr(P.time, "monotonic", lambda: clock[0])
+
+    class Commits:
+        def commit(self, docs, made, vectors, window_rows):
+            committed.append([d.doc_id for d in docs])
+            clock[0] += 1.0  # a commit costs a second
+
+    class Executor:
+        def embed(self, model, texts):
+            clock[0] += 5.0  # embedding is no cost of committing
+            return np.zeros((len(texts), 4), dtype=np.float32), len(texts)
+
+    docs = [Document(f"d{i}", f"d{i}", "text", "x", 1) for i in range(5)]
+    model = SimpleNamespace(windows=lambda chunks: [SimpleNamespace(text=c.text, chunk_row=i) for i, c in enumerate(chunks)])
+    made = P.Made(model, {d.doc_id: [Chunk(f"{d.doc_id}#0", d.doc_id, 0, 0, 1, "x")] for d in docs}, [], None, None, {}, {},
+                  coverage=P.Coverage({d.doc_id for d in docs}, set(), set()))
+    batches = P._Batches(made, Executor(), Commits(), P.BuildSummary(directory="ix"))
+    for doc, seconds in zip(docs, (0, 2, 4, 4, 1)):  # what each document's card took
+        clock[0] += seconds
+        batches.add(doc, finished=True)
+    batches.flush()
+    # d0 at once; d1 to d3 once 9 s (9 times the 1 s commit) have passed since that commit; d4 when the run ends
+    assert committed == [["d0"], ["d1", "d2", "d3"], ["d4"]]
+    assert made.coverage.pending == set()
