@@ -77,6 +77,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
                 seen["stats"] = run("stats", "--index", index)
                 servers.append(start_server(index, Path(os.environ["LOCALCR_CACHE_DIR"])))
                 seen["served"] = served_cards(servers[0])
+                seen["health"] = servers[0].request("GET", "/api/health")[1]
             except Exception as exc:  # noqa: BLE001 (the build would only exit with 1: keep what went wrong)
                 seen["error"] = exc
         if company == COMPANIES[2]:
@@ -89,6 +90,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert FACT in seen["hit"]["text"]
     assert seen["carded"] == seen["served"] == {"report-0.txt": True, "report-1.txt": False, "report-2.txt": False}
     assert "coverage    cards in 1 of 3 documents that want one; 2 documents still waiting" in seen["stats"]
+    assert seen["health"]["contexts"].startswith("cards in 1 of 3 documents that want one; 2 documents still waiting")
 
     assert carded(index) == seen["carded"]  # the second card was written, and cached, but not committed
     monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda company: None))
@@ -98,6 +100,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert FakeCardRunner.written == list(COMPANIES)  # each card written once, over both runs
     everyone = {"report-0.txt": True, "report-1.txt": True, "report-2.txt": True}
     assert carded(index) == served_cards(servers[0]) == everyone  # the server switched to the new generation
+    assert servers[0].request("GET", "/api/health")[1]["contexts"] == "cards in 3 of 3 documents that want one; complete"
     assert "coverage    cards in 3 of 3 documents that want one; complete" in run("stats", "--index", index)
     assert "(nothing to do)" in run("index", docs, "--index", index, "-q")  # nothing waits any more
 
