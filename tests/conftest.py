@@ -66,6 +66,27 @@ def no_connection_attempted(request):
     assert CONNECT_ATTEMPTS[before:] == [], f"connection attempts: {CONNECT_ATTEMPTS[before:]}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_embedders():
+    """Every `localcr` command a test runs in this process loads its embedder once a session, not once a command
+    (0.7-0.9 s for MiniLM on 2 loaded AVX2 cores, dozens of commands in test_cli and test_segments): a loaded
+    embedder holds nothing between calls, so sharing it changes no result. Keyed by the whole model entry and
+    its files' fingerprint, so a test's own models.toml, another runtime or a changed file loads its own."""
+    import localcr.embeddings as embeddings
+
+    load, loaded = embeddings.load_backend, {}
+
+    def shared(spec, threads=None):
+        key = (repr(spec), spec.fingerprint(), threads)
+        if key not in loaded:
+            loaded[key] = load(spec, threads)
+        return loaded[key]
+
+    embeddings.load_backend = shared
+    yield
+    embeddings.load_backend = load
+
+
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
