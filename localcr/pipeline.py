@@ -306,6 +306,7 @@ class _Batches:
         self.done: set[str] = set()  # documents that wait for nothing more once committed
         self.last_end, self.last_cost, self.count = time.monotonic(), 0.0, 0
         self.started, self.llm_documents = time.monotonic(), 0  # documents the LLM wrote contexts for (not all cached)
+        self.seconds = 0.0  # spent embedding and committing
 
     def add(self, doc: Document, finished: bool) -> None:
         self.ready.append(doc)
@@ -317,6 +318,7 @@ class _Batches:
     def flush(self) -> None:
         if not self.ready:
             return
+        flushing = time.monotonic()
         made, ready = self.made, self.ready
         chunks = [c for d in ready for c in made.chunks_by_doc[d.doc_id]]
         windows = made.model.windows(chunks)
@@ -332,6 +334,7 @@ class _Batches:
         self.ready, self.count = [], self.count + 1
         self.last_end = time.monotonic()
         self.last_cost = self.last_end - started
+        self.seconds += self.last_end - flushing
 
 
 def improve_contexts(made: Made, settings: "_Settings", registry: Registry, executor, commits, progress: bool,
@@ -357,6 +360,7 @@ def improve_contexts(made: Made, settings: "_Settings", registry: Registry, exec
     if made.needs_card:
         made.contexts_now.update(llm=spec.name, llm_id=spec.fingerprint())
         write_cards(made.needs_card, spec, progress=progress, log=log, stats=made.card_stats, on_card=carded)
+        made.card_stats.seconds -= batches.seconds  # the cards' own time, not the commits made between them
         batches.flush()
         summary.card_summary = made.card_stats.summary()
     for doc in made.needs_llm:
