@@ -342,7 +342,7 @@ def improve_contexts(made: Made, settings: "_Settings", registry: Registry, exec
     """Write the cards and LLM contexts that the structural commit went without, document by document, and commit
     the improved documents (their chunks re-embedded) batch by batch: a search sees each batch at once, and a
     killed run keeps every batch committed (the next one goes on with the documents still waiting). Cards come
-    first for every document (one sentence each, seconds), then the LLM contexts (minutes each)."""
+    first for every document (a sentence each), then the LLM contexts (one for every chunk of a document)."""
     if not made.needs_card and not made.needs_llm:
         return
     from localcr.contexts.cards import write_cards
