@@ -203,8 +203,9 @@ def test_llm_contexts_are_committed_document_by_document_and_a_killed_run_writes
 
 
 @pytest.mark.model
-def test_a_milvus_index_writes_its_cards_first_and_says_why_in_one_line(tmp_path, fake_llm):
+def test_a_milvus_index_writes_its_cards_first_and_says_why_in_one_line(tmp_path, fake_llm, monkeypatch):
     pytest.importorskip("milvus_lite")
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card from another test
     from test_milvus import _release_lite
 
     docs, lite = write_reports(tmp_path / "docs", COMPANIES[:1]), tmp_path / "milvus.db"
