@@ -50,7 +50,8 @@ class Group(click.Group):
             _echo(f"localcr: error: {message}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
-            _echo("localcr: interrupted; the previous index is untouched and finished work is cached", err=True)
+            _echo("localcr: interrupted; the index holds what was committed before, and finished work is cached: "
+                  "the same command goes on from there", err=True)
             sys.exit(130)
 
 
@@ -234,6 +235,9 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     dropped, and cached embeddings and contexts reused; a damaged segment (a file missing or written over) is
     rebuilt from the files. Options not given again (and PATHS, if none are given) keep the values the index
     was built with.
+
+    A local index is searchable as soon as the chunks are embedded; cards and LLM contexts are committed as they
+    are written, and after Ctrl-C the same command goes on where it stopped.
     """
     from localcr.index import build_index
 
@@ -473,6 +477,11 @@ def stats(ctx, index_dir, list_skipped, as_json):
         _echo(f"cards       {cards['documents']} document{'' if cards['documents'] == 1 else 's'}: {cards['written']} written, "
               f"{cards['cached']} from cache, "
               f"{cards['fallbacks']} fell back" + (f" ({reasons})" if reasons else ""))
+    if "pending" in ctxs:  # recorded by a build that commits its contexts as they are written (a local index)
+        from localcr.pipeline import coverage_text
+
+        if coverage := coverage_text(ctxs, info["context_sources"].get("llm", 0), info["chunks"]):
+            _echo(f"coverage    {coverage}")
     if "milvus" in info:
         milvus = info["milvus"]
         _echo(f"milvus      {milvus['server']}: alias {milvus['alias']} -> collection {milvus['collection']}")

@@ -13,7 +13,8 @@ from localcr import store
 from localcr.backends.locations import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import Registry
-from localcr.pipeline import CONTEXT_MODES, BuildSummary, make_chunks, manifest_of, plan_changes, resolve_settings, same_settings
+from localcr.pipeline import (CONTEXT_MODES, BuildSummary, Made, coverage_text, make_chunks, manifest_of, plan_changes,
+                              resolve_settings, same_settings, upgrades_in_place)
 
 
 # The policy that keeps search fast as changes pile up: compact when a change leaves more segments than this,
@@ -63,50 +64,88 @@ def build_index(
         last = store.current_manifest(directory, marker)
         settings = resolve_settings(last, registry, paths, embedder=embedder, contexts=contexts, llm=llm,
                              chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, composition=composition)
-        whole = rebuild or contexts_from is not None or not same_settings(last, settings)
+        upgrade = not rebuild and contexts_from is None and upgrades_in_place(last, settings)
+        whole = rebuild or contexts_from is not None or not (upgrade or same_settings(last, settings))
         sound, damaged = ([], {}) if whole else store.check_segments(directory, last)
         for name, problem in damaged.items():
             log(f"warning: segment {name} is damaged ({problem}): rebuilding its documents from the sources")
         stored = {} if whole else store.live_documents(directory, {**last, "segments": sound})
         summary = BuildSummary(directory=directory)
-        plan = plan_changes(settings, registry, stored, last, whole, summary, log)
+        plan = plan_changes(settings, registry, stored, last, whole, summary, log, upgrade)
         # Documents not stored are new or were in a damaged segment (whose ids may be unreadable): counted by number.
         summary.restored = min(summary.added, sum(s["documents"] - len(s["dead"]) for s in last.get("segments", [])
                                                   if s["name"] in damaged))
         summary.added -= summary.restored
         docs, gone = plan.docs, plan.gone
-        if not docs and not gone and not whole and not damaged:
+        if not docs and not gone and not plan.improve and not whole and not damaged:
             summary.documents, summary.chunks = len(plan.kept), last.get("chunks", 0)
             summary.seconds = time.monotonic() - started
             if plan.file_stats != last.get(store.FILE_STATS, {}) or sound != last["segments"]:  # or newer file records
                 store.publish(directory, marker, {**last, "segments": sound, store.FILE_STATS: plan.file_stats})
             return summary  # no document changed: no new segment
 
-        segments = [] if whole else [_tombstoned(s, {i: stored[i] for i in gone}) for s in sound]
-        made = make_chunks(plan, settings, last, whole, contexts_from, registry, progress, summary, log, ray)
-        if docs:
-            from localcr.lexical import LexicalIndex, stopwords_of
-
-            language = {d.doc_id: d.language for d in docs}
-            lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in made.chunks], [language[c.doc_id] for c in made.chunks],
-                                         stopwords_of(plan.index_languages))
-            segments.append(store.write_segment(directory, docs, made.chunks_by_doc, made.vectors, made.window_rows, lexical))
-        manifest = manifest_of(settings, made.model, made.context_meta, summary, plan.index_languages, plan.file_stats)
-        store.publish(directory, marker, {**manifest, "segments": segments, "documents": sum(s["documents"] for s in segments),
-                                          "chunks": sum(s["chunks"] for s in segments)})
-        stopwords_changed = set(plan.index_languages) != set(last.get("languages", plan.index_languages))
-        if len(segments) > MAX_SEGMENTS or _dead_share(segments) > MAX_DEAD_SHARE or stopwords_changed:
-            compact(directory, log=log, locked=True)
+        located = {doc_id: (d.segment, d.chunks) for doc_id, d in stored.items()}
+        commits = _Commits(directory, marker, [_tombstoned(s, {i: located[i] for i in gone}) for s in sound],
+                           {i: where for i, where in located.items() if i not in gone}, settings, plan, summary,
+                           stopwords_changed=set(plan.index_languages) != set(last.get("languages", plan.index_languages)),
+                           log=log)
+        made = make_chunks(plan, settings, last, whole, contexts_from, registry, progress, summary, log, ray, staged=commits)
         # the live totals, from the manifest (compaction keeps them): no need to open the whole index
-        summary.documents = sum(s["documents"] - len(s["dead"]) for s in segments)
-        summary.chunks = sum(s["chunks"] - s["dead_chunks"] for s in segments)
+        summary.documents = sum(s["documents"] - len(s["dead"]) for s in commits.segments)
+        summary.chunks = sum(s["chunks"] - s["dead_chunks"] for s in commits.segments)
+        summary.coverage = coverage_text(made.context_meta)
         summary.seconds = time.monotonic() - started
         return summary
 
 
-def _tombstoned(segment: dict, gone: dict) -> dict:
-    """A segment's manifest entry with the documents of it that are gone (changed or removed) added as dead."""
-    dead = {doc_id: d.chunks for doc_id, d in gone.items() if d.segment == segment["name"]}
+class _Commits:
+    """The generations a local build publishes, one a commit: the documents of the plan with what contexts cost
+    no model (the index is searchable from then on), then the documents whose cards and LLM contexts are written,
+    a batch at a time (localcr.pipeline.improve_contexts). A commit writes its documents as a new segment,
+    tombstones their older versions (the first also those of documents changed or gone), publishes the generation
+    and compacts by the policy. A killed build leaves the last generation it published."""
+
+    def __init__(self, directory: Path, marker, segments: list[dict], located: dict[str, tuple[str, int]], settings, plan,
+                 summary: BuildSummary, stopwords_changed: bool, log):
+        self.directory, self.marker, self.segments, self.log = directory, marker, segments, log
+        self.located = located  # each live document's segment and number of chunks
+        self.settings, self.plan, self.summary = settings, plan, summary
+        self.stopwords_changed = stopwords_changed
+
+    def commit(self, docs: list, made: Made, vectors=None, window_rows=None) -> None:
+        """Commit these documents' chunks (their vectors: made's own at the first commit) as they are now."""
+        from localcr.lexical import LexicalIndex, stopwords_of
+
+        vectors = made.vectors if vectors is None else vectors
+        window_rows = made.window_rows if window_rows is None else window_rows
+        replaced = {d.doc_id: self.located[d.doc_id] for d in docs if d.doc_id in self.located}
+        self.segments = [_tombstoned(s, replaced) for s in self.segments]
+        if docs:
+            chunks = [c for d in docs for c in made.chunks_by_doc[d.doc_id]]
+            language = {d.doc_id: d.language for d in docs}
+            lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks],
+                                         stopwords_of(self.plan.index_languages))
+            segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, lexical)
+            self.segments.append(segment)
+            self.located.update({d.doc_id: (segment["name"], len(made.chunks_by_doc[d.doc_id])) for d in docs})
+        contexts = made.context_meta
+        manifest = manifest_of(self.settings, made.model, contexts, self.summary, self.plan.index_languages, self.plan.file_stats)
+        generation = store.publish(self.directory, self.marker, {
+            **manifest, "segments": self.segments, "documents": sum(s["documents"] for s in self.segments),
+            "chunks": sum(s["chunks"] for s in self.segments)})
+        self.marker = {**(self.marker or {}), "current": generation}
+        if len(self.segments) > MAX_SEGMENTS or _dead_share(self.segments) > MAX_DEAD_SHARE or self.stopwords_changed:
+            compact(self.directory, log=self.log, locked=True)
+            self.marker = store.read_marker(self.directory)
+            self.segments = store.current_manifest(self.directory, self.marker)["segments"]
+            self.located = {i: (d.segment, d.chunks) for i, d in store.live_documents(self.directory, {"segments": self.segments}).items()}
+        self.stopwords_changed = False
+
+
+def _tombstoned(segment: dict, gone: dict[str, tuple[str, int]]) -> dict:
+    """A segment's manifest entry with the documents of it that are gone (changed, removed or improved: doc_id ->
+    the segment that holds it and its number of chunks) added as dead."""
+    dead = {doc_id: chunks for doc_id, (name, chunks) in gone.items() if name == segment["name"]}
     return {**segment, "dead": sorted(set(segment["dead"]) | dead.keys()), "dead_chunks": segment["dead_chunks"] + sum(dead.values())}
 
 

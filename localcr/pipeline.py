@@ -8,6 +8,7 @@ change to a few files, redoes only what is new.
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -35,6 +36,10 @@ from localcr.structure import structural_contexts
 CONTEXT_MODES = ("auto", "structural", "cards", "llm", "cards+llm", "none")
 DEFAULT_CONTEXTS = "auto"  # README, "Contexts: tiers by cost": the same contexts as structural on code and prose
 CARD_MODES = ("auto", "cards", "cards+llm")
+# Said by a build that writes its cards and LLM contexts before its index (make_chunks without `staged`): a Milvus
+# collection is published whole, and committing improved documents as they come is the local store's alone so far.
+UNSTAGED = ("note: this index answers once every card and LLM context is written: a Milvus collection is published "
+            "whole (only a local index commits documents as their cards and contexts come)")
 LLM_MODES = ("cards", "llm", "cards+llm")  # the modes that need the LLM whatever the documents ("auto" may not)
 
 
@@ -49,19 +54,22 @@ class BuildSummary:
     removed: int = 0
     unchanged: int = 0
     restored: int = 0  # documents of damaged segments, read again from their files
+    waiting: int = 0  # unchanged documents read again for their cards or LLM contexts (left by a kill, or an upgrade)
     skipped: list[Skipped] = field(default_factory=list)
     embedded: int = 0  # windows embedded now; the rest came from the cache
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     context_summary: str = ""
     card_summary: str = ""
+    coverage: str = ""  # how far the index's cards and LLM contexts are (coverage_text)
 
     def text(self) -> str:
         lines = [
             f"indexed {self.documents} documents, {self.chunks} chunks into {self.directory} in {self.seconds:.1f} s",
             f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
             + (f", {self.restored} restored from the sources (damaged segment)" if self.restored else "")
-            + ("" if self.added + self.changed + self.removed + self.restored else " (nothing to do)"),
+            + (f"; {self.waiting} read again for their cards or LLM contexts" if self.waiting else "")
+            + ("" if self.added + self.changed + self.removed + self.restored + self.waiting else " (nothing to do)"),
             f"  embeddings: {self.embedded} computed, {self.windows - self.embedded} from cache",
         ]
         if self.skipped:
@@ -70,6 +78,8 @@ class BuildSummary:
             lines.append("  " + self.card_summary)
         if self.context_summary:
             lines.append("  " + self.context_summary.replace("\n", "\n  "))
+        if self.coverage:
+            lines.append("  coverage: " + self.coverage)
         return "\n".join(lines)
 
 
@@ -94,15 +104,20 @@ class Plan:
     gone: set[str]
     index_languages: list[str]
     file_stats: dict
+    improve: list[Document] = field(default_factory=list)  # unchanged, still waiting for their cards or LLM contexts
 
 
 def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: dict, whole: bool,
-                 summary: BuildSummary, log) -> Plan:
+                 summary: BuildSummary, log, upgrade: bool = False) -> Plan:
     """Read the files that changed (stored: doc_id -> StoredDocument of the index as it is), count what changes in
-    the summary, and choose the embedder by the documents' languages when none was named."""
-    loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items()})
+    the summary, and choose the embedder by the documents' languages when none was named. The documents a killed
+    run left waiting for their cards or LLM contexts (Coverage.pending), or every one for an upgrade (see
+    upgrades_in_place), are read again, to be improved."""
+    pending = set(stored) if upgrade else set(last.get("contexts", {}).get("pending", [])) & stored.keys()
+    loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items() if doc_id not in pending})
     read = {d.doc_id: d for d in loaded.documents}
     docs = [d for d in loaded.documents if d.doc_id not in stored or stored[d.doc_id].sha != d.sha]
+    improve = [read[i] for i in sorted(pending & read.keys()) if stored[i].sha == read[i].sha]
     kept = set(loaded.unchanged) | (read.keys() - {d.doc_id for d in docs})
     gone = {doc_id for doc_id in stored if doc_id not in kept}  # changed (replaced by docs) or removed
     summary.skipped, summary.warnings = loaded.skipped, loaded.warnings
@@ -110,7 +125,8 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     summary.changed = len(docs) - summary.added
     summary.removed = len(gone) - summary.changed
     summary.unchanged = len(kept)
-    for doc in docs:
+    summary.waiting = len(improve)
+    for doc in docs + improve:
         doc.language = document_language(doc.text, doc.is_code)
     languages = Counter(d.language for d in docs) + Counter(d.language for i, d in stored.items() if i in kept)
     if settings.embedder is None:
@@ -122,42 +138,252 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     # Files read again but unchanged keep their new size and mtime, so the next run need not read them.
     file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept}
     file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}  # the ones read now win
-    return Plan(docs, kept, gone, sorted(set(last.get("languages", [])) | set(languages)), file_stats)
+    return Plan(docs, kept, gone, sorted(set(last.get("languages", [])) | set(languages)), file_stats, improve)
 
 
 @dataclass
 class Made:
-    """The chunks of a plan's documents with their contexts and the vectors of their dense windows."""
+    """The chunks of a plan's documents with their contexts and the vectors of their dense windows; in a staged
+    build, the documents whose cards or LLM contexts are still to be written (with their chunks, those of the
+    plan's `improve` documents too) and what the index's contexts cover."""
 
     model: object  # the Embedder (loaded even with no document to embed: the manifest records it)
     chunks_by_doc: dict[str, list[Chunk]]
     chunks: list[Chunk]
     vectors: np.ndarray | None
     window_rows: np.ndarray | None
-    context_meta: dict
+    contexts_before: dict  # the last build's record of contexts, where this run adds to it
+    contexts_now: dict  # this run's (localcr.contexts' counts are added to it as the work is done)
+    coverage: "Coverage | None" = None  # a staged build's
+    card_stats: object = None  # CardStats of this run's cards
+    context_stats: object = None  # ContextStats of this run's LLM contexts
+    needs_card: list[Document] = field(default_factory=list)
+    needs_llm: list[Document] = field(default_factory=list)
+    card_fallbacks: set[str] = field(default_factory=set)  # this run's documents whose cached card the guard rejected
+
+    @property
+    def context_meta(self) -> dict:
+        """The manifest's record of the index's contexts as far as they are now."""
+        now = dict(self.contexts_now)
+        if self.card_stats is not None:
+            now["cards"] = self.card_stats.meta()
+        if self.context_stats is not None:
+            now.update(fallbacks=self.context_stats.fallbacks, generated=self.context_stats.generated,
+                       cached=self.context_stats.cached, windowed_documents=self.context_stats.windowed_documents)
+        meta = _merged_context_meta(self.contexts_before, now) if self.contexts_before else now
+        return meta | (self.coverage.record() if self.coverage else {})
 
 
 def make_chunks(plan: Plan, settings: "_Settings", last: dict, whole: bool, contexts_from, registry: Registry,
-                progress: bool, summary: BuildSummary, log, ray: str | None) -> Made:
+                progress: bool, summary: BuildSummary, log, ray: str | None, staged=None) -> Made:
     """Chunk, situate and embed the plan's documents, where the settings say (Ray is joined first, so a bad address
-    fails before any work)."""
+    fails before any work).
+
+    staged: a build that is searchable before its LLM work is done passes what commits documents to its index (an
+    object with commit(docs, made, vectors=None, window_rows=None), localcr.index's). The chunks are then situated
+    with what costs no model (structure, the cards and LLM contexts the cache holds), embedded and committed at
+    once; improve_contexts then writes the missing cards and LLM contexts, committing each batch of documents as
+    it is done, while the executor is still open."""
     from localcr.execution import open_executor
 
     docs = plan.docs
-    made = Made(None, {}, [], None, None, last.get("contexts", {"mode": settings.contexts}))
-    with open_executor(ray if docs else None, log=log) as executor:
+    before = last.get("contexts", {}) if not whole and last.get("contexts", {}).get("mode") == settings.contexts else {}
+    made = Made(None, {}, [], None, None, before, {"mode": settings.contexts})
+    with open_executor(ray if docs or plan.improve else None, log=log) as executor:
         from localcr.embeddings import Embedder  # imports torch: only once there is work to do
 
         made.model = Embedder(settings.embedder)
         if docs:
             summary.documents = len(docs)
             made.chunks_by_doc, made.chunks = _chunk(docs, made.model, settings)
-            made.context_meta = _add_contexts(docs, made.chunks_by_doc, made.chunks, settings, contexts_from, registry,
-                                              progress, summary, log, executor)
+            later = staged is not None and not contexts_from  # imported contexts are final: no card may replace them
+            made.contexts_now = _add_contexts(docs, made, settings, contexts_from, registry, progress, summary, log,
+                                              executor, later, "" if staged is not None else UNSTAGED)
             made.vectors, made.window_rows = _embed(made.model, made.chunks, summary, progress, executor)
-    if docs and not whole and last.get("contexts", {}).get("mode") == settings.contexts:
-        made.context_meta = _merged_context_meta(last["contexts"], made.context_meta)
+        if staged is not None:
+            made.coverage = Coverage.carried({} if whole else last.get("contexts", {}), plan.kept, docs, made)
+            if plan.improve:
+                _chunk_improved(plan.improve, made, settings, registry)
+            staged.commit(docs, made)
+            improve_contexts(made, settings, registry, executor, staged, progress, summary, log)
     return made
+
+
+# How often a staged build commits improved documents: when the time since its last commit is at least this many
+# times what that commit took (writing its segment, publishing, compacting: not embedding, which every chunk
+# needs once however they are batched), so commits cost at most a tenth of the run; the first improved document
+# is committed at once. Measured in BENCHMARKS.md ("Searchable at once").
+COMMIT_SPACING = 9
+
+
+@dataclass
+class Coverage:
+    """How far the contexts of a staged build's index are, kept in its manifest: the documents still waiting for
+    their cards or LLM contexts (what `localcr stats` reports and the next run improves after a kill), those whose
+    chunks hold a card, and those whose card the guard rejected (they keep their structural contexts)."""
+
+    pending: set[str]
+    carded: set[str]
+    card_fallbacks: set[str]
+    seconds_each: float | None = None  # a waiting document's cards and LLM contexts, as this run or the last wrote them
+
+    @classmethod
+    def carried(cls, before: dict, kept: set[str], docs: list[Document], made: Made) -> "Coverage":
+        """The last build's coverage of the documents it keeps, and this run's of the documents it (re)indexes."""
+        coverage = cls(*(set(before.get(key, [])) & kept for key in ("pending", "carded", "card_fallbacks")),
+                       before.get("seconds_each"))
+        waiting = {d.doc_id for d in made.needs_card + made.needs_llm}
+        coverage.pending |= waiting
+        coverage.carded |= {d.doc_id for d in docs if d.card}
+        coverage.card_fallbacks |= made.card_fallbacks
+        return coverage
+
+    def record(self) -> dict:
+        return {"pending": sorted(self.pending), "carded": sorted(self.carded), "card_fallbacks": sorted(self.card_fallbacks),
+                **({"seconds_each": round(self.seconds_each, 1)} if self.seconds_each else {})}
+
+
+def coverage_text(contexts: dict, llm_chunks: int | None = None, chunks: int | None = None) -> str:
+    """What `localcr stats` and the build summary say of how far an index's contexts are: the documents with
+    cards, the chunks with LLM contexts (when counted: `localcr stats` counts them in the index), of how many,
+    and what remains by the estimate; "" where the mode writes none."""
+    mode = contexts.get("mode")
+    carded, fallbacks, pending = (len(contexts.get(key, [])) for key in ("carded", "card_fallbacks", "pending"))
+    parts = []
+    if mode in CARD_MODES and (carded + fallbacks + pending or mode != "auto"):
+        parts.append(f"cards in {carded} of {carded + fallbacks + pending} documents that want one"
+                     + (f" ({fallbacks} rejected by the guard)" if fallbacks else ""))
+    if mode in ("llm", "cards+llm") and llm_chunks is not None:
+        parts.append(f"LLM contexts in {llm_chunks} of {chunks} chunks")
+    if pending:
+        each = contexts.get("seconds_each")
+        left = f", about {_duration(pending * each)} by the last run's pace" if each else ""
+        parts.append(f"{_count(pending, 'document')} still waiting{left}; `localcr index` goes on where it stopped")
+    elif parts:
+        parts.append("complete")
+    return "; ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    from localcr.contexts.run import _duration as duration
+
+    return duration(seconds)
+
+
+def _chunk_improved(docs: list[Document], made: Made, settings: "_Settings", registry: Registry) -> None:
+    """Chunk the documents a killed run left waiting, or an upgrade reads again (they are in the index with
+    structural contexts), to be improved: their cards and LLM contexts are written (the cache has those written
+    before a kill); those the mode gives nothing more are left as the index holds them."""
+    chunks_by_doc, _ = _chunk(docs, made.model, settings)
+    made.chunks_by_doc.update(chunks_by_doc)
+    for doc in docs:
+        structural_contexts(doc, chunks_by_doc[doc.doc_id])
+    needs_card, needs_llm = [], []
+    if settings.contexts in CARD_MODES:
+        from localcr.contexts.cards import CardStats
+
+        made.card_stats = made.card_stats or CardStats()
+        needs_card = _wanting_cards(docs, settings)
+    if settings.contexts in ("llm", "cards+llm"):
+        from localcr.contexts import ContextStats
+
+        made.context_stats = made.context_stats or ContextStats()
+        needs_llm = docs
+        made.contexts_now.update(_llm_meta(registry.require("llm", settings.llm), settings, made.context_stats))
+    made.needs_card += needs_card
+    made.needs_llm += needs_llm
+    waiting = {d.doc_id for d in needs_card + needs_llm}
+    made.coverage.pending = (made.coverage.pending - {d.doc_id for d in docs}) | waiting  # the others keep their chunks
+
+
+class _Batches:
+    """The documents whose chunks hold their new contexts, committed (embedded, then written by the index's
+    Commits) a batch at a time, as COMMIT_SPACING paces."""
+
+    def __init__(self, made: Made, executor, commits, summary: BuildSummary):
+        self.made, self.executor, self.commits, self.summary = made, executor, commits, summary
+        self.ready: list[Document] = []
+        self.done: set[str] = set()  # documents that wait for nothing more once committed
+        self.last_end, self.last_cost, self.count = time.monotonic(), 0.0, 0
+        self.started, self.llm_documents = time.monotonic(), 0  # documents the LLM wrote contexts for (not all cached)
+        self.seconds = 0.0  # spent embedding and committing
+
+    def add(self, doc: Document, finished: bool) -> None:
+        self.ready.append(doc)
+        if finished:
+            self.done.add(doc.doc_id)
+        if self.count == 0 or time.monotonic() - self.last_end >= COMMIT_SPACING * self.last_cost:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.ready:
+            return
+        flushing = time.monotonic()
+        made, ready = self.made, self.ready
+        chunks = [c for d in ready for c in made.chunks_by_doc[d.doc_id]]
+        windows = made.model.windows(chunks)
+        vectors, computed = self.executor.embed(made.model, [w.text for w in windows])
+        self.summary.windows += len(windows)
+        self.summary.embedded += computed
+        made.coverage.pending -= {d.doc_id for d in ready} & self.done
+        worked = (made.card_stats.written if made.card_stats else 0) + self.llm_documents  # the rest came from the cache
+        if worked:
+            made.coverage.seconds_each = (time.monotonic() - self.started) / worked
+        started = time.monotonic()  # embedding is no cost of committing often: the chunks are embedded once anyway
+        self.commits.commit(ready, made, vectors, np.array([w.chunk_row for w in windows], dtype=np.int64))
+        self.ready, self.count = [], self.count + 1
+        self.last_end = time.monotonic()
+        self.last_cost = self.last_end - started
+        self.seconds += self.last_end - flushing
+
+
+def improve_contexts(made: Made, settings: "_Settings", registry: Registry, executor, commits, progress: bool,
+                     summary: BuildSummary, log) -> None:
+    """Write the cards and LLM contexts that the structural commit went without, document by document, and commit
+    the improved documents (their chunks re-embedded) batch by batch: a search sees each batch at once, and a
+    killed run keeps every batch committed (the next one goes on with the documents still waiting). Cards come
+    first for every document (a sentence each), then the LLM contexts (one for every chunk of a document)."""
+    if not made.needs_card and not made.needs_llm:
+        return
+    from localcr.contexts.cards import write_cards
+
+    spec = registry.require("llm", settings.llm)
+    batches = _Batches(made, executor, commits, summary)
+    waiting_llm = {d.doc_id for d in made.needs_llm}
+
+    def carded(doc: Document, card: str | None) -> None:
+        doc.card = card or ""
+        (made.coverage.carded if card else made.coverage.card_fallbacks).add(doc.doc_id)
+        structural_contexts(doc, made.chunks_by_doc[doc.doc_id])
+        batches.add(doc, finished=doc.doc_id not in waiting_llm)
+
+    if made.needs_card:
+        made.contexts_now.update(llm=spec.name, llm_id=spec.fingerprint())
+        write_cards(made.needs_card, spec, progress=progress, log=log, stats=made.card_stats, on_card=carded)
+        made.card_stats.seconds -= batches.seconds  # the cards' own time, not the commits made between them
+        batches.flush()
+        summary.card_summary = made.card_stats.summary()
+    for doc in made.needs_llm:
+        chunks = made.chunks_by_doc[doc.doc_id]
+        structural_contexts(doc, chunks)  # what the LLM's context joins (cached ones were applied on it before)
+        stats = executor.write_contexts([doc], {doc.doc_id: chunks}, spec, composition=settings.composition,
+                                        progress=progress, log=log)
+        _add_stats(made.context_stats, stats)
+        batches.llm_documents += stats.generated > 0
+        batches.add(doc, finished=True)
+    batches.flush()
+    if made.needs_llm:
+        summary.context_summary = made.context_stats.summary()
+
+
+def _add_stats(total, stats) -> None:
+    """Add one call's ContextStats to a run's."""
+    for name, value in vars(stats).items():
+        if isinstance(value, dict):
+            for reason, n in value.items():
+                total.fallback_reasons[reason] = total.fallback_reasons.get(reason, 0) + n
+        else:
+            setattr(total, name, getattr(total, name) + value)
 
 
 def same_settings(last: dict, settings: "_Settings") -> bool:
@@ -175,9 +401,21 @@ def same_settings(last: dict, settings: "_Settings") -> bool:
             and (settings.contexts not in ("llm", "cards+llm") or settings.composition == contexts.get("composition")))
 
 
+def upgrades_in_place(last: dict, settings: "_Settings") -> bool:
+    """Whether a build can keep the last one's chunks and vectors and improve its documents in place: the last
+    one had no LLM work beyond cards (structural, or auto), this one adds some (more cards, LLM contexts), and
+    nothing else changed. Every mode's contexts start from the structural ones, so a document this mode gives
+    nothing more keeps its chunks as they are; the others are committed again as their cards and contexts come."""
+    before = last.get("contexts", {}).get("mode")
+    if before not in ("structural", "auto") or settings.contexts in (before, "structural", "none"):
+        return False
+    return same_settings({**last, "contexts": {"mode": settings.contexts, "llm": settings.llm,
+                                               "composition": settings.composition}}, settings)
+
+
 def _merged_context_meta(before: dict, now: dict) -> dict:
     """The LLM context counts of the whole index: the last build's plus this one's."""
-    merged = dict(now)
+    merged = {**before, **now}
     for key in ("fallbacks", "generated", "cached", "windowed_documents"):
         if key in before or key in now:
             merged[key] = before.get(key, 0) + now.get(key, 0)
@@ -307,38 +545,78 @@ def default_chunk_tokens(max_length: int) -> int:
     return max(32, int(max_length * 0.75) - 2)
 
 
-def _add_contexts(docs, chunks_by_doc, chunks, settings, contexts_from, registry, progress, summary, log, executor) -> dict:
+def _add_contexts(docs, made: Made, settings, contexts_from, registry, progress, summary, log, executor, staged: bool,
+                  why_not_staged: str) -> dict:
     """Fill every chunk's context. Structural contexts come first: they are the LLM's fallback, and
-    `contexts.compose` decides how an LLM context joins them."""
+    `contexts.compose` decides how an LLM context joins them. staged: only the cards and LLM contexts the cache
+    holds; the documents still missing some are listed in made.needs_card and made.needs_llm. why_not_staged: the
+    line said before cards or LLM contexts are written up front, if any."""
     meta: dict = {"mode": settings.contexts}
+    chunks_by_doc = made.chunks_by_doc
     if settings.contexts in CARD_MODES:
-        meta.update(_add_cards(docs, settings, registry, progress, summary, log))
+        meta.update(_add_cards(docs, made, settings, registry, progress, summary, log, staged, why_not_staged))
     if settings.contexts != "none":
         for doc in docs:
             structural_contexts(doc, chunks_by_doc[doc.doc_id])
     if settings.contexts in ("llm", "cards+llm"):
+        from localcr.contexts import ContextStats
+
         spec = registry.require("llm", settings.llm)
-        stats = executor.write_contexts(docs, chunks_by_doc, spec, composition=settings.composition, progress=progress, log=log)
-        summary.context_summary = stats.summary()
-        meta.update(llm=spec.name, llm_id=spec.fingerprint(), composition=settings.composition, fallbacks=stats.fallbacks,
-                    generated=stats.generated, cached=stats.cached, windowed_documents=stats.windowed_documents)
+        if staged:
+            made.context_stats = ContextStats()
+            waiting = {d.doc_id for d in made.needs_card}
+            made.needs_llm = [d for d in docs if d.doc_id in waiting] + _cached_contexts(
+                [d for d in docs if d.doc_id not in waiting], chunks_by_doc, spec, settings, made.context_stats)
+            stats = made.context_stats
+            summary.context_summary = stats.summary()
+        else:
+            if settings.contexts == "llm" and why_not_staged:  # (cards+llm said it with the cards)
+                log(why_not_staged)
+            stats = executor.write_contexts(docs, chunks_by_doc, spec, composition=settings.composition, progress=progress, log=log)
+            summary.context_summary = stats.summary()
+        meta.update(_llm_meta(spec, settings, stats))
     if contexts_from:
         from localcr.contexts import load_contexts_file
 
-        meta["imported"] = load_contexts_file(contexts_from, chunks)
+        meta["imported"] = load_contexts_file(contexts_from, made.chunks)
         meta["imported_from"] = str(contexts_from)
     return meta
 
 
-def _add_cards(docs, settings, registry, progress, summary, log) -> dict:
-    """Give documents their cards (every one, or in "auto" mode those that wants_card picks); the manifest's
-    record of them. The model is loaded only when a card is missing from the cache."""
-    from localcr.contexts.cards import CardStats, write_cards, wants_card
+def _llm_meta(spec, settings, stats) -> dict:
+    """The manifest's record of LLM contexts: the model, how they join the structural ones, and what was done."""
+    return dict(llm=spec.name, llm_id=spec.fingerprint(), composition=settings.composition, fallbacks=stats.fallbacks,
+                generated=stats.generated, cached=stats.cached, windowed_documents=stats.windowed_documents)
 
-    chosen = docs if settings.contexts != "auto" else [d for d in docs if wants_card(d)]
-    stats = CardStats()
-    if not chosen:
-        return {"cards": stats.meta()}
+
+def _cached_contexts(docs, chunks_by_doc, spec, settings, stats) -> list[Document]:
+    """Apply the LLM contexts the cache holds to these documents' chunks (no model is loaded); the documents
+    that still miss some. Only the documents found whole are counted in stats: the others are counted when their
+    contexts are written."""
+    from localcr.cache import open_cache
+    from localcr.contexts import ContextStats, pending_contexts
+
+    missing = []
+    with open_cache("contexts") as cache:
+        for doc in docs:
+            found = ContextStats()
+            if pending_contexts([doc], chunks_by_doc, spec, cache, found, settings.composition):
+                missing.append(doc)
+            else:
+                _add_stats(stats, found)
+    return missing
+
+
+def _wanting_cards(docs, settings) -> list[Document]:
+    """The documents the context mode gives a card: every one, or in "auto" mode those that wants_card picks."""
+    from localcr.contexts.cards import wants_card
+
+    return docs if settings.contexts != "auto" else [d for d in docs if wants_card(d)]
+
+
+def _card_llm(settings, registry, chosen, log):
+    """The LLM that writes cards, or None in "auto" mode when none can be loaded (the documents keep their
+    structural contexts, with one line saying so)."""
     try:
         spec = registry.require("llm", settings.llm)
         spec.resolve()
@@ -346,8 +624,28 @@ def _add_cards(docs, settings, registry, progress, summary, log) -> dict:
         if settings.contexts != "auto":
             raise
         log(f"warning: no cards for {_count(len(chosen), 'long document')} without a title: {exc}")
+        return None
+    return spec
+
+
+def _add_cards(docs, made: Made, settings, registry, progress, summary, log, staged: bool, why_not_staged: str) -> dict:
+    """Give documents their cards (every one, or in "auto" mode those that wants_card picks); the manifest's
+    record of them. The model is loaded only when a card is missing from the cache; staged: never (the
+    documents without a cached card are listed in made.needs_card)."""
+    from localcr.contexts.cards import CardStats, cached_cards, write_cards
+
+    chosen = _wanting_cards(docs, settings)
+    made.card_stats = stats = CardStats()
+    spec = _card_llm(settings, registry, chosen, log) if chosen else None
+    if spec is None:
         return {"cards": stats.meta()}
-    cards = write_cards(chosen, spec, progress=progress, log=log, stats=stats)
+    if staged:
+        cards, made.needs_card = cached_cards(chosen, spec, stats=stats)
+        made.card_fallbacks = {d.doc_id for d in chosen if d.doc_id not in cards} - {d.doc_id for d in made.needs_card}
+    else:
+        if why_not_staged:
+            log(why_not_staged)
+        cards = write_cards(chosen, spec, progress=progress, log=log, stats=stats)
     for doc in chosen:
         doc.card = cards.get(doc.doc_id, "")
     summary.card_summary = stats.summary()

@@ -7,6 +7,7 @@ import io
 import ipaddress
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
@@ -64,6 +66,27 @@ def no_connection_attempted(request):
     yield
     LOOPBACK["allowed"] = False
     assert CONNECT_ATTEMPTS[before:] == [], f"connection attempts: {CONNECT_ATTEMPTS[before:]}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_embedders():
+    """Every `localcr` command a test runs in this process loads its embedder once a session, not once a command
+    (0.7-0.9 s for MiniLM on 2 loaded AVX2 cores, dozens of commands in test_cli and test_segments): a loaded
+    embedder holds nothing between calls, so sharing it changes no result. Keyed by the whole model entry and
+    its files' fingerprint, so a test's own models.toml, another runtime or a changed file loads its own."""
+    import localcr.embeddings as embeddings
+
+    load, loaded = embeddings.load_backend, {}
+
+    def shared(spec, threads=None):
+        key = (repr(spec), spec.fingerprint(), threads)
+        if key not in loaded:
+            loaded[key] = load(spec, threads)
+        return loaded[key]
+
+    embeddings.load_backend = shared
+    yield
+    embeddings.load_backend = load
 
 
 @pytest.fixture(autouse=True)
@@ -269,6 +292,45 @@ as text. \U0001f642 Version 2 adds quota alerts for every team.
 - alerts by mail when a team nears its limit
 - a *faster* release page
 """
+
+
+class FakeCardRunner:
+    """Stands for the LLM in card writing (localcr.contexts.cards), for tests of the plumbing around it: reads the
+    company off a report's cover in no time, and calls `before_card` (a test's hook: it searches mid-run, or raises
+    KeyboardInterrupt as a kill would) before each card."""
+
+    written: list[str] = []
+    before_card = staticmethod(lambda company: None)
+
+    def __init__(self, spec, **options):
+        self.spec, self.n_ctx, self.is_chat, self.threads, self.parallel = spec, 4096, True, 1, 1
+
+    def tokenize(self, text: str, bos: bool = False) -> list[int]:
+        return list(text.encode())
+
+    def detokenize(self, tokens: list[int]) -> str:
+        return bytes(tokens).decode(errors="ignore")
+
+    def render(self, prefix_message: str, suffix_message: str, system: str = ""):
+        return self.tokenize(prefix_message), self.tokenize(suffix_message)
+
+    def complete(self, prefix, suffix, max_tokens, stops):
+        company = re.search(r"\n(.+?) Inc\.", self.detokenize(prefix)).group(1)
+        FakeCardRunner.before_card(company)
+        FakeCardRunner.written.append(company)
+        return SimpleNamespace(text=f"This document is the 2024 annual report of {company} Inc., a maker of machines.",
+                               finished=True, tokens=14, evaluated=len(prefix), prompt_seconds=0.01, generate_seconds=0.01)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    """Cards written by FakeCardRunner in this process (FakeCardRunner.written lists them in order)."""
+    monkeypatch.setattr("localcr.llm.LlamaRunner", FakeCardRunner)
+    monkeypatch.setattr(FakeCardRunner, "written", [])
+    return FakeCardRunner
 
 
 @dataclass

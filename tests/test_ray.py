@@ -143,4 +143,5 @@ def test_a_model_that_does_not_load_on_an_actor_is_the_local_path_s_one_line(loc
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
     line = error_line("index", small_corpus, "--index", tmp_path / "index", "-q", "--contexts", "llm", "--ray", "auto")
     assert f"llama.cpp could not load '{truncated}'" in line and "actor" not in line
-    assert not (tmp_path / "index" / "segments").exists()
+    # the structural index was committed first: searchable, every document waiting for its LLM contexts
+    assert "3 documents still waiting" in run("stats", "--index", tmp_path / "index")

@@ -158,34 +158,56 @@ def document_outline(doc: Document) -> list[str]:
     return items[:OUTLINE_ITEMS] + (["..."] if len(items) > OUTLINE_ITEMS else [])
 
 
+def cached_cards(documents: list[Document], spec, *, opening_tokens: int = OPENING_TOKENS,
+                 stats: CardStats | None = None) -> tuple[dict[str, str], list[Document]]:
+    """The cards the cache already holds for these documents (judged by the guard, counted in `stats`) and the
+    documents it holds none for; loads no model, so a build can situate chunks with them before any card is written."""
+    from localcr.cache import open_cache
+
+    stats = stats if stats is not None else CardStats()
+    cards: dict[str, str] = {}
+    todo = []
+    fingerprint = spec.fingerprint()
+    with open_cache("contexts") as cache:
+        for doc in documents:
+            entry = cache.get(card_key(fingerprint, spec, doc, opening_tokens))
+            if isinstance(entry, dict):
+                stats.documents += 1
+                stats.cached += 1
+                _judge(doc, entry, cards, stats)
+            else:
+                todo.append(doc)
+    return cards, todo
+
+
 def write_cards(documents: list[Document], spec, *, progress: bool = True, runner=None, use_cache: bool = True,
                 opening_tokens: int = OPENING_TOKENS, log: Callable[[str], None] | None = None,
-                stats: CardStats | None = None, on_card: Callable[[Document], None] | None = None) -> dict[str, str]:
+                stats: CardStats | None = None,
+                on_card: Callable[[Document, str | None], None] | None = None) -> dict[str, str]:
     """The card of every document (doc_id -> sentence; a document whose card the guard rejects has none, and
     its reason is counted in `stats`). Cached cards are used first; the model is loaded only for the rest, each
-    stored as soon as it is written. runner: an already loaded model (not closed here); on_card: called after
-    each card is written and stored."""
+    stored as soon as it is written. runner: an already loaded model (not closed here); on_card: called with
+    each document and its card (None when the guard rejected it) as soon as it is judged, cached or written, so a
+    build can commit each document's improved chunks while the next card is written."""
     from localcr.cache import open_cache
     from localcr.contexts.run import _duration
     from localcr.llm import LlamaRunner
 
     started = time.perf_counter()
     stats = stats if stats is not None else CardStats()
-    stats.documents += len(documents)
     log = log or (lambda message: print(message, file=sys.stderr))
-    fingerprint = spec.fingerprint()
     cards: dict[str, str] = {}
-    cache = open_cache("contexts") if use_cache else None
+    todo = documents
+    if use_cache:
+        cards, todo = cached_cards(documents, spec, opening_tokens=opening_tokens, stats=stats)
+        missing = {d.doc_id for d in todo}
+        for doc in documents:
+            if on_card is not None and doc.doc_id not in missing:
+                on_card(doc, cards.get(doc.doc_id))
+    stats.documents += len(todo)
+    cache = open_cache("contexts") if use_cache and todo else None
     own_runner = False
     try:
-        todo = []
-        for doc in documents:
-            entry = cache.get(card_key(fingerprint, spec, doc, opening_tokens)) if cache is not None else None
-            if isinstance(entry, dict):
-                stats.cached += 1
-                _judge(doc, entry, cards, stats)
-            else:
-                todo.append(doc)
         if todo:
             own_runner = runner is None
             runner = runner or LlamaRunner(spec)
@@ -218,7 +240,7 @@ def _write_all(writer: CardWriter, todo: list[Document], cache, cache_tag: str, 
             stats.generated_tokens += entry["tokens"]
             _judge(doc, entry, cards, stats)
             if on_card is not None:
-                on_card(doc)
+                on_card(doc, cards.get(doc.doc_id))
 
 
 def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) -> None:

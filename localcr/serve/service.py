@@ -174,9 +174,13 @@ class Service:
         return self.index.store.stats()
 
     def health(self) -> dict:
+        """Whether the index answers, which generation, and how far its cards are (a build may be writing them)."""
+        from localcr.pipeline import coverage_text
+
         index = self.index
         return {"status": "ok", "generation": index.store.generation, "chunks": index.store.n_chunks,
-                "embedder": index.store.manifest["embedder"]["name"], "uptime_s": round(time.time() - self.started, 1)}
+                "embedder": index.store.manifest["embedder"]["name"], "uptime_s": round(time.time() - self.started, 1),
+                "contexts": coverage_text(index.store.manifest.get("contexts", {}))}
 
 
 def _chunk(record: dict) -> dict:

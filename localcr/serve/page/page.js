@@ -288,7 +288,8 @@ function useToken(event) {
 async function describeIndex() {
   try {
     const health = await api("api/health");
-    $("index-info").textContent = health.chunks + " chunks, embedder " + health.embedder;
+    $("index-info").textContent = health.chunks + " chunks, embedder " + health.embedder
+      + (health.contexts ? "; " + health.contexts : "");
   } catch (err) {
     if (err.status === 401) showError(err);
   }

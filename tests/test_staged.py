@@ -1,0 +1,256 @@
+"""Searchable at once, better as the cards come: a build commits its structural index first, then each document's
+chunks with its card, so a search answers during the run, a killed run keeps every card committed and the next
+run writes no card twice. The plumbing runs on a card writer that needs no model (FakeCardRunner) with the bundled
+MiniLM embedder (tests marked `model`); the bundled Qwen2.5-Coder-1.5B writes real cards in one end-to-end test of
+the CLI; how often a build commits is a unit test (quick)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FakeCardRunner, run, start_server, stop_server
+from localcr import store
+from test_cards import COMPANY, FACT, long_report
+
+COMPANIES = (COMPANY, "Nordlys Marine", "Calder Optics")
+
+
+def write_reports(root, companies=COMPANIES):
+    """Long untitled reports (the default `auto` mode gives each a card), each naming its company on its cover only."""
+    root.mkdir(parents=True, exist_ok=True)
+    for number, company in enumerate(companies):
+        (root / f"report-{number}.txt").write_text(long_report().replace(COMPANY, company))
+    return root
+
+
+def contexts_by_document(index) -> dict[str, list[str]]:
+    """Each live document's chunk contexts, as a search sees them."""
+    reader = store.StoreReader(index)
+    return {doc_id: [r["context"] for r in reader.hit_records(list(reader.rows_of_document(doc_id)))]
+            for doc_id in sorted(reader.doc_ids())}
+
+
+def carded(index) -> dict[str, bool]:
+    """Whether every chunk of each document holds its company's card."""
+    names = {f"report-{n}.txt": company for n, company in enumerate(COMPANIES)}
+    return {doc_id.rsplit("/", 1)[-1]: all(f"annual report of {names[doc_id.rsplit('/', 1)[-1]]}" in c for c in contexts)
+            for doc_id, contexts in contexts_by_document(index).items()}
+
+
+@pytest.fixture
+def servers():
+    """`localcr serve` processes a test starts (stopped after it)."""
+    started = []
+    yield started
+    for served in started:
+        stop_server(served)
+
+
+def served_cards(served) -> dict[str, bool]:
+    """Whether the hits a served index gives for the fact in every report hold their card."""
+    status, body = served.request("POST", "/api/search", {"query": "Halden plant welding arms output", "k": 10})
+    assert status == 200, body
+    return {hit["path"].rsplit("/", 1)[-1]: "annual report of" in hit["context"]
+            for hit in body["hits"] if FACT in hit["text"]}
+
+
+@pytest.mark.model
+@pytest.mark.loopback
+def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_without_writing_a_card_twice(
+        tmp_path, fake_llm, monkeypatch, servers):
+    docs, index = write_reports(tmp_path / "docs"), tmp_path / "ix"
+    seen = {}
+
+    def midway(company):
+        if company == COMPANIES[1]:  # the first card is committed: search, stats and a server see it
+            try:
+                seen["hit"] = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+                seen["carded"] = carded(index)
+                seen["stats"] = run("stats", "--index", index)
+                servers.append(start_server(index, Path(os.environ["LOCALCR_CACHE_DIR"])))
+                seen["served"] = served_cards(servers[0])
+                seen["health"] = servers[0].request("GET", "/api/health")[1]
+            except Exception as exc:  # noqa: BLE001 (the build would only exit with 1: keep what went wrong)
+                seen["error"] = exc
+        if company == COMPANIES[2]:
+            raise KeyboardInterrupt  # killed while writing the third card
+
+    monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(midway))
+    monkeypatch.setattr("localcr.pipeline.COMMIT_SPACING", 1e9)  # the first card commits at once, the next ones wait
+    run("index", docs, "--index", index, "-q", code=130)
+    assert "error" not in seen, seen["error"]
+    assert FACT in seen["hit"]["text"]
+    assert seen["carded"] == seen["served"] == {"report-0.txt": True, "report-1.txt": False, "report-2.txt": False}
+    assert "coverage    cards in 1 of 3 documents that want one; 2 documents still waiting" in seen["stats"]
+    assert seen["health"]["contexts"].startswith("cards in 1 of 3 documents that want one; 2 documents still waiting")
+
+    assert carded(index) == seen["carded"]  # the second card was written, and cached, but not committed
+    monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda company: None))
+    out = run("index", docs, "--index", index, "-q")
+    assert "2 read again for their cards" in out and "cards: 2 documents: 1 from cache, 1 written" in out
+    assert "coverage: cards in 3 of 3 documents that want one; complete" in out
+    assert FakeCardRunner.written == list(COMPANIES)  # each card written once, over both runs
+    everyone = {"report-0.txt": True, "report-1.txt": True, "report-2.txt": True}
+    assert carded(index) == served_cards(servers[0]) == everyone  # the server switched to the new generation
+    assert servers[0].request("GET", "/api/health")[1]["contexts"] == "cards in 3 of 3 documents that want one; complete"
+    assert "coverage    cards in 3 of 3 documents that want one; complete" in run("stats", "--index", index)
+    assert "(nothing to do)" in run("index", docs, "--index", index, "-q")  # nothing waits any more
+
+
+@pytest.mark.model
+def test_structural_then_auto_upgrades_in_place_embedding_only_the_chunks_a_card_changes(
+        tmp_path, fake_llm, small_corpus, monkeypatch):
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card from another test
+    write_reports(small_corpus / "reports", COMPANIES[:1])
+    index = tmp_path / "ix"
+    run("index", small_corpus, "--index", index, "--contexts", "structural", "-q")
+    before = contexts_by_document(index)
+    out = run("index", small_corpus, "--index", index, "--contexts", "auto", "-q")
+    assert "4 unchanged; 4 read again for their cards or LLM contexts" in out
+    assert "cards: 1 document: 0 from cache, 1 written" in out and "coverage: cards in 1 of 1 documents that want one; complete" in out
+    after = contexts_by_document(index)
+    (report_id,) = [doc_id for doc_id in after if "report" in doc_id]
+    assert {d: c for d, c in after.items() if d != report_id} == {d: c for d, c in before.items() if d != report_id}
+    assert all(f"annual report of {COMPANY}" in c for c in after[report_id])
+    # only the report's windows (their contexts hold the card) were embedded; no other chunk was even looked up
+    computed = int(re.search(r"embeddings: (\d+) computed, 0 from cache", out).group(1))
+    assert len(after[report_id]) <= computed < 2 * len(after[report_id])
+    assert "contexts    auto" in run("stats", "--index", index)
+
+
+def current_contexts(index) -> dict:
+    return store.current_manifest(index, store.read_marker(index)).get("contexts", {})
+
+
+def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 600):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, f"the build ended before {what}: {process.stderr.read()}"
+        assert time.monotonic() < deadline, f"no {what} within {seconds} s"
+        time.sleep(0.5)
+
+
+@pytest.mark.model
+def test_the_bundled_llm_cards_arrive_in_an_index_searchable_from_the_start_and_a_killed_run_goes_on(tmp_path):
+    """The issue's user: `localcr index` over long reports whose company only the cover names, with the bundled
+    1.5B writing their cards (40-50 s each on 2 AVX2 cores) in a process of its own, killed once a card is in."""
+    docs, index = write_reports(tmp_path / "docs", COMPANIES[:2]), tmp_path / "ix"
+    env = {**os.environ, "LOCALCR_CACHE_DIR": str(tmp_path / "cache")}
+    build = [sys.executable, "-m", "localcr", "index", str(docs), "--index", str(index), "-q"]
+    process = subprocess.Popen(build, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: (index / store.MARKER).exists(), process, "the structural index")
+        top = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+        assert FACT in top["text"] and process.poll() is None  # answered while the first card is being written
+        wait_for(lambda: current_contexts(index).get("carded"), process, "a card's commit")
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    (first,) = current_contexts(index)["carded"]
+    company = COMPANIES[int(first[-5])]
+    assert all(company in c for c in contexts_by_document(index)[first])  # its chunks hold its card
+    assert "cards in 1 of 2 documents that want one; 1 document still waiting" in run("stats", "--index", index)
+
+    again = subprocess.run(build[:-1], env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert "cards: 1 document: 0 from cache, 1 written" in again.stdout  # the committed card is not written again
+    for doc_id, contexts in contexts_by_document(index).items():
+        assert all(COMPANIES[int(doc_id[-5])] in c for c in contexts), contexts[0]
+    assert "cards in 2 of 2 documents that want one; complete" in run("stats", "--index", index)
+    top = json.loads(run("search", f"{COMPANY} Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+    assert FACT in top["text"] and COMPANY in top["context"]
+
+
+@pytest.mark.model
+def test_llm_contexts_are_committed_document_by_document_and_a_killed_run_writes_only_the_rest(
+        small_corpus, tmp_path, monkeypatch):
+    """Per-chunk LLM contexts (Gemma 3 270M: any model will do) come a document at a time, each committed."""
+    from localcr.execution.local import LocalExecutor
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no context from another test
+    index, args = tmp_path / "ix", ("--contexts", "llm", "--llm", "gemma3-270m", "-q")
+    write_contexts, calls = LocalExecutor.write_contexts, []
+
+    def killed_at_the_second(self, docs, *rest, **options):
+        calls.append(docs[0].doc_id)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return write_contexts(self, docs, *rest, **options)
+
+    monkeypatch.setattr(LocalExecutor, "write_contexts", killed_at_the_second)
+    run("index", small_corpus, "--index", index, *args, code=130)
+    info = json.loads(run("stats", "--index", index, "--json"))
+    first = contexts_by_document(index)
+    done = int(info["context_sources"].get("llm", 0) + info["context_sources"].get("fallback", 0))
+    assert done == len(first[calls[0]]) and len(info["contexts"]["pending"]) == 2
+    assert f"LLM contexts in {info['context_sources'].get('llm', 0)} of {info['chunks']} chunks; 2 documents still waiting" \
+        in run("stats", "--index", index)
+
+    monkeypatch.setattr(LocalExecutor, "write_contexts", write_contexts)
+    out = run("index", small_corpus, "--index", index, *args)
+    assert f"from cache 0, generated {info['chunks'] - done}" in out  # the committed document's are not written again
+    assert contexts_by_document(index)[calls[0]] == first[calls[0]]
+    info = json.loads(run("stats", "--index", index, "--json"))
+    assert set(info["context_sources"]) <= {"llm", "fallback"} and info["contexts"]["pending"] == []
+
+
+@pytest.mark.model
+def test_a_milvus_index_writes_its_cards_first_and_says_why_in_one_line(tmp_path, fake_llm, monkeypatch):
+    pytest.importorskip("milvus_lite")
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card from another test
+    from test_milvus import _release_lite
+
+    docs, lite = write_reports(tmp_path / "docs", COMPANIES[:1]), tmp_path / "milvus.db"
+    try:
+        out = run("index", docs, "--index", f"milvus-lite:{lite}/reports", "-q")
+        hit = json.loads(run("search", "Halden plant welding arms output", "--index", f"milvus-lite:{lite}/reports",
+                             "--json").splitlines()[0])
+    finally:
+        _release_lite(lite)
+    assert out.count("a Milvus collection is published whole") == 1 and "cards: 1 document: 0 from cache, 1 written" in out
+    assert f"annual report of {COMPANY}" in hit["context"]
+
+
+def test_commits_are_paced_by_what_they_cost(monkeypatch):
+    """The first improved document is committed at once; the next when the time since the last commit is
+    COMMIT_SPACING times what that commit took (embedding left out: every chunk needs it once anyway)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from localcr import pipeline as P
+    from localcr.documents import Chunk, Document
+
+    clock, committed = [0.0], []
+    monkeypatch.setattr(P.time, "monotonic", lambda: clock[0])
+
+    class Commits:
+        def commit(self, docs, made, vectors, window_rows):
+            committed.append([d.doc_id for d in docs])
+            clock[0] += 1.0  # a commit costs a second
+
+    class Executor:
+        def embed(self, model, texts):
+            clock[0] += 5.0  # embedding is no cost of committing
+            return np.zeros((len(texts), 4), dtype=np.float32), len(texts)
+
+    docs = [Document(f"d{i}", f"d{i}", "text", "x", 1) for i in range(5)]
+    model = SimpleNamespace(windows=lambda chunks: [SimpleNamespace(text=c.text, chunk_row=i) for i, c in enumerate(chunks)])
+    made = P.Made(model, {d.doc_id: [Chunk(f"{d.doc_id}#0", d.doc_id, 0, 0, 1, "x")] for d in docs}, [], None, None, {}, {},
+                  coverage=P.Coverage({d.doc_id for d in docs}, set(), set()))
+    batches = P._Batches(made, Executor(), Commits(), P.BuildSummary(directory="ix"))
+    for doc, seconds in zip(docs, (0, 2, 4, 4, 1)):  # what each document's card took
+        clock[0] += seconds
+        batches.add(doc, finished=True)
+    batches.flush()
+    # d0 at once; d1 to d3 once 9 s (9 times the 1 s commit) have passed since that commit; d4 when the run ends
+    assert committed == [["d0"], ["d1", "d2", "d3"], ["d4"]]
+    assert made.coverage.pending == set()
