@@ -363,14 +363,18 @@ def improve_contexts(made: Made, settings: "_Settings", registry: Registry, exec
         made.card_stats.seconds -= batches.seconds  # the cards' own time, not the commits made between them
         batches.flush()
         summary.card_summary = made.card_stats.summary()
-    for doc in made.needs_llm:
-        chunks = made.chunks_by_doc[doc.doc_id]
-        structural_contexts(doc, chunks)  # what the LLM's context joins (cached ones were applied on it before)
-        stats = executor.write_contexts([doc], {doc.doc_id: chunks}, spec, composition=settings.composition,
-                                        progress=progress, log=log)
+    # One call per document, so each is committed as soon as it is done; an executor that spreads documents over
+    # workers (Ray's actors) gets them all in one call, or all but one worker would wait.
+    groups = [made.needs_llm] if executor.spreads_documents else [[doc] for doc in made.needs_llm]
+    for group in groups:
+        for doc in group:  # what the LLM's context joins (cached ones were applied on it before)
+            structural_contexts(doc, made.chunks_by_doc[doc.doc_id])
+        stats = executor.write_contexts(group, {d.doc_id: made.chunks_by_doc[d.doc_id] for d in group}, spec,
+                                        composition=settings.composition, progress=progress, log=log)
         _add_stats(made.context_stats, stats)
-        batches.llm_documents += stats.generated > 0
-        batches.add(doc, finished=True)
+        batches.llm_documents += len(group) if stats.generated > 0 else 0
+        for doc in group:
+            batches.add(doc, finished=True)
     batches.flush()
     if made.needs_llm:
         summary.context_summary = made.context_stats.summary()

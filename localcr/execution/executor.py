@@ -17,6 +17,7 @@ class Executor:
     """Runs a build's LLM contexts and embeddings; results are identical wherever they run."""
 
     name = "executor"
+    spreads_documents = False  # whether one write_contexts call shares its documents among several workers
 
     def write_contexts(self, docs: list[Document], chunks_by_doc: dict[str, list[Chunk]], spec: ModelSpec, *,
                        composition: str, progress: bool, log: Callable[[str], None]) -> ContextStats:

@@ -184,6 +184,7 @@ class _EmbedWorker(_Worker):
 
 class RayExecutor(Executor):
     name = "ray"
+    spreads_documents = True
 
     def __init__(self, address: str, *, actors: int | None = None, cpus_per_actor: int = 1, log=None):
         self.address = address
