@@ -41,7 +41,7 @@ def contexts_by_document(index) -> dict[str, list[str]]:
 def carded(index) -> dict[str, bool]:
     """Whether every chunk of each document holds its company's card."""
     names = {f"report-{n}.txt": company for n, company in enumerate(COMPANIES)}
-    return {doc_id.rsplit("/", 1)[-1]: all(f"annual report of {names[doc_id.rsplit('/', 1)[-1]]}" in c for c in contexts)
+    return {doc_id.rsplit("/", 1)[-1]: all(f"{names[doc_id.rsplit('/', 1)[-1]]} Inc., Annual report" in c for c in contexts)
             for doc_id, contexts in contexts_by_document(index).items()}
 
 
@@ -58,7 +58,7 @@ def served_cards(served) -> dict[str, bool]:
     """Whether the hits a served index gives for the fact in every report hold their card."""
     status, body = served.request("POST", "/api/search", {"query": "Halden plant welding arms output", "k": 10})
     assert status == 200, body
-    return {hit["path"].rsplit("/", 1)[-1]: "annual report of" in hit["context"]
+    return {hit["path"].rsplit("/", 1)[-1]: "Inc., Annual report, fiscal year" in hit["context"]
             for hit in body["hits"] if FACT in hit["text"]}
 
 
@@ -119,7 +119,7 @@ def test_structural_then_auto_upgrades_in_place_embedding_only_the_chunks_a_card
     after = contexts_by_document(index)
     (report_id,) = [doc_id for doc_id in after if "report" in doc_id]
     assert {d: c for d, c in after.items() if d != report_id} == {d: c for d, c in before.items() if d != report_id}
-    assert all(f"annual report of {COMPANY}" in c for c in after[report_id])
+    assert all(f"{COMPANY} Inc., Annual report" in c for c in after[report_id])
     # only the report's windows (their contexts hold the card) were embedded; no other chunk was even looked up
     computed = int(re.search(r"embeddings: (\d+) computed, 0 from cache", out).group(1))
     assert len(after[report_id]) <= computed < 2 * len(after[report_id])
@@ -216,7 +216,7 @@ def test_a_milvus_index_writes_its_cards_first_and_says_why_in_one_line(tmp_path
     finally:
         _release_lite(lite)
     assert out.count("a Milvus collection is published whole") == 1 and "cards: 1 document: 0 from cache, 1 written" in out
-    assert f"annual report of {COMPANY}" in hit["context"]
+    assert f"{COMPANY} Inc., Annual report" in hit["context"]
 
 
 def test_commits_are_paced_by_what_they_cost(monkeypatch):
