@@ -98,9 +98,9 @@ def standout(scores: dict[int, float], depth: int = STANDOUT_DEPTH) -> float:
     """How far a retriever's best score stands out from its next ones, as a share of its candidates' spread:
     (best - mean of the next depth - 1) / (best - worst). A retriever that has found something scores high; one
     that scores its top candidates alike (BM25 over filings that all say "net revenue" and "fiscal year", MiniLM
-    on Japanese) scores low."""
+    on Japanese) scores low. A single candidate stands out entirely (a rare word only one chunk holds)."""
     if len(scores) < 2:
-        return 0.0
+        return float(len(scores))
     ranked = np.sort(np.fromiter(scores.values(), dtype=float))[::-1]
     span = float(ranked[0] - ranked[-1])
     return 0.0 if span <= 0 else float(ranked[0] - ranked[1:depth].mean()) / span

@@ -37,7 +37,8 @@ def test_standout_measures_how_far_the_best_score_stands_from_the_next_ones():
     assert standout(found) == pytest.approx((10 - (4 + 3 + 3 + 2 + 1) / 5) / 9)  # the next nine: here five
     flat = {row: 8.0 - row * 0.001 if row < 30 else 2.0 for row in range(150)}  # the top scores alike: nothing found
     assert standout(flat) < 0.01
-    assert standout({1: 5.0}) == 0.0 and standout({1: 2.0, 2: 2.0}) == 0.0
+    assert standout({}) == 0.0 and standout({1: 2.0, 2: 2.0}) == 0.0
+    assert standout({1: 5.0}) == 1.0  # the one chunk holding a rare word: BM25 found it
 
 
 def test_dynamic_alpha_gives_the_retriever_whose_top_stands_out_more_say():
