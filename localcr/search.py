@@ -203,6 +203,7 @@ class Index:
             raise LocalcrError("k must be at least 1 and window at least 0")
         if not query.strip():
             raise LocalcrError("the query is empty")
+        query = query.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate (from JSON, a pasted fragment) is no text
         if self.store.dense_only:  # a Milvus index built without a lexical leg (localcr.backends.milvus)
             if mode == "lexical":
                 raise LocalcrError(f"{self.store.location} is a dense-only index (built with --lexical none): search it "

@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 from conftest import make_pdf, saved
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from localcr.chunking import chunk_document
@@ -159,6 +159,7 @@ def test_mutated_files_of_every_format_are_read_or_skipped_with_a_reason(tmp_pat
 @pytest.mark.model
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(query=st.text(ANY_CHARACTER, max_size=200), mode=st.sampled_from(["hybrid", "dense", "lexical"]))
+@example(query="\ud800", mode="hybrid")  # a lone surrogate had reached the embedder's tokenizer
 def test_any_query_searches_or_fails_cleanly(small_index, query, mode):
     try:
         hits = small_index.search(query, 3, mode=mode)
