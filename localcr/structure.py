@@ -190,7 +190,7 @@ def recognised_sections(doc: Document) -> RecognisedSections:
     if doc.is_code or doc.kind in markdown.KINDS or not _recognised(doc):
         return RecognisedSections([], frozenset())
     lines = markdown.line_starts(doc.text)
-    found = plaintext.headings(doc.text, list(doc.bookmarks))
+    found = plaintext.headings(doc.text, tuple(doc.bookmarks))
     tables = frozenset(lines[h.line] for h in found if h.table) - {0}
     return RecognisedSections(sorted({lines[h.line] for h in found} - {0}), tables)
 

@@ -53,14 +53,15 @@ class TextHeading:
     table: bool = False  # the title of a table or statement (table_titles)
 
 
-def headings(text: str, bookmarks: list[tuple[int, str, int]] | None = None) -> list[TextHeading]:
+@functools.lru_cache(maxsize=8)  # chunking and structural contexts both ask for the same document's headings
+def headings(text: str, bookmarks: tuple[tuple[int, str, int], ...] = ()) -> tuple[TextHeading, ...]:
     """The headings of unmarked text, in order. bookmarks: (level, title, offset) from the file (a PDF's
     outline); when there are any, they are the headings."""
     lines = text.split("\n")
     if bookmarks:
         starts = line_starts(text)
-        return [TextHeading(level, " ".join(title.split()), bisect.bisect_right(starts, offset) - 1)
-                for level, title, offset in bookmarks if title.strip()]
+        return tuple(TextHeading(level, " ".join(title.split()), bisect.bisect_right(starts, offset) - 1)
+                     for level, title, offset in bookmarks if title.strip())
     counts = Counter(line.strip() for line in lines)
     tables = table_titles(lines)
     found = []
@@ -78,7 +79,7 @@ def headings(text: str, bookmarks: list[tuple[int, str, int]] | None = None) -> 
         elif _is_title_line(stripped, lines[i - 1].strip() if i else "", lines[i + 1].strip() if i + 1 < len(lines) else "",
                             bool(found) and found[-1].line == i - 1):
             found.append(TextHeading(3, stripped, i))
-    return found
+    return tuple(found)
 
 
 def table_titles(lines: list[str]) -> dict[int, TextHeading]:
