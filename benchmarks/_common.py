@@ -39,8 +39,13 @@ def corpus_files(data: Path) -> tuple[Path, Path]:
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
-    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
+    """Cores, CPU model and its widest vector extension: llama.cpp runs about 5x faster with AVX-512 than with AVX2
+    alone, so every speed figure says which it came from."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    cpu = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), platform.processor())
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
+    vector = "AVX-512" if "avx512f" in flags else "AVX2, no AVX-512" if "avx2" in flags else "no AVX2"
+    return f"{os.cpu_count()} cores ({cpu}, {vector}), Python {platform.python_version()}"
 
 
 def peak_rss_mb(pid: int | str = "self") -> float:

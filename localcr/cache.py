@@ -35,6 +35,7 @@ STORES = {
     "embeddings": "cached embeddings will be computed again",
     "rates": "the LLM speeds measured on this machine will be measured again",
     "questions": "cached synthetic questions will be generated again",
+    "expansions": "cached query expansions will be generated again",
 }
 DEFAULT_LIMIT = 20 * 2**30
 UNTAGGED = "untagged (older localcr)"

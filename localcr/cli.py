@@ -266,6 +266,9 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               help="Weight of the dense side in weighted fusion.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
+@click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
+              help="Join the query with a passage the local LLM (the default one, or LLM) writes to answer it, for the "
+                   "dense side (HyDE): seconds a query on a CPU, cached per query.")
 @click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
 @click.option("--window", type=click.IntRange(0), default=0, show_default=True,
@@ -279,13 +282,19 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @click.option("--lang", metavar="CODE", help="Search only documents in this language (ISO 639-1, e.g. en).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
 @click.pass_context
-def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, candidates, window, full, globs, kind, lang, as_json):
+def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_llm, candidates, window, full, globs, kind,
+           lang, as_json):
     """Search an index (or only the documents --glob, --kind and --lang let through: the k best of those)."""
     Filter.of(globs, kind, lang)  # a bad filter is refused before the index and its models are opened
     idx = _open_index(index_dir, _registry(ctx))
     reranker = _reranker(idx.registry, rerank_name)
-    hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates, window=window,
-                      glob=globs, kind=kind, lang=lang)
+    expander = _expander(idx.registry, expand_llm)
+    try:
+        hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates,
+                          window=window, glob=globs, kind=kind, lang=lang, expand=expander)
+    finally:
+        if expander is not None:
+            expander.close()
     if not hits and (unmatched := idx.unmatched(globs, kind, lang)):
         _echo(f"localcr: {unmatched}", err=True)
     if as_json:
@@ -369,6 +378,15 @@ def _reranker(registry, name):
     return load_reranker(registry, name or None)
 
 
+def _expander(registry, name):
+    """None unless --expand was given; else an expander with the default LLM or the named one."""
+    if name is None:
+        return None
+    from localcr.expansion import load_expander
+
+    return load_expander(registry, name or None, log=lambda message: _echo(message, err=True))
+
+
 @cli.command("eval")
 @_index_option
 @click.option("--queries", "queries_file", required=True, type=click.Path(dir_okay=False),
@@ -380,6 +398,8 @@ def _reranker(registry, name):
 @click.option("--k", "ks_text", default="5,10,20", show_default=True, help="Cut-offs, comma-separated.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
               help="Reranker for configurations with rerank (the default one, or NAME).")
+@click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
+              help="LLM that writes the passages of configurations with expand (the default one, or LLM).")
 @click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
 @click.option("--skip-bad-lines", is_flag=True,
               help="Drop malformed lines of the query file (counted in the report) instead of stopping at the first.")
@@ -390,7 +410,8 @@ def _reranker(registry, name):
 @click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_query, skip_bad_lines, gold, as_json, quiet):
+def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand_llm, per_query, skip_bad_lines, gold, as_json,
+             quiet):
     """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
     from localcr import evaluation
 
@@ -402,9 +423,17 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, per_qu
     if rerank_name is not None and not any(c.rerank for c in parsed):
         raise LocalcrError("--rerank names a reranker but no --config reranks (add e.g. --config hybrid,rerank)")
     reranker = _reranker(idx.registry, "" if rerank_name is None else rerank_name) if any(c.rerank for c in parsed) else None
+    if expand_llm is not None and not any(c.expand for c in parsed):
+        raise LocalcrError("--expand names an LLM but no --config expands (add e.g. --config hybrid,expand)")
+    expander = _expander(idx.registry, "" if expand_llm is None else expand_llm) if any(c.expand for c in parsed) else None
     queries = evaluation.load_queries(queries_file, idx, skip_bad_lines=skip_bad_lines, gold=gold)
     _echo(queries.report(), err=True)
-    results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, progress=not quiet and sys.stderr.isatty())
+    try:
+        results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, expander=expander,
+                                      progress=not quiet and sys.stderr.isatty())
+    finally:
+        if expander is not None:
+            expander.close()
     if per_query:
         evaluation.write_per_query(results, per_query)
     if as_json:

@@ -186,13 +186,14 @@ class Index:
 
     def search(self, query: str, k: int = 20, *, mode: str = "hybrid", fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA,
                rerank=None, candidates: int = DEFAULT_CANDIDATES, window: int = 0, glob=None, kind: str | None = None,
-               lang: str | None = None) -> list[Hit]:
+               lang: str | None = None, expand=None) -> list[Hit]:
         """The k best chunks for the query; see the module docstring for the pipeline.
 
         Each retriever contributes its `candidates` best chunks whatever k is, and they are fused (and reranked)
         before the cut at k: so the top 5 of a k=5 search are the top 5 of a k=20 search (for any k up to
         `candidates`; a larger k deepens the lists to k). glob, kind, lang: search only the documents that pass
-        (localcr.filters), before the cut: the k best chunks of those."""
+        (localcr.filters), before the cut: the k best chunks of those. expand: a localcr.expansion.Expander, whose
+        passage joins the query for the retrievers it expands (the reranker still reads the query alone)."""
         if mode not in MODES:
             raise LocalcrError(f"mode {mode!r}: choose one of {', '.join(MODES)}")
         if fusion not in FUSIONS:
@@ -214,11 +215,15 @@ class Index:
         if selection is not None and not selection.documents:
             return []
         depth = max(candidates, k)
+        dense_query = lexical_query = query
+        if expand is not None:
+            dense_query = expand.expanded(query)
+            lexical_query = dense_query if expand.legs == "both" else query
         lists: dict[str, dict[int, float]] = {}
         if mode in ("hybrid", "dense"):
-            lists["dense"] = self.dense_scores(query, depth, selection)
+            lists["dense"] = self.dense_scores(dense_query, depth, selection)
         if mode in ("hybrid", "lexical"):
-            lists["lexical"] = self.lexical_scores(query, depth, selection)
+            lists["lexical"] = self.lexical_scores(lexical_query, depth, selection)
         ordered = {name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()}
         ranks = {name: _ranks(rows) for name, rows in ordered.items()}
         if mode != "hybrid":

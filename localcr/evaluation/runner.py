@@ -31,20 +31,25 @@ def evaluate(
     ks: Iterable[int] = DEFAULT_KS,
     reranker: Any = None,
     progress: bool = True,
+    expander: Any = None,
 ) -> list[ConfigResult]:
     """Run every query under every configuration (top max(ks) hits each) and score them.
 
     Each configuration first runs one untimed warm-up search, so lazily loaded models do not count
     towards latency; latency is the wall time of one `index.search` call. If the index offers
     `clear_query_cache()`, it is called before each configuration's timed run, so configurations after
-    the first do not look faster by reusing the query vectors the first one computed.
+    the first do not look faster by reusing the query vectors the first one computed. A configuration that
+    expands (localcr.expansion) has every query's passage written first, several side by side; latency is then
+    the search with the passage at hand (the expander's `seconds` and `written` say what writing them cost).
     """
     ks = tuple(sorted(set(ks)))
-    _check_run(queries, configs, ks, reranker)
-    return [_run_config(index, queries, cfg, ks, reranker, progress) for cfg in configs]
+    _check_run(queries, configs, ks, reranker, expander)
+    if any(cfg.expand for cfg in configs):
+        expander.passages([q.text for q in queries.queries], progress=progress)
+    return [_run_config(index, queries, cfg, ks, reranker, expander, progress) for cfg in configs]
 
 
-def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int, ...], reranker: Any) -> None:
+def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int, ...], reranker: Any, expander: Any) -> None:
     if not ks or ks[0] < 1:
         raise ArgumentError(("ks", ks), ": cut-offs must be whole numbers >= 1")
     if not configs:
@@ -60,9 +65,12 @@ def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int
                 f"configuration {cfg.name!r} reranks but no reranker is loaded: configure one in models.toml "
                 "and pass it as reranker= (localcr.rerankers.load_reranker)"
             )
+        if cfg.expand and expander is None:
+            raise LocalcrError(f"configuration {cfg.name!r} expands queries but no expander is given: pass "
+                               "expander= (localcr.expansion.load_expander)")
 
 
-def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int, ...], reranker: Any,
+def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int, ...], reranker: Any, expander: Any,
                 progress: bool) -> ConfigResult:
     """One configuration over every query: a warm-up search, then each query timed and scored."""
     k = ks[-1]
@@ -74,6 +82,7 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
         rerank=reranker if cfg.rerank else None,
         candidates=max(cfg.candidates, k),
         window=cfg.window,
+        **({"expand": expander} if cfg.expand else {}),
         **({"glob": cfg.glob, "kind": cfg.kind, "lang": cfg.lang} if cfg.filtered else {}),
     )
     index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
