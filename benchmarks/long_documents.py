@@ -19,7 +19,8 @@ Cards are written once (cached under --work) and their LLM seconds per document 
 an earlier run left under --work with the same settings is reused (its row says so).
 With --openings, no index: cards of the first filings are written afresh from openings of each size, timed, and
 checked against the company documents.json names (kept for analysis, never shown to the model). Rows give
-hybrid Pass@1/5/10/20, token recall@10 and the share of questions whose gold document is in the top 10 (spans) at
+hybrid Pass@1/5/10/20, token recall@10, Pass and token recall when the reader is shown READING_CHARS characters
+(the fair comparison of chunk sizes: a larger chunk covers more of a span per hit and costs more reading) and the share of questions whose gold document is in the top 10 (spans) at
 the default fusion; the oracle row beside it: Pass@5/10/20 when the search is restricted to the gold document
 (`glob`, filtered before the cut: what a perfect router would leave, so passage ranking is seen apart from finding
 the filing); and hybrid Pass@10 under each other fusion (dynamic, weighted at each --alphas, rrf). Tables go to
@@ -46,6 +47,9 @@ VARIANTS = {  # name: (context mode, headings recognised in unmarked text)
     "cards-only": ("cards", False), "cards": ("cards", True), "auto": ("auto", True),
 }
 KS = (1, 5, 10, 20)
+# Characters a reader is shown, for comparing chunk sizes fairly: a larger chunk finds more of a span per hit, and
+# costs more reading per hit. About ten chunks of the default size (190 MiniLM tokens, ~750 characters of a filing).
+READING_CHARS = 7500
 
 
 @contextmanager
@@ -102,10 +106,11 @@ def measure(set_name: str, source: str, queries_file: Path, variant: str, work: 
     default = results[0]
     documents_found = _documents_found(index, queries_file, 10)
     oracle = _oracle(index, queries)
+    reading = _at_equal_reading(index, queries)
     recall = default.get("token_recall@10")
     card_line = next((n for n in summary.card_summary.splitlines()), "") if summary.card_summary else ""
     return [set_name, variant, summary.chunks, *[100 * default[f"pass@{k}"] for k in KS],
-            "" if recall is None else 100 * recall, documents_found,
+            "" if recall is None else 100 * recall, reading, documents_found,
             " / ".join(f"{100 * oracle[f'pass@{k}']:.1f}" for k in KS[1:]) if oracle else "",
             *[100 * r["pass@10"] for r in results[1:]], f"{seconds:.0f}" if summary.added else "reused", _card_cost(card_line)]
 
@@ -121,6 +126,29 @@ def _oracle(index, queries) -> dict | None:
     scores = [score_ranking(index.search(q.text, k=KS[-1], glob=sorted({t.id for t in q.targets})), q.targets, KS)
               for q in spans]
     return mean_metrics(scores, KS)
+
+
+def _at_equal_reading(index, queries) -> str:
+    """"pass / token recall" of the default search when the reader is shown READING_CHARS characters: hits taken in
+    order, the last cut to fit (so chunkings of every size are compared at the same reading); "" for chunk gold."""
+    from types import SimpleNamespace
+
+    from localcr.evaluation.span_metrics import first_ranks, token_metrics
+
+    spans = [q for q in queries.queries if q.targets and all(t.kind == "span" for t in q.targets)]
+    if not spans:
+        return ""
+    found = recall = 0.0
+    for q in spans:
+        shown, left = [], READING_CHARS
+        for hit in index.search(q.text, k=100):
+            if left <= 0:
+                break
+            shown.append(SimpleNamespace(doc_id=hit.doc_id, start=hit.start, end=min(hit.end, hit.start + left)))
+            left -= hit.end - hit.start
+        found += len(first_ranks(shown, q.targets)) / len(q.targets)
+        recall += token_metrics(shown, q.targets, len(shown))[f"token_recall@{len(shown)}"]
+    return f"{100 * found / len(spans):.1f} / {100 * recall / len(spans):.1f}"
 
 
 def _documents_found(index, queries_file: Path, k: int) -> float | str:
@@ -232,7 +260,8 @@ def main() -> None:
         print(text)
         return
     fusions = fusion_configs([float(a) for a in args.alphas.split(",") if a])
-    head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10", "gold document in top 10",
+    head = ["set", "contexts", "chunks", *[f"hybrid P@{k}" for k in KS], "token recall@10",
+            f"P / token recall at {READING_CHARS:,} characters", "gold document in top 10",
             "oracle P@5 / 10 / 20", *[f"P@10 {f.replace('weighted,alpha=', 'α ')}" for f in fusions[1:]], "index s",
             "LLM per card"]
     rows = []

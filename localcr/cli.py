@@ -213,7 +213,8 @@ def _discover(as_json: bool) -> None:
 @click.option("--llm", help="LLM name from models.toml for cards and LLM contexts.")
 @click.option("--contexts-from", type=click.Path(dir_okay=False, exists=True),
               help="JSONL of {chunk_id, context} made elsewhere; replaces the contexts of those chunks.")
-@click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens (default: 3/4 of its max length).")
+@click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens (default: 3/4 of its max length, "
+              "and twice that for long prose without a title, such as a filing's or report's text).")
 @click.option("--overlap", type=click.IntRange(0), help="Tokens shared by consecutive chunks (default: 1/8 of the chunk).")
 @click.option("--ray", "ray_address", metavar="auto|ADDRESS",
               help="Make LLM contexts and embeddings on Ray actors: auto starts a local Ray instance, ADDRESS "
@@ -490,8 +491,11 @@ def stats(ctx, index_dir, list_skipped, as_json):
     ctxs = info["contexts"]
     _echo(f"index       {info['directory']} ({info['generation']}, built {info['created']} by localcr {info['localcr']})")
     _echo(f"documents   {info['documents']}")
-    _echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {info['chunking']['chunk_tokens']} tokens, "
-               f"overlap {info['chunking']['overlap_tokens']})")
+    chunking = info["chunking"]
+    long_prose = chunking.get("long_prose_tokens", chunking["chunk_tokens"])
+    _echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {chunking['chunk_tokens']} tokens"
+          + (f", long untitled prose {long_prose}" if long_prose != chunking["chunk_tokens"] else "")
+          + f", overlap {chunking['overlap_tokens']})")
     _echo(f"embedder    {emb['name']} ({emb['id']}, {emb['dimension']}-d, max {emb['max_length']} tokens)")
     if emb.get("chosen"):
         _echo(f"            {emb['chosen']}")

@@ -70,6 +70,19 @@ class Document:
     def is_code(self) -> bool:
         return self.kind.startswith("code")
 
+    @property
+    def is_long_untitled_prose(self) -> bool:
+        """Prose (code names itself in its path, definitions and comments) long enough to be read in pieces, with no
+        title of its own (a record's or a file's metadata title; a first heading such as an 8-K's "CURRENT REPORT"
+        names neither company nor period): a filing, a report's text layer. Such a document gets a card in "auto"
+        mode (localcr.contexts.cards) and longer chunks by default (localcr.pipeline)."""
+        return not self.is_code and not self.title and len(self.text) >= LONG_PROSE_CHARS
+
+
+# A document this long (in characters) or longer is long prose when it has no title: about eight chunks of the
+# default size. A shorter one's chunks hold much of it.
+LONG_PROSE_CHARS = 8000
+
 
 @dataclass
 class Skipped:

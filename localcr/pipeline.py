@@ -34,6 +34,10 @@ from localcr.structure import structural_contexts
 # names no subject: no title, no heading); a context the LLM writes for every chunk ("llm"), with cards too
 # ("cards+llm"); nothing.
 CONTEXT_MODES = ("auto", "structural", "cards", "llm", "cards+llm", "none")
+# Long untitled prose (Document.is_long_untitled_prose: a filing, a report's text layer) is chunked this many times
+# larger than other documents when no chunk size is given. Measured on financebench-dev (BENCHMARKS.md, "Long
+# documents, part three"): at the same characters shown, twice the size finds more of the gold passages.
+LONG_PROSE_FACTOR = 2
 DEFAULT_CONTEXTS = "auto"  # README, "Contexts: tiers by cost": the same contexts as structural on code and prose
 CARD_MODES = ("auto", "cards", "cards+llm")
 # Said by a build that writes its cards and LLM contexts before its index (make_chunks without `staged`): a Milvus
@@ -400,6 +404,7 @@ def same_settings(last: dict, settings: "_Settings") -> bool:
     return (embedder is not None and last["embedder"]["id"] == f"{embedder.name}:{embedder.fingerprint()}"
             and settings.chunk_tokens == last["chunking"].get("chunk_tokens")
             and settings.overlap_tokens == last["chunking"].get("overlap_tokens")
+            and settings.long_prose_tokens == long_prose_tokens_of(last["chunking"])
             and settings.contexts == contexts.get("mode")
             and (settings.contexts not in (*LLM_MODES, "auto") or settings.llm in (None, contexts.get("llm")))
             and (settings.contexts not in ("llm", "cards+llm") or settings.composition == contexts.get("composition")))
@@ -440,6 +445,7 @@ class _Settings:
     composition: str  # how an LLM context joins the structural one (localcr.contexts.compose)
     chunk_tokens: int | None  # None until the embedder's length gives the default
     overlap_tokens: int | None
+    long_prose_tokens: int | None  # the chunk size of long untitled prose; None until chunk_tokens gives the default
 
 
 def resolve_settings(last: dict, registry: Registry, paths: list[str], *, embedder, contexts, llm, chunk_tokens,
@@ -461,7 +467,14 @@ def resolve_settings(last: dict, registry: Registry, paths: list[str], *, embedd
         composition=composition or last.get("contexts", {}).get("composition") or DEFAULT_COMPOSITION,
         chunk_tokens=chunk_tokens or chunking.get("chunk_tokens"),
         overlap_tokens=chunking.get("overlap_tokens") if overlap_tokens is None else overlap_tokens,
+        long_prose_tokens=chunk_tokens or long_prose_tokens_of(chunking),
     )
+
+
+def long_prose_tokens_of(chunking: dict) -> int | None:
+    """The long-prose chunk size an index was built with: an index from before there was one chunked every
+    document alike, and keeps doing so (its chunks, contexts and vectors stay valid); a new index has none yet."""
+    return chunking.get("long_prose_tokens", chunking.get("chunk_tokens"))
 
 
 def choose_embedder(registry: Registry, languages: dict[str, int]) -> tuple[ModelSpec, str]:
@@ -497,15 +510,21 @@ def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None
 
 def _chunk(docs: list[Document], model, settings: _Settings) -> tuple[dict[str, list[Chunk]], list[Chunk]]:
     """Every document's chunks (by document, and all in index order), sized for the embedder unless the
-    settings say otherwise; fills in the settings' chunk sizes."""
+    settings say otherwise (long untitled prose LONG_PROSE_FACTOR times larger); fills in the settings' chunk sizes."""
     settings.chunk_tokens = settings.chunk_tokens or default_chunk_tokens(model.max_length)
+    settings.long_prose_tokens = settings.long_prose_tokens or LONG_PROSE_FACTOR * settings.chunk_tokens
     if settings.overlap_tokens is None:
         settings.overlap_tokens = settings.chunk_tokens // 8
     if not 0 <= settings.overlap_tokens < settings.chunk_tokens:
         raise ArgumentError(("overlap_tokens", settings.overlap_tokens), " must be below ", ("chunk_tokens", settings.chunk_tokens))
+    # The default overlap is an eighth of each chunk size; a given one is the same for both.
+    default_overlap = settings.overlap_tokens == settings.chunk_tokens // 8
+    long_overlap = settings.long_prose_tokens // 8 if default_overlap else settings.overlap_tokens
     chunks_by_doc = {}
     for d in docs:
-        chunks_by_doc[d.doc_id] = chunk_document(d, model.count_tokens, settings.chunk_tokens, settings.overlap_tokens)
+        size, overlap = ((settings.long_prose_tokens, long_overlap) if d.is_long_untitled_prose
+                         else (settings.chunk_tokens, settings.overlap_tokens))
+        chunks_by_doc[d.doc_id] = chunk_document(d, model.count_tokens, size, overlap)
         if d.is_code:  # right after chunking: the parser's cache still holds this document's tree
             d.structure = code_structure(d.text, d.kind)
     chunks = [c for d in docs for c in chunks_by_doc[d.doc_id]]
@@ -538,7 +557,8 @@ def manifest_of(settings: _Settings, model, context_meta: dict, summary: BuildSu
         "sources": settings.sources,
         "embedder": {"name": settings.embedder.name, "id": model.id, "dimension": model.dimension, "max_length": model.max_length,
                      "chosen": settings.embedder_choice},
-        "chunking": {"chunk_tokens": settings.chunk_tokens, "overlap_tokens": settings.overlap_tokens},
+        "chunking": {"chunk_tokens": settings.chunk_tokens, "overlap_tokens": settings.overlap_tokens,
+                     "long_prose_tokens": settings.long_prose_tokens},
         "contexts": context_meta,
         "skipped": [{"path": s.path, "reason": s.reason} for s in summary.skipped],
     }

@@ -105,3 +105,37 @@ def test_given_chunks_are_kept():
     d = doc("hello world")
     d.given_chunks = given
     assert chunk_document(d, words, 2, 0) is given
+
+
+def test_an_index_from_before_long_prose_chunks_keeps_its_chunking():
+    from localcr.pipeline import long_prose_tokens_of
+
+    assert long_prose_tokens_of({"chunk_tokens": 190, "overlap_tokens": 23}) == 190
+    assert long_prose_tokens_of({"chunk_tokens": 190, "overlap_tokens": 23, "long_prose_tokens": 380}) == 380
+    assert long_prose_tokens_of({}) is None
+
+
+@pytest.mark.model
+def test_long_untitled_prose_gets_chunks_twice_the_size_unless_a_size_is_given(tmp_path):
+    from conftest import run
+    from localcr.search import Index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    paragraphs = [f"The committee reviewed revenue, costs and the outlook of segment {i} in detail. " * 4 for i in range(40)]
+    (docs / "filing.txt").write_text("\n\n".join(paragraphs))  # long, no title: a filing's text
+    (docs / "notes.txt").write_text("\n\n".join(paragraphs[:20]))  # under 8,000 characters
+
+    def chunk_sizes(index) -> dict[str, list[int]]:
+        store = Index(index).store
+        records = store.hit_records(list(range(store.n_chunks)))
+        return {name: [len(r["text"]) for r in records if r["path"].endswith(name)] for name in ("filing.txt", "notes.txt")}
+
+    run("index", docs, "--index", tmp_path / "default", "--contexts", "structural", "-q")
+    run("index", docs, "--index", tmp_path / "given", "--contexts", "structural", "--chunk-tokens", "190", "-q")
+    default, given = chunk_sizes(tmp_path / "default"), chunk_sizes(tmp_path / "given")
+    assert default["notes.txt"] == given["notes.txt"]
+    mean = lambda sizes: sum(sizes) / len(sizes)  # noqa: E731
+    assert 1.7 < mean(default["filing.txt"]) / mean(given["filing.txt"]) < 2.3
+    assert "190 tokens, long untitled prose 380, overlap 23" in run("stats", "--index", tmp_path / "default")
+    assert "190 tokens, overlap 23" in run("stats", "--index", tmp_path / "given")

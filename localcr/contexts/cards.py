@@ -31,9 +31,6 @@ CARD_VERSION = "card-2026.2"
 OPENING_TOKENS = 500
 OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
 CARD_MAX_TOKENS = 96
-# A document this long (in characters) or longer gets a card in the "auto" context mode when it has no title (see
-# wants_card): about eight chunks of the default size. A shorter one's chunks hold much of it.
-AUTO_MIN_CHARS = 8000
 
 CARD_SYSTEM = ("You fill in index cards that say what a document is, so that any passage taken from it can be "
                "placed: who it is by or about, what kind of document it is, and which period it covers.")
@@ -78,10 +75,9 @@ class CardStats:
 
 
 def wants_card(doc: Document) -> bool:
-    """Whether the "auto" mode gives a document a card: prose (code names itself in its path, definitions and
-    comments) long enough to be read in pieces, without a title of its own (a record's or a file's metadata
-    title). A first heading is no such title: an 8-K's "CURRENT REPORT" names neither company nor period."""
-    return not doc.is_code and not doc.title and len(doc.text) >= AUTO_MIN_CHARS
+    """Whether the "auto" mode gives a document a card: long prose without a title of its own (see
+    Document.is_long_untitled_prose), whose pages do not say what the document is."""
+    return doc.is_long_untitled_prose
 
 
 def card_key(fingerprint: str, spec, doc: Document, opening_tokens: int) -> str:
