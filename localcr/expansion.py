@@ -64,9 +64,11 @@ class Expander:
         runner = self.runner
         prefix, _ = runner.render(REQUEST, "", SYSTEM)
         with tqdm(total=len(todo), unit="query", desc="expanding", file=sys.stderr, disable=not progress) as bar:
-            for at in range(0, len(todo), runner.parallel):
-                group = todo[at:at + runner.parallel]
-                suffixes = [runner.render(REQUEST, f"Question: {q[:MAX_QUERY_CHARS]}", SYSTEM)[1] for q in group]
+            while todo:
+                group, suffixes = todo[:runner.parallel], [self._suffix(q, len(prefix)) for q in todo[:runner.parallel]]
+                while len(group) > 1 and not runner.fits_together(prefix, suffixes, EXPANSION_MAX_TOKENS):
+                    group, suffixes = group[:-1], suffixes[:-1]
+                todo = todo[len(group):]
                 done = runner.complete_many(prefix, suffixes, max_tokens=EXPANSION_MAX_TOKENS, stops=STOPS)
                 written = {q: out.text.strip() for q, out in zip(group, done)}
                 cache.set_many(((self._key(q), p) for q, p in written.items()), self._tag())
@@ -74,6 +76,17 @@ class Expander:
                 self.written += len(group)
                 self.seconds += sum(out.prompt_seconds + out.generate_seconds for out in done)
                 bar.update(len(group))
+
+    def _suffix(self, query: str, prefix_tokens: int) -> list[int]:
+        """The prompt's tokens after the shared prefix for one query, the query cut (to MAX_QUERY_CHARS, and
+        further where the model's window is small) so that prompt and passage fit the window."""
+        room = self.runner.n_ctx - prefix_tokens - EXPANSION_MAX_TOKENS - 8
+        query = query[:MAX_QUERY_CHARS]
+        while True:
+            suffix = self.runner.render(REQUEST, f"Question: {query}", SYSTEM)[1]
+            if len(suffix) <= room or len(query) < 16:
+                return suffix
+            query = query[: len(query) * room // len(suffix) - 8]
 
     @property
     def runner(self):
