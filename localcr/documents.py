@@ -127,14 +127,19 @@ def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = 
         if root.is_file() and root.suffix == ".json" and _is_prechunked(root):
             found.append(import_prechunked(root))
             continue
-        base = root.resolve().parent
+        name = root.resolve().name
         for file in [root] if root.is_file() else _walk(root):
             kind = "text" if file.suffix.lower() in readers else kind_of(file)
             if kind is None:
                 report.skip(file, "unsupported file type", warn=root.is_file())
             else:
-                doc_id = file.resolve().relative_to(base).as_posix()
-                stat = file.stat()
+                # The id is the path as walked: a symbolic link to a file elsewhere is indexed where the link is.
+                doc_id = Path(name, file.relative_to(root)).as_posix()
+                try:
+                    stat = file.stat()
+                except OSError as exc:  # a link to nowhere, a file gone since the walk
+                    report.skip(file, f"unreadable ({exc.strerror or exc})")
+                    continue
                 if known.get(doc_id) == (stat.st_size, stat.st_mtime_ns):
                     report.unchanged.append(doc_id)
                     continue

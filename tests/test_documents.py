@@ -95,3 +95,17 @@ def test_a_reader_that_crashes_hangs_or_fails_costs_its_file_only(tmp_path):
         ("c.hog", "its reader ran out of memory (the worker's limit)"),
         ("d.broken", "its reader failed (ValueError: xref table is damaged)"),
     ]
+
+
+def test_links_to_files_elsewhere_are_indexed_where_the_link_is_and_dangling_ones_skipped(tmp_path):
+    outside = tmp_path / "elsewhere" / "shared.md"
+    outside.parent.mkdir()
+    outside.write_text("# Shared\n\nThe shared notes on quotas.\n")
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "own.md").write_text("# Own\n\nOur notes.\n")
+    (root / "shared.md").symlink_to(outside)
+    (root / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    report = load_paths([root])
+    assert sorted(d.doc_id for d in report.documents) == ["notes/own.md", "notes/shared.md"]
+    assert [(Path(s.path).name, s.reason.split(" (")[0]) for s in report.skipped] == [("gone.md", "unreadable")]
