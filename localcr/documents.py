@@ -138,7 +138,7 @@ def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = 
                 try:
                     stat = file.stat()
                 except OSError as exc:  # a link to nowhere, a file gone since the walk
-                    report.skip(file, f"unreadable ({exc.strerror or exc})")
+                    report.skip(file, f"unreadable: {(exc.strerror or str(exc)).lower()}")
                     continue
                 if known.get(doc_id) == (stat.st_size, stat.st_mtime_ns):
                     report.unchanged.append(doc_id)

@@ -108,4 +108,4 @@ def test_links_to_files_elsewhere_are_indexed_where_the_link_is_and_dangling_one
     (root / "gone.md").symlink_to(tmp_path / "nowhere.md")
     report = load_paths([root])
     assert sorted(d.doc_id for d in report.documents) == ["notes/own.md", "notes/shared.md"]
-    assert [(Path(s.path).name, s.reason.split(" (")[0]) for s in report.skipped] == [("gone.md", "unreadable")]
+    assert [(Path(s.path).name, s.reason) for s in report.skipped] == [("gone.md", "unreadable: no such file or directory")]
