@@ -63,7 +63,8 @@ def build_index(
         store.remove_stale_builds(directory)
         last = store.current_manifest(directory, marker)
         settings = resolve_settings(last, registry, paths, embedder=embedder, contexts=contexts, llm=llm,
-                             chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, composition=composition)
+                             chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens, composition=composition,
+                             rebuild=rebuild)
         upgrade = not rebuild and contexts_from is None and upgrades_in_place(last, settings)
         whole = rebuild or contexts_from is not None or not (upgrade or same_settings(last, settings))
         sound, damaged = ([], {}) if whole else store.check_segments(directory, last)

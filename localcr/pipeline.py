@@ -449,9 +449,10 @@ class _Settings:
 
 
 def resolve_settings(last: dict, registry: Registry, paths: list[str], *, embedder, contexts, llm, chunk_tokens,
-              overlap_tokens, composition) -> _Settings:
+              overlap_tokens, composition, rebuild: bool = False) -> _Settings:
     """The build's settings from its arguments and the last manifest; the models they name are resolved
-    now, so a missing one fails before any work is done."""
+    now, so a missing one fails before any work is done. rebuild: settings the last manifest never recorded take
+    today's defaults (a rebuild is when an old index adopts them)."""
     chunking = last.get("chunking", {})
     contexts = contexts or last.get("contexts", {}).get("mode") or DEFAULT_CONTEXTS
     llm = llm or last.get("contexts", {}).get("llm")
@@ -467,14 +468,15 @@ def resolve_settings(last: dict, registry: Registry, paths: list[str], *, embedd
         composition=composition or last.get("contexts", {}).get("composition") or DEFAULT_COMPOSITION,
         chunk_tokens=chunk_tokens or chunking.get("chunk_tokens"),
         overlap_tokens=chunking.get("overlap_tokens") if overlap_tokens is None else overlap_tokens,
-        long_prose_tokens=chunk_tokens or long_prose_tokens_of(chunking),
+        long_prose_tokens=chunk_tokens or long_prose_tokens_of(chunking, rebuild),
     )
 
 
-def long_prose_tokens_of(chunking: dict) -> int | None:
+def long_prose_tokens_of(chunking: dict, rebuild: bool = False) -> int | None:
     """The long-prose chunk size an index was built with: an index from before there was one chunked every
-    document alike, and keeps doing so (its chunks, contexts and vectors stay valid); a new index has none yet."""
-    return chunking.get("long_prose_tokens", chunking.get("chunk_tokens"))
+    document alike, and keeps doing so when brought up to date (its chunks, contexts and vectors stay valid) until
+    it is rebuilt; a new index, or an old one rebuilt, has none yet (None: the default)."""
+    return chunking.get("long_prose_tokens", None if rebuild else chunking.get("chunk_tokens"))
 
 
 def choose_embedder(registry: Registry, languages: dict[str, int]) -> tuple[ModelSpec, str]:

@@ -107,12 +107,14 @@ def test_given_chunks_are_kept():
     assert chunk_document(d, words, 2, 0) is given
 
 
-def test_an_index_from_before_long_prose_chunks_keeps_its_chunking():
+def test_an_index_from_before_long_prose_chunks_keeps_its_chunking_until_rebuilt():
     from localcr.pipeline import long_prose_tokens_of
 
     assert long_prose_tokens_of({"chunk_tokens": 190, "overlap_tokens": 23}) == 190
     assert long_prose_tokens_of({"chunk_tokens": 190, "overlap_tokens": 23, "long_prose_tokens": 380}) == 380
     assert long_prose_tokens_of({}) is None
+    assert long_prose_tokens_of({"chunk_tokens": 190, "overlap_tokens": 23}, rebuild=True) is None  # --rebuild adopts it
+    assert long_prose_tokens_of({"chunk_tokens": 190, "long_prose_tokens": 190}, rebuild=True) == 190
 
 
 @pytest.mark.model

@@ -52,7 +52,7 @@ def build(paths: list[str], location: str, registry, *, rebuild: bool = False, l
     if lexical not in LEXICAL_KINDS:
         raise LocalcrError(f"lexical {lexical!r}: choose one of {', '.join(LEXICAL_KINDS)}")
     connection.check_lexical(lexical)
-    settings = pipeline.resolve_settings(last, registry, paths, **options)
+    settings = pipeline.resolve_settings(last, registry, paths, rebuild=rebuild, **options)
     whole = (rebuild or contexts_from is not None or not pipeline.same_settings(last, settings)
              or lexical != last.get("lexical", {}).get("kind"))
     stored = {} if whole else {
