@@ -14,7 +14,7 @@ import localcr
 from localcr.backends import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.filters import KINDS, Filter
-from localcr.pipeline import CONTEXT_MODES
+from localcr.pipeline import CONTEXT_MODES, long_prose_tokens_of
 from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, FUSIONS
@@ -492,7 +492,7 @@ def stats(ctx, index_dir, list_skipped, as_json):
     _echo(f"index       {info['directory']} ({info['generation']}, built {info['created']} by localcr {info['localcr']})")
     _echo(f"documents   {info['documents']}")
     chunking = info["chunking"]
-    long_prose = chunking.get("long_prose_tokens", chunking["chunk_tokens"])
+    long_prose = long_prose_tokens_of(chunking)
     _echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {chunking['chunk_tokens']} tokens"
           + (f", long untitled prose {long_prose}" if long_prose != chunking["chunk_tokens"] else "")
           + f", overlap {chunking['overlap_tokens']})")

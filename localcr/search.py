@@ -216,7 +216,7 @@ class Index:
             return []
         depth = max(candidates, k)
         dense_query = lexical_query = query
-        if expand is not None:
+        if expand is not None and (mode != "lexical" or expand.legs == "both"):  # no passage for a leg that reads none
             dense_query = expand.expanded(query)
             lexical_query = dense_query if expand.legs == "both" else query
         lists: dict[str, dict[int, float]] = {}
