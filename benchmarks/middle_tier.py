@@ -3,6 +3,7 @@ is mostly numbers (a statement's rows, a table), written from the document's car
 chunk alone (no document prefix: seconds a chunk, not minutes), find those passages better, and what does it cost?
 
     .venv/bin/python benchmarks/middle_tier.py --data ../shared/data [--docs doc-014,doc-016,doc-059,doc-072]
+    .venv/bin/python benchmarks/middle_tier.py --data ../shared/data --whole-set   # its cost on all 45 filings
 
 On a subset of financebench-dev (the filings --docs names, and the questions whose gold lies in them): the filings
 are indexed as a new user's `localcr index` does (`--contexts auto`: cards, recognised sections and statement
@@ -95,6 +96,23 @@ def sentences(records: list[dict], spec) -> tuple[dict[str, str], float, int]:
     return out, seconds, written
 
 
+def whole_set(directory: Path, seconds: float) -> str:
+    """How many chunks of each filing of an index are numeric, and the hours their sentences would take."""
+    from collections import Counter
+
+    from localcr.search import Index
+
+    if not directory.is_dir():
+        raise SystemExit(f"{directory}: no index; run benchmarks/long_documents.py --sets financebench-dev --variants auto first")
+    store = Index(directory).store
+    numeric = Counter(r["doc_id"] for r in store.hit_records(list(range(store.n_chunks)))
+                      if numeric_share(r["text"]) >= NUMERIC_SHARE)
+    total = sum(numeric.values())
+    return (f"machine: {machine()}\n{store.n_chunks} chunks, {total} numeric in {len(numeric)} filings "
+            f"({min(numeric.values())}-{max(numeric.values())} a filing); at {seconds} s a chunk: "
+            f"{total * seconds / 3600:.1f} h, {min(numeric.values()) * seconds / 60:.0f}-{max(numeric.values()) * seconds / 60:.0f} min a filing")
+
+
 def evaluate(directory: Path, queries_file: Path, registry) -> list:
     from localcr import evaluation
     from localcr.search import Index
@@ -108,8 +126,15 @@ def evaluate(directory: Path, queries_file: Path, registry) -> list:
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--docs", default=DOCS, help=f"comma-separated financebench-dev file names (default {DOCS})")
+    p.add_argument("--whole-set", action="store_true", help="instead: count the numeric chunks of all 45 filings in the "
+                   "default index benchmarks/long_documents.py leaves under --work, and what their sentences would cost")
+    p.add_argument("--seconds", type=float, default=11.8, help="with --whole-set: LLM seconds a numeric chunk (this "
+                   "script's measured figure on the subset)")
     args = p.parse_args()
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
+    if args.whole_set:
+        print(whole_set(args.work / "long-documents" / "index-financebench-dev-auto-default", args.seconds))
+        return
     from localcr.index import build_index
     from localcr.models import load_registry
     from localcr.search import Index
