@@ -36,6 +36,7 @@ STORES = {
     "rates": "the LLM speeds measured on this machine will be measured again",
     "questions": "cached synthetic questions will be generated again",
     "expansions": "cached query expansions will be generated again",
+    "answers": "cached answers will be written again",
 }
 DEFAULT_LIMIT = 20 * 2**30
 UNTAGGED = "untagged (older localcr)"

@@ -305,6 +305,95 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
     _print_hits(hits, idx.matches(query, hits), full=full)
 
 
+@cli.command()
+@click.argument("question")
+@_index_option
+@click.option("-k", type=click.IntRange(1), default=5, show_default=True, help="Sources the LLM reads: the k best hits.")
+@click.option("--llm", help="LLM name from models.toml (or found by `localcr models --discover`; default: its [defaults]).")
+@click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
+@click.option("--fusion", type=click.Choice(FUSIONS), default=DEFAULT_FUSION, show_default=True,
+              help="How hybrid search fuses its two lists (see `localcr search --help`).")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
+              help="Weight of the dense side in weighted fusion.")
+@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
+              help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
+@click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
+              help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
+@click.option("--window", type=click.IntRange(0), default=0, show_default=True,
+              help="Widen each source with this many neighbouring chunks on each side.")
+@click.option("--glob", "globs", multiple=True, metavar="PATTERN",
+              help="Read only documents whose id or path matches (repeatable; !PATTERN excludes), as for search.")
+@click.option("--kind", metavar="KIND", help=f"Read only documents of this kind: {', '.join(KINDS)} or code:SUFFIX.")
+@click.option("--lang", metavar="CODE", help="Read only documents in this language (ISO 639-1, e.g. en).")
+@click.option("--fresh", is_flag=True, help="Write the answer again even if this question was answered from these sources before.")
+@click.option("--json", "as_json", is_flag=True, help="The answer, its citations, sources and timings as one JSON object.")
+@click.pass_context
+def ask(ctx, question, index_dir, k, llm, mode, fusion, alpha, rerank_name, candidates, window, globs, kind, lang, fresh,
+        as_json):
+    """Answer a question from the indexed documents: the local LLM reads the k best hits as numbered sources and
+    writes a short answer citing them; citations to no source are dropped, and a sentence whose figures, names or
+    quotes no cited source holds is marked unsupported. When the sources do not hold the answer, it says so."""
+    if not question.strip():
+        raise LocalcrError("the question is empty: ask something, e.g. localcr ask \"how are retries configured?\" --index IX")
+    Filter.of(globs, kind, lang)  # a bad filter is refused before the index and its models are opened
+    idx = _open_index(index_dir, _registry(ctx))
+    from localcr.answers import load_answerer
+
+    answerer = load_answerer(idx.registry, llm, log=_log)
+    reranker = _reranker(idx.registry, rerank_name)
+    events = idx.ask_stream(question, k, answerer=answerer, fresh=fresh, mode=mode, fusion=fusion, alpha=alpha,
+                            rerank=reranker, candidates=candidates, window=window, glob=globs, kind=kind, lang=lang)
+    try:
+        for event, value in events:
+            if event == "text" and not as_json:
+                click.echo(printable(value), nl=False)
+            elif event == "answer":
+                answer = value
+    except KeyboardInterrupt:
+        _echo("\nlocalcr: interrupted; this answer was not cached", err=True)
+        sys.exit(130)
+    finally:
+        answerer.close()
+    if as_json:
+        click.echo(json.dumps(answer.to_dict(), ensure_ascii=False))
+        return
+    _print_answer_end(answer)
+
+
+def _print_answer_end(answer) -> None:
+    """After the streamed answer: what the check found, the sources (each cited one with its supporting passage),
+    and what it cost."""
+    click.echo()
+    if answer.note:
+        _echo(f"note: {answer.note}", err=True)
+    checked = answer.checked
+    if checked is not None:
+        for number in checked.dropped:
+            _echo(f"dropped citation [{number}]: there is no source {number}", fg="yellow")
+        for sentence in checked.corrected:
+            cited = "".join(f"[{n}]" for n in sentence.corrected)
+            _echo(f"citation {cited} corrected to [{sentence.citations[0]}], the source that holds: {sentence.text}", fg="yellow")
+        for sentence in checked.unsupported:
+            why = f"no cited source has {', '.join(sentence.missing)}" if sentence.missing else "it cites no source"
+            _echo(f"unsupported: {sentence.text} ({why})", fg="red")
+        if checked.dropped or checked.corrected:
+            _echo(f"checked: {answer.text}")
+    if answer.sources:
+        _echo("\nNearest sources:" if answer.refused else "\nSources:", bold=True)
+    cited = {s.number for s in answer.cited_sources}
+    for source in answer.sources:
+        hit = source.hit
+        page = f"page {hit.page}  " if hit.page else ""
+        mark = "" if answer.refused or source.number in cited else "  (not cited)"
+        _echo(f"[{source.number}] {hit.path}  [{hit.chunk_id}]  {page}chars {hit.start}-{hit.end}{mark}", bold=source.number in cited)
+        if source.support:
+            where = f"chars {source.support_start}-{source.support_end}: " if source.support_start is not None else ""
+            _echo(textwrap.indent(textwrap.fill(f"{where}\u201c{source.support}\u201d", 100), "    "), fg="cyan")
+    timings = answer.timings
+    cost = "cached" if answer.cached else f"first token {timings.get('first_token_s', 0):.1f} s, {timings.get('total_s', 0):.1f} s in all"
+    _echo(f"{answer.model}: {cost}", err=True)
+
+
 def _print_hits(hits, matches, full: bool = False):
     """Each hit's place and score, its context, and a snippet of its text around the query's terms (`matches`:
     Index.matches) or, `full`, the whole text."""

@@ -22,6 +22,7 @@ position would silently attend to missing cells.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import logging
 import os
@@ -31,7 +32,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from localcr.errors import LocalcrError
 
@@ -268,6 +269,30 @@ class LlamaRunner:
         done = self.complete_many(prefix, suffixes, max_tokens=max_tokens, stops=())
         return sum(d.tokens for d in done) / sum(d.generate_seconds for d in done)
 
+    def prefix_state(self, tokens: list[int]) -> bytes:
+        """The KV state of `tokens` as bytes (evaluated now unless already cached), to restore in another process
+        with `restore_prefix`: a fixed prompt prefix is then evaluated once per machine, not once per process."""
+        self._load_prefix(tokens)
+        lc, ctx = self._llama_cpp, self.llm._ctx.ctx
+        size = lc.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = lc.llama_state_seq_get_data(ctx, buffer, size, 0)
+        return bytes(buffer[:written])
+
+    def restore_prefix(self, tokens: list[int], state: bytes) -> bool:
+        """Put back a prefix_state of exactly these tokens as the KV cache; False (and an empty cache) where this
+        context cannot take it (another model, build or n_ctx wrote it)."""
+        lc, llm = self._llama_cpp, self.llm
+        llm.reset()
+        llm._ctx.kv_cache_clear()
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if not state or lc.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(state), 0) == 0:
+            llm._ctx.kv_cache_clear()
+            return False
+        llm.input_ids[: len(tokens)] = tokens
+        llm.n_tokens = len(tokens)
+        return True
+
     def _load_prefix(self, tokens: list[int], reuse: bool = True) -> int:
         """Make sequence 0 of the KV cache hold exactly `tokens`, evaluating only what is not cached yet;
         returns how many tokens were reused."""
@@ -288,6 +313,18 @@ class LlamaRunner:
     ) -> Completion:
         """Generate after prefix + suffix, reusing the KV cache for the longest common prefix with the
         previous call unless reuse=False (then the cache is cleared and the whole prompt evaluated)."""
+        for item in self.stream(prefix, suffix, max_tokens=max_tokens, stops=stops, reuse=reuse):
+            if isinstance(item, Completion):
+                return item
+        raise AssertionError("stream ended without its Completion")
+
+    def stream(
+        self, prefix: list[int], suffix: list[int], *, max_tokens: int, stops: Iterable[str] | None = None,
+        reuse: bool = True, grammar=None,
+    ) -> Iterator[str | Completion]:
+        """`complete` as it happens: the text in pieces as soon as the tokens exist (held back only where it
+        could still be the start of a stop string), then the Completion. grammar: a llama_cpp.LlamaGrammar
+        the output must follow. Closing the generator early stops generation."""
         llm, spec = self.llm, self.spec
         tokens = prefix + suffix
         if len(tokens) + max_tokens > self.n_ctx:
@@ -296,17 +333,26 @@ class LlamaRunner:
         keep = self._load_prefix(tokens, reuse)
         evaluated_at = time.perf_counter()
         decoder = _Decoder(self, tokens, max_tokens, stops)
-        stream = llm.generate(
+        generated = llm.generate(
             [], reset=False, temp=spec.temperature, repeat_penalty=spec.repeat_penalty, top_k=40, top_p=0.95, min_p=0.05,
+            grammar=grammar,
         )
+        sent = 0
         try:
-            for token in stream:
-                if not decoder.add(token):
+            for token in generated:
+                going = decoder.add(token)
+                safe = len(decoder.text) if not going else len(decoder.text) - held_back(decoder.text, decoder.stops)
+                if safe > sent:
+                    yield decoder.text[sent:safe]
+                    sent = safe
+                if not going:
                     break
         finally:
-            stream.close()
+            generated.close()
+        if len(decoder.text) > sent:
+            yield decoder.text[sent:]
         done = time.perf_counter()
-        return Completion(
+        yield Completion(
             text=decoder.text, tokens=len(decoder.tokens), finished=decoder.finished, reused=keep,
             evaluated=len(tokens) - keep, prompt_seconds=evaluated_at - started, generate_seconds=done - evaluated_at,
         )
@@ -505,6 +551,17 @@ def find_stop(text: str, stops: tuple[str, ...]) -> int | None:
         return None
     found = [i for i in (text.find(s, lead) for s in stops) if i >= 0]
     return min(found) if found else None
+
+
+def held_back(text: str, stops: tuple[str, ...]) -> int:
+    """How many characters at the end of `text` could still grow into a stop string (not shown until they cannot)."""
+    longest = 0
+    for stop in stops:
+        for n in range(min(len(stop) - 1, len(text)), longest, -1):
+            if text.endswith(stop[:n]):
+                longest = n
+                break
+    return longest
 
 
 def looping(tokens: list[int], min_repeats: int = 3, max_period: int = 16) -> bool:

@@ -275,6 +275,40 @@ class Index:
         return [{field: spans_in(getattr(hit, field)) for field in ("text", "context", "window_text") if getattr(hit, field)}
                 for hit in hits]
 
+    # -- answers ------------------------------------------------------------------------------------------
+    def ask(self, question: str, k: int = 5, *, llm: str | None = None, answerer=None, fresh: bool = False,
+            **search_options):
+        """An answer to the question from the k best hits, citing them (localcr.answers.Answer): retrieval as
+        `search` does it (search_options: mode, fusion, rerank, window, glob, kind, lang ...), then the LLM named
+        `llm` (default: the registry's) or the given `answerer`. fresh: write it again even if cached."""
+        for event, value in self.ask_stream(question, k, llm=llm, answerer=answerer, fresh=fresh, **search_options):
+            if event == "answer":
+                return value
+        raise AssertionError("the answer stream ended without its answer")
+
+    def ask_stream(self, question: str, k: int = 5, *, llm: str | None = None, answerer=None, fresh: bool = False,
+                   log=None, **search_options):
+        """`ask` as it happens: ("sources", [Source]), then ("text", piece) as the model writes, then ("answer",
+        Answer). log hears the one-line notes (the model loading, how long the answer will take)."""
+        if not question.strip():
+            raise LocalcrError("the question is empty")
+        if answerer is None:
+            answerer = self._answerer(llm, log)
+        hits = self.search(question, k, **search_options)
+        unmatched = None if hits else self.unmatched(search_options.get("glob"), search_options.get("kind"),
+                                                     search_options.get("lang"))
+        yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "")
+
+    def _answerer(self, llm: str | None, log):
+        """One answerer per LLM for the life of this Index: its model (and instruction's KV state) stays loaded."""
+        from localcr.answers import load_answerer
+
+        answerers = self.__dict__.setdefault("_answerers", {})
+        if llm not in answerers:
+            answerers[llm] = load_answerer(self.registry, llm, log=log)
+        answerers[llm]._log = log or answerers[llm]._log
+        return answerers[llm]
+
     def clear_query_cache(self) -> None:
         """Forget cached query vectors (evaluation clears them so every configuration pays for embedding)."""
         self._query_cache.clear()

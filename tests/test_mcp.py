@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from localcr.serve.service import MAX_K, SearchRequest
+from localcr.serve.service import MAX_K, AskRequest, SearchRequest
 
 pytestmark = [pytest.mark.model, pytest.mark.anyio]
 
@@ -55,16 +55,31 @@ def _chunks(data: dict) -> list[dict]:
     return [*data["before"], data["chunk"], *data["after"]]
 
 
-async def test_three_tools_with_their_schemas_and_instructions(client):
+async def test_four_tools_with_their_schemas_and_instructions(client):
     assert "orbit" in client.instructions and "search" in client.instructions
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {"search", "get_document", "get_chunk"}
+    assert set(tools) == {"search", "get_document", "get_chunk", "ask"}
     assert all(tool.description and tool.annotations.read_only_hint for tool in tools.values())
     search = tools["search"].input_schema
     assert set(search["properties"]) == set(SearchRequest.model_fields) - {"highlight"} and search["required"] == ["query"]
     assert search["properties"]["k"]["maximum"] == MAX_K
     assert tools["get_document"].input_schema["required"] == ["doc_id"]
     assert set(tools["get_chunk"].input_schema["properties"]) == {"chunk_id", "window"}
+    assert set(tools["ask"].input_schema["properties"]) == set(AskRequest.model_fields)
+    assert tools["ask"].input_schema["required"] == ["question"] and "ask" in client.instructions
+
+
+async def test_ask_answers_with_the_servers_llm_citing_its_sources(client):
+    """For clients without a model of their own: the bundled 1.5B answers, and the text names its sources."""
+    result = await client.call_tool("ask", {"question": "How many times is a failed job retried?", "k": 3})
+    assert not result.is_error, result.content
+    answer, text = result.structured_content, result.content[0].text
+    assert not answer["refused"] and answer["citations"], answer
+    cited = [s for s in answer["sources"] if s["number"] in answer["citations"]]
+    assert all(s["path"].endswith("guide.md") for s in cited)
+    assert text.startswith(answer["answer"]) and all(s["chunk_id"] in text for s in answer["sources"])
+    empty = await client.call_tool("ask", {"question": ""})
+    assert empty.is_error and "question" in empty.content[0].text
 
 
 async def test_search_hits_carry_path_position_context_and_text(client):

@@ -6,6 +6,7 @@ Skipped only when no Chromium or chromedriver is installed (`./setup.sh --test` 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -279,3 +280,73 @@ def test_the_token_never_reaches_the_address(browser, guarded):
     browser.back()
     WebDriverWait(browser, WAIT_S).until(lambda b: len(shown(b)) == 2)
     assert "page-test-token" not in browser.current_url
+
+
+ASK_WAIT_S = 120  # the bundled 1.5B LLM on two shared cores: loaded, then reading the sources and writing
+
+
+def test_ask_streams_an_answer_whose_citations_link_to_its_sources(browser, served):
+    """Ask: the answer shows as the LLM writes it, then checked, its citations links to the numbered sources
+    below it, a cited one with the passage that supports the answer; a document's tags in a source stay text."""
+    open_page(browser, served)
+    browser.get_log("browser")  # drop what earlier pages logged
+    browser.find_element(By.ID, "glob").send_keys("docs/**")  # the guide, and the release notes with their <script>
+    browser.find_element(By.ID, "k").clear()
+    browser.find_element(By.ID, "k").send_keys("50")  # the page asks for at most 20 sources (the server refuses more)
+    browser.find_element(By.ID, "query").send_keys("How many times is a failed job retried?")
+    browser.execute_script("""  // what the answer panel showed before the checked answer replaced it
+        window.streamed = "";
+        const panel = document.getElementById("answer");
+        new MutationObserver(() => {
+          if (panel.dataset.state === "streaming") window.streamed = document.getElementById("answer-text").textContent;
+        }).observe(panel, {subtree: true, childList: true, characterData: true});""")
+    browser.find_element(By.ID, "ask").click()
+
+    def finished(b):
+        state = b.find_element(By.ID, "answer").get_attribute("data-state")
+        return state in ("done", "refused", "stopped") or b.find_element(By.ID, "error").is_displayed()
+
+    WebDriverWait(browser, ASK_WAIT_S).until(finished)
+    panel, error = browser.find_element(By.ID, "answer"), browser.find_element(By.ID, "error")
+    assert not error.is_displayed(), error.text
+    text = browser.find_element(By.ID, "answer-text").text
+    assert panel.get_attribute("data-state") == "done", f"the model refused (the guide says it): {text!r}"
+    assert text and browser.execute_script("return window.streamed"), "the answer streamed in before it was checked"
+    assert re.search(r"\b(3|three|thrice)\b", re.sub(r"\[\d+\]", "", text), re.IGNORECASE), text
+    assert browser.find_element(By.ID, "summary").text.startswith("Sources (")
+    assert re.search(r"first token \d+\.\d s, \d+\.\d s in all", browser.find_element(By.ID, "answer-facts").text)
+
+    links = browser.find_elements(By.CSS_SELECTOR, "#answer-text a.citation")
+    assert links, text
+    cited = {}
+    for link in links:
+        href = link.get_attribute("href").split("#", 1)[1]
+        assert re.fullmatch(r"source-\d+", href) and link.text == f"[{href.split('-')[1]}]", (href, link.text)
+        target = browser.find_element(By.ID, href)
+        cited[href] = target.find_element(By.CSS_SELECTOR, ".path").text
+        assert cited[href] in target.text and target.find_element(By.CSS_SELECTOR, ".support q").text
+    guide = [href for href, path in cited.items() if path.endswith("docs/guide.md")]
+    assert guide, cited
+    target = browser.find_element(By.ID, guide[0])
+    assert "retried three times" in target.find_element(By.CSS_SELECTOR, ".support q").text
+    assert "retried three times" in target.find_element(By.CSS_SELECTOR, ":scope > .text mark").text
+    for span in browser.find_elements(By.CSS_SELECTOR, "#answer-text .unsupported"):
+        title = span.get_attribute("title")
+        assert title == "cites no source" or title.startswith("no cited source has: "), title
+
+    link = next(link for link in links if link.get_attribute("href").endswith("#" + guide[0]))
+    link.click()  # the source is scrolled to, focused and flashed; the address keeps the search page's
+    assert browser.execute_script("return document.activeElement.id") == guide[0]
+    assert "flash" in target.get_attribute("class").split()
+    assert address(browser)["fragment"] == ""
+
+    # every chunk of docs/ is a source: the release notes' tags show as text, nothing of them as markup
+    sources = browser.find_elements(By.CSS_SELECTOR, "#hits > li.source")
+    assert [s.get_attribute("id") for s in sources] == [f"source-{n}" for n in range(1, len(sources) + 1)]
+    release = "\n".join(s.find_element(By.CSS_SELECTOR, ":scope > .text").text for s in sources
+                        if s.find_element(By.CSS_SELECTOR, ".path").text.endswith("release.md"))
+    assert "<script>document.title = 'owned'</script>" in release
+    assert browser.find_elements(By.CSS_SELECTOR, "#answer script, #answer img, #hits script, #hits img, [onerror]") == []
+    assert len(browser.find_elements(By.TAG_NAME, "script")) == 1  # page.js alone
+    assert browser.execute_script("return document.title") != "owned"
+    assert [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"] == []

@@ -194,9 +194,46 @@ def test_a_token_is_required_on_every_api_request_and_reranking_works(served, ti
             status, answer = server.request("POST", "/api/search", {"query": "retry"}, headers=wrong)
             assert status == 401 and "token" in answer["error"]
         assert server.request("POST", "/api/search", {"query": "retry"})[0] == 200
+        status, answer = server.request("POST", "/api/ask", {"question": "retry?"}, headers={"Authorization": "Bearer nope"})
+        assert status == 401 and "token" in answer["error"]
         assert server.request("GET", "/", headers={"Authorization": ""})[0] == 200  # the page itself is not secret
     finally:
         stop_server(server)
+
+
+def _ask_lines(served, question: str, lines: int | None = None) -> list[dict]:
+    """The JSON lines of POST /api/ask as they arrive (only the first `lines`, then the connection is dropped)."""
+    import http.client
+
+    host, port = served.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=300)
+    connection.request("POST", "/api/ask", json.dumps({"question": question, "k": 3}), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    assert response.status == 200 and response.getheader("Content-Type") == "application/x-ndjson"
+    events = []
+    while lines is None or len(events) < lines:
+        line = response.readline()
+        if not line:
+            break
+        events.append(json.loads(line))
+    connection.close()
+    return events
+
+
+def test_ask_streams_the_answer_and_a_client_gone_mid_answer_frees_the_llm(served):
+    """The bundled 1.5B answers over HTTP: its sources first, then the text in pieces as it is written, then the checked
+    answer. A client that leaves after the first line stops that answer, and the next question is answered."""
+    events = _ask_lines(served, "How many times is a failed job retried?")
+    assert events[0]["event"] == "sources" and events[-1]["event"] == "answer"
+    assert sum(e["event"] == "text" for e in events) > 1  # streamed, not sent at the end
+    answer = events[-1]
+    assert not answer["refused"] and answer["citations"], answer
+    assert all(s["path"].endswith("guide.md") for s in answer["sources"] if s["number"] in answer["citations"])
+    assert _ask_lines(served, "Which port does the daemon listen on?", lines=1)[0]["event"] == "sources"
+    again = _ask_lines(served, "How many times is a failed job retried?")[-1]  # waits for the LLM: freed, or a hang
+    assert again["cached"] and again["answer"] == answer["answer"]
+    status, body = served.request("POST", "/api/ask", {"question": ""})
+    assert status == 422 and "body.question" in body["error"]
 
 
 def test_binding_beyond_loopback_needs_a_token(served, monkeypatch):

@@ -3,6 +3,7 @@
     GET  /api/health                 is the index loaded, which generation, how many chunks
     GET  /api/stats                  what `localcr stats --json` prints
     POST /api/search                 a SearchRequest as JSON (GET /api/search takes the same fields as parameters)
+    POST /api/ask                    an AskRequest as JSON: the answer streamed as JSON lines (Service.ask)
     GET  /api/documents/{doc_id}     a document's chunks and contexts
     GET  /api/chunks/{chunk_id}      a chunk and its neighbours (?window=N)
     GET  /openapi.json               the OpenAPI description;  GET /  the search page
@@ -16,20 +17,22 @@ one-line "error" (but for the two the framework's own guards send as plain text:
 
 import hmac
 import ipaddress
+import json
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import iterate_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 import localcr
 from localcr.errors import LocalcrError
-from localcr.serve.service import MAX_BODY_BYTES, MAX_WINDOW, NotFound, SearchRequest, Service
+from localcr.serve.service import MAX_BODY_BYTES, MAX_WINDOW, AskRequest, NotFound, SearchRequest, Service
 
 PAGE = Path(__file__).parent / "page"
 LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1", "[::1]"]
@@ -104,6 +107,14 @@ def _api(token: str | None) -> APIRouter:
     def search_get(params: Annotated[SearchRequest, Query()], svc: Served) -> dict:
         return svc.search(params)
 
+    @router.post("/ask", response_class=StreamingResponse, responses={200: {
+        "content": {"application/x-ndjson": {}},
+        "description": "One JSON object a line: the sources, the answer's text as it is written, then the answer "
+                       "with its checked citations, unsupported sentences and timings."}})
+    def ask(body: AskRequest, svc: Served) -> StreamingResponse:
+        return StreamingResponse(_json_lines(svc.ask(body)), media_type="application/x-ndjson",
+                                 headers={"Cache-Control": "no-store"})
+
     @router.get("/documents/{doc_id:path}")
     def document(doc_id: str, svc: Served) -> dict:
         return svc.document(doc_id)
@@ -113,6 +124,17 @@ def _api(token: str | None) -> APIRouter:
         return svc.chunk(chunk_id, window)
 
     return router
+
+
+async def _json_lines(events):
+    """Each event as a JSON line, the next one read on a worker thread (the LLM writes it there). Closed however the
+    response ends: a client that goes away mid-answer stops the generation and frees the LLM for the next question
+    (Starlette cancels a streaming response on disconnect but does not close its iterator)."""
+    try:
+        async for event in iterate_in_threadpool(events):
+            yield json.dumps(event, ensure_ascii=False) + "\n"
+    finally:
+        events.close()
 
 
 def _error_handlers(app: FastAPI) -> None:

@@ -3,6 +3,8 @@
     search        a query plus every SearchRequest option: hits with path, position, context and text
     get_document  a document's chunks in order, each with its context
     get_chunk     a chunk with its neighbours before and after, from its own document
+    ask           a question answered by the server's local LLM from the best hits, citing them (for clients
+                  without a model of their own; seconds a question on a CPU)
 
 Each result carries the same JSON as the HTTP API (structured content) and a plain-text rendering of it for a
 model to read. Requests are validated by SearchRequest and Service, so the limits live there; a bad request,
@@ -23,7 +25,7 @@ from pydantic import Field, ValidationError
 
 import localcr
 from localcr.errors import LocalcrError
-from localcr.serve.service import MAX_WINDOW, SearchRequest, Service
+from localcr.serve.service import MAX_WINDOW, AskRequest, SearchRequest, Service
 
 log = logging.getLogger("localcr.serve")
 
@@ -73,16 +75,41 @@ def create_server(service: Service) -> MCPServer:
         parts += [_render({**chunk, "path": path}, "after: ") for chunk in result["after"]]
         return _result("\n\n".join(parts), result)
 
-    tools = [Tool.from_function(fn, annotations=READ_ONLY) for fn in (search, get_document, get_chunk)]
+    def ask(question: str, k: int | None = None, llm: str | None = None, fresh: bool | None = None,
+            mode: str | None = None, fusion: str | None = None, alpha: float | None = None, rerank: bool | None = None,
+            reranker: str | None = None, candidates: int | None = None, window: int | None = None,
+            glob: list[str] | None = None, kind: str | None = None, lang: str | None = None) -> CallToolResult:
+        """Answer `question` from the indexed documents with the server's local LLM, citing its sources.
+
+        The k best hits (found as `search` finds them) are read as numbered sources [1]..[k]; the answer cites
+        them, citations to no source are dropped, and a sentence whose figures, names or quotes no cited source
+        holds is listed as unsupported. When the sources do not hold the answer it says so. Slow on a CPU
+        (seconds); a client with its own model can `search` and read the hits itself instead."""
+        options = {name: value for name, value in locals().items() if name in AskRequest.model_fields and value is not None}
+        answer = list(service.ask(AskRequest(**options)))[-1]  # the answer, or an error
+        if answer["event"] == "error":
+            raise LocalcrError(answer["error"])
+        lines = [answer["answer"]]
+        lines += [f"unsupported: {sentence}" for sentence in answer["unsupported"]]
+        lines += ["", "Nearest sources:" if answer["refused"] else "Sources:"]
+        for source in answer["sources"]:
+            cited = "" if answer["refused"] or source["number"] in answer["citations"] else " (not cited)"
+            lines.append(f"[{source['number']}] {source['path']} (chunk_id {source['chunk_id']}){cited}"
+                         + (f"\n    \u201c{source['support']}\u201d" if source["support"] else ""))
+        return _result("\n".join(lines), {key: value for key, value in answer.items() if key != "event"})
+
+    tools = [Tool.from_function(fn, annotations=READ_ONLY) for fn in (search, get_document, get_chunk, ask)]
     # The search tool publishes SearchRequest's own schema: its defaults, limits and choices, which it enforces
     # (all but highlight: character spans are for the search page, not for a model reading text).
     tools[0].parameters = SearchRequest.model_json_schema()
     del tools[0].parameters["properties"]["highlight"]
+    tools[3].parameters = AskRequest.model_json_schema()
     return _Server(
         "localcr", version=localcr.__version__, tools=tools,
         instructions=f"Search a local index of {', '.join(stats['sources'])} ({stats['documents']} documents): "
         "files split into chunks, each with a context that situates it in its document. Start with `search`; "
-        "read around a hit with `get_chunk` (its chunk_id) or the whole file with `get_document` (its doc_id).")
+        "read around a hit with `get_chunk` (its chunk_id) or the whole file with `get_document` (its doc_id). "
+        "`ask` has the server's local LLM answer a question from the hits, citing them (slow on a CPU).")
 
 
 class _Server(MCPServer):

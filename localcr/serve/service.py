@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,19 +33,18 @@ MAX_WINDOW = 10
 MAX_BODY_BYTES = 16 * 1024
 MAX_GLOBS = 20
 MAX_GLOB_CHARS = 500
+MAX_SOURCES = 20  # an answer's sources: each is read by the LLM, seconds apiece on a CPU
 
 
 class NotFound(LocalcrError):
     """A document or chunk id the index does not hold."""
 
 
-class SearchRequest(BaseModel):
-    """A search, with every option `localcr search` has; the defaults are the CLI's."""
+class _Retrieval(BaseModel):
+    """How hits are found, for a search and for the sources of an answer; the defaults are the CLI's."""
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for, in any words.")
-    k: int = Field(5, ge=1, le=MAX_K, description="Results to return.")
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     fusion: Literal["dynamic", "weighted", "rrf"] = Field(DEFAULT_FUSION, description="How hybrid search fuses its two lists.")
     alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="Weight of the dense side in weighted fusion.")
@@ -59,10 +58,29 @@ class SearchRequest(BaseModel):
         "(as ripgrep's -g: `*` within a folder, `**` across folders); a pattern starting with ! excludes.")
     kind: str | None = Field(None, max_length=40, description=f"Search only documents of this kind: {', '.join(KINDS)} or code:SUFFIX.")
     lang: str | None = Field(None, max_length=3, description="Search only documents in this language (ISO 639-1, e.g. en).")
+
+    def search_options(self) -> dict:
+        return {name: getattr(self, name) for name in ("mode", "fusion", "alpha", "candidates", "window", "glob", "kind", "lang")}
+
+
+class SearchRequest(_Retrieval):
+    """A search, with every option `localcr search` has; the defaults are the CLI's."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for, in any words.")
+    k: int = Field(5, ge=1, le=MAX_K, description="Results to return.")
     highlight: bool = Field(False, description="Add `matches` to each hit: where the query's terms occur in its text, "
                             "context and window, as [start, end] character spans (what the search page marks); and "
                             "for a hit of a Markdown document (Markdown, HTML, DOCX, PPTX) `text_html`, its text "
                             "rendered (raw HTML escaped, as text) with the terms in <mark>.")
+
+
+class AskRequest(_Retrieval):
+    """A question for `localcr ask`: its sources found as a search finds hits; the defaults are the CLI's."""
+
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question, in any language.")
+    k: int = Field(5, ge=1, le=MAX_SOURCES, description="Sources the LLM reads: the k best hits.")
+    llm: str | None = Field(None, max_length=200, description="Which LLM in models.toml answers (default: the default one).")
+    fresh: bool = Field(False, description="Write the answer again even if it is cached.")
 
 
 class Service:
@@ -76,6 +94,8 @@ class Service:
         self._unopenable: str | None = None  # a generation that failed to open: not tried again on every request
         self._rerankers: dict[str | None, object] = {}
         self._rerankers_lock = threading.Lock()
+        self._answerers: dict[str | None, object] = {}
+        self._answering = threading.Lock()  # one LLM answers one question at a time
         self.started = time.time()
 
     # -- the current generation ---------------------------------------------------------------------------
@@ -132,9 +152,7 @@ class Service:
         began = time.perf_counter()
         index = self.index
         reranker = self._reranker(request.reranker) if request.rerank else None
-        hits = index.search(request.query, request.k, mode=request.mode, fusion=request.fusion, alpha=request.alpha,
-                            rerank=reranker, candidates=request.candidates, window=request.window, glob=request.glob,
-                            kind=request.kind, lang=request.lang)
+        hits = index.search(request.query, request.k, rerank=reranker, **request.search_options())
         results = [hit.to_dict() for hit in hits]
         unmatched = None if hits else index.unmatched(request.glob, request.kind, request.lang)
         if request.highlight:
@@ -144,6 +162,49 @@ class Service:
                     result["text_html"] = to_html(hit.text, matches.get("text", []))
         return {"query": request.query, "generation": index.store.generation, "hits": results,
                 "took_ms": round((time.perf_counter() - began) * 1000, 2), **({"unmatched": unmatched} if unmatched else {})}
+
+    def ask(self, request: AskRequest) -> Iterator[dict]:
+        """The answer's events as JSON objects: {"event": "sources", "sources": [...]}, then {"event": "text",
+        "text": piece} as the model writes, then {"event": "answer", ...Answer.to_dict()}. Retrieval and the first
+        event happen before this returns, so a bad request or a model that cannot load is an error, not a stream;
+        a problem later is a last {"event": "error", "error": one line}. Questions are answered one at a time (one
+        LLM); a waiting one waits its turn."""
+        events = self._answer_events(request)
+        return _Started(next(events), events)
+
+    def _answer_events(self, request: AskRequest) -> Iterator[dict]:
+        reranker = self._reranker(request.reranker) if request.rerank else None
+        with self._answering:  # released when the stream ends, fails, or is dropped unread (the generator is closed)
+            events = self.index.ask_stream(request.question, request.k, answerer=self._answerer(request.llm),
+                                           fresh=request.fresh, rerank=reranker, **request.search_options())
+            started = False
+            try:
+                for event, value in events:
+                    if event == "sources":
+                        yield {"event": "sources", "sources": [source.to_dict() for source in value]}
+                    elif event == "text":
+                        yield {"event": "text", "text": value}
+                    else:
+                        yield {"event": "answer", **value.to_dict()}
+                    started = True
+            except LocalcrError as exc:
+                if not started:
+                    raise
+                yield {"event": "error", "error": str(exc)}
+            finally:
+                events.close()
+
+    def _answerer(self, name: str | None):
+        if name not in self._answerers:  # under self._answering: loaded once
+            from localcr.answers import load_answerer
+
+            try:
+                self._answerers[name] = load_answerer(self.registry, name, log=lambda message: log.info("%s", message))
+            except LocalcrError as exc:  # the full reason names the server's files: it goes to the log only
+                log.warning("%s", exc)
+                which = f"LLM {name!r}" if name else "the default LLM"
+                raise LocalcrError(f"{which} is not available on this server (its log says why)") from None
+        return self._answerers[name]
 
     def document(self, doc_id: str) -> dict:
         """A document's chunks in order, each with its context."""
@@ -181,6 +242,23 @@ class Service:
         return {"status": "ok", "generation": index.store.generation, "chunks": index.store.n_chunks,
                 "embedder": index.store.manifest["embedder"]["name"], "uptime_s": round(time.time() - self.started, 1),
                 "contexts": coverage_text(index.store.manifest.get("contexts", {}))}
+
+
+class _Started:
+    """A generator whose first item has been taken (to raise its errors before a response starts), with that item
+    put back in front; close() closes the generator (a client gone mid-answer must free the LLM)."""
+
+    def __init__(self, first, rest):
+        self._first, self._rest = [first], rest
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._first.pop() if self._first else next(self._rest)
+
+    def close(self) -> None:
+        self._rest.close()
 
 
 def _chunk(record: dict) -> dict:

@@ -1,4 +1,5 @@
-// The localcr search page: calls the JSON API of the server that served it and shows the hits.
+// The localcr search page: calls the JSON API of the server that served it and shows the hits, or (Ask) the
+// local LLM's answer as it is written, with its citations linked to the sources it read.
 // Document text is untrusted: it only ever reaches the page as text nodes (textContent, createTextNode),
 // never through innerHTML, so a document holding <script> or <img onerror> shows those tags as text. A Markdown
 // hit comes rendered by the server (markdown-it, its raw HTML escaped); that HTML is parsed inertly and rebuilt
@@ -7,7 +8,8 @@
 
 const TOKEN_KEY = "localcr.token";
 const $ = (id) => document.getElementById(id);
-let latest = 0; // number of the newest search: answers to older ones are dropped
+let latest = 0; // number of the newest search or question: answers to older ones are dropped
+let lastAsked = false; // whether a token given after a 401 should ask again rather than search
 
 // -- the token: #token=... in the address, kept for this tab only -----------------------------------------
 function takeTokenFromAddress() {
@@ -26,8 +28,9 @@ class ApiError extends Error {
   }
 }
 
-async function api(path, body) {
-  const headers = { Accept: "application/json" };
+// The response to one call of the API, once it is known to be no error; an error as an ApiError with its line.
+async function call(path, body, accept = "application/json") {
+  const headers = { Accept: accept };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.Authorization = "Bearer " + token;
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -41,17 +44,26 @@ async function api(path, body) {
   } catch (err) {
     throw new ApiError(0, "the server did not answer (" + err.message + ")");
   }
-  let data = null;
-  try {
-    data = await response.json();
-  } catch (err) {
-    // a few guards answer in plain text (a body over the size cap, a host name that is not loopback)
-  }
   if (!response.ok) {
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (err) {
+      // a few guards answer in plain text (a body over the size cap, a host name that is not loopback)
+    }
     const message = data && typeof data.error === "string" ? data.error : response.status + " " + response.statusText;
     throw new ApiError(response.status, message);
   }
-  return data;
+  return response;
+}
+
+async function api(path, body) {
+  const response = await call(path, body);
+  try {
+    return await response.json();
+  } catch (err) {
+    throw new ApiError(response.status, "the server's answer is not JSON (" + err.message + ")");
+  }
 }
 
 function showError(err) {
@@ -164,6 +176,7 @@ function restoreFromAddress() {
     run(body);
   } else {
     latest++; // an answer still on its way is for another address
+    $("answer").hidden = true;
     $("summary").textContent = "";
     $("hits").replaceChildren();
     clearError();
@@ -187,6 +200,7 @@ function search(event) {
   event.preventDefault();
   const body = request();
   if (!body.query) return;
+  lastAsked = false;
   const address = addressOf(body);
   if (address !== location.pathname + location.search) history.pushState(null, "", address);
   run(body);
@@ -194,6 +208,7 @@ function search(event) {
 
 async function run(body) {
   const mine = ++latest;
+  $("answer").hidden = true; // its citations point at sources these hits replace
   $("search").setAttribute("aria-busy", "true");
   $("summary").textContent = "Searching…";
   try {
@@ -225,9 +240,11 @@ function ranksTitle(ranks) {
 function hitItem(hit) {
   const head = element("div", "hit-head", element("span", "path", hit.path));
   if (hit.page != null) head.append(element("span", "page", "page " + hit.page));
-  const score = element("span", "score", "score " + Number(hit.score).toFixed(3));
-  score.title = ranksTitle(hit.ranks);
-  head.append(score);
+  if (hit.score != null) { // an answer's source has none
+    const score = element("span", "score", "score " + Number(hit.score).toFixed(3));
+    score.title = ranksTitle(hit.ranks);
+    head.append(score);
+  }
 
   const item = element("li", "hit", head);
   item.dataset.chunkId = hit.chunk_id;
@@ -272,6 +289,209 @@ async function showNeighbours(chunkId, toggle, around) {
   }
 }
 
+// -- asking: the answer as JSON lines (its sources, the text as the LLM writes it, then the checked answer) ----
+const MAX_SOURCES = 20; // the most sources the server lets an answer read
+
+// An older answer is dropped but still read to its end, never cancelled: the server answers one question at a
+// time, and an answer whose reader went away may keep its LLM from the next question; read out, it frees it.
+async function ask() {
+  const form = $("search");
+  const options = request(); // the search's options, but for highlighting
+  const body = { question: options.query, k: Math.min(options.k, MAX_SOURCES), mode: options.mode,
+    rerank: options.rerank, glob: options.glob };
+  if (!body.question) {
+    form.reportValidity(); // the empty field's own message, as Search shows it
+    return;
+  }
+  lastAsked = true;
+  const mine = ++latest;
+  form.setAttribute("aria-busy", "true");
+  startAnswer();
+  $("summary").textContent = "Finding sources…";
+  $("hits").replaceChildren();
+  let started = false;
+  try {
+    const response = await call("api/ask", body, "application/x-ndjson");
+    started = mine === latest;
+    if (started) clearError();
+    let answered = false, failure = null;
+    for await (const event of jsonLines(response)) {
+      if (mine !== latest || failure) continue; // read on, as said above
+      if (event.event === "sources") showSources(event.sources || []);
+      else if (event.event === "text") $("answer-text").append(String(event.text)); // a text node, never markup
+      else if (event.event === "answer") answered = showAnswer(event);
+      else if (event.event === "error") failure = new ApiError(0, String(event.error));
+    }
+    if (mine !== latest) return;
+    if (failure) throw failure;
+    if (!answered) throw new ApiError(0, "the answer stopped before it was complete");
+  } catch (err) {
+    if (mine !== latest) return; // a newer search or question owns the page
+    if (started) { // what was written so far stays, marked as cut short and unchecked; the sources stay too
+      $("answer").dataset.state = "stopped";
+      $("answer").removeAttribute("aria-busy");
+      $("answer-label").textContent = "Answer (stopped, unchecked)";
+    } else {
+      $("answer").hidden = true;
+      $("summary").textContent = "";
+      $("hits").replaceChildren();
+    }
+    showError(err);
+  } finally {
+    if (mine === latest) form.removeAttribute("aria-busy");
+  }
+}
+
+// The JSON objects of a JSON-lines body, each as soon as its line is complete; a line that is no JSON object as
+// an error event (the body is still read to its end).
+async function* jsonLines(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder(); // keeps a character split across two reads for the next one
+  let pending = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    pending += done ? decoder.decode() : decoder.decode(value, { stream: true });
+    const lines = pending.split("\n");
+    pending = done ? "" : lines.pop();
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      let event = null;
+      try {
+        event = JSON.parse(line);
+      } catch (err) {
+        // shown below as the answer's error
+      }
+      yield event && typeof event === "object" ? event
+        : { event: "error", error: "the server sent a line that is no JSON object: " + line.slice(0, 80) };
+    }
+    if (done) return;
+  }
+}
+
+function startAnswer() {
+  const panel = $("answer");
+  panel.hidden = false;
+  panel.dataset.state = "streaming";
+  panel.setAttribute("aria-busy", "true"); // screen readers wait for the checked answer, not every word
+  $("answer-label").textContent = "Answer";
+  $("answer-text").replaceChildren();
+  $("answer-note").hidden = true;
+  $("answer-note").textContent = "";
+  $("answer-facts").textContent = "";
+}
+
+function showSources(sources) {
+  const count = sources.length;
+  $("summary").textContent = count === 0 ? "No sources"
+    : (count === 1 ? "1 source" : count + " sources") + "; writing the answer…";
+  $("hits").replaceChildren(...sources.map(sourceItem));
+}
+
+// A source as a hit is shown (path, page, context, text, neighbours), numbered as the answer cites it.
+function sourceItem(source) {
+  const item = hitItem(source);
+  item.id = "source-" + source.number;
+  item.classList.add("source");
+  item.tabIndex = -1; // a citation focuses it
+  item.querySelector(".hit-head").prepend(element("span", "source-number", "[" + source.number + "]"));
+  if (source.support) addSupport(item, source);
+  return item;
+}
+
+// The passage of a cited source that supports the answer: above its text, and marked in it.
+function addSupport(item, source) {
+  item.classList.add("cited");
+  const support = element("div", "support", element("span", "support-label", "supports the answer"),
+    element("q", null, source.support));
+  item.querySelector(":scope > .support")?.remove();
+  item.querySelector(".hit-head").after(support);
+  const text = item.querySelector(":scope > .text");
+  if (text && source.support_start != null && source.start >= 0) { // document offsets, in code points
+    const at = source.support_start - source.start;
+    text.replaceChildren(highlighted(source.text, [[at, at + source.support_end - source.support_start]]));
+  }
+}
+
+// The checked answer in place of the text as written: true, so the caller knows the stream was complete.
+function showAnswer(answer) {
+  const panel = $("answer");
+  panel.dataset.state = answer.refused ? "refused" : "done";
+  panel.removeAttribute("aria-busy");
+  $("answer-label").textContent = answer.refused ? "No answer in the documents" : "Answer";
+  const sentences = answer.refused ? [] : answer.sentences || [];
+  const parts = [];
+  sentences.forEach((sentence, i) => parts.push(...(i ? [" "] : []), sentenceSpan(sentence)));
+  $("answer-text").replaceChildren(...(parts.length ? parts : [String(answer.answer)]));
+  $("answer-note").textContent = answer.note || "";
+  $("answer-note").hidden = !answer.note;
+  $("answer-facts").textContent = answerFacts(answer);
+
+  const sources = answer.sources || [];
+  const same = sources.length === $("hits").children.length &&
+    sources.every((s) => $("source-" + s.number)?.dataset.chunkId === s.chunk_id);
+  if (same) { // the list as it is (a neighbours view opened meanwhile stays open), now with its support
+    for (const source of sources) if (source.support) addSupport($("source-" + source.number), source);
+  } else {
+    $("hits").replaceChildren(...sources.map(sourceItem));
+  }
+  const cited = (answer.citations || []).length;
+  $("summary").textContent = answer.refused ? "Nearest sources" : sources.length === 0 ? "No sources"
+    : "Sources (" + cited + " of " + sources.length + " cited)";
+  return true;
+}
+
+// A sentence with its citations before its final stop, as the CLI writes it: "It is retried three times [1]."
+function sentenceSpan(sentence) {
+  const text = String(sentence.text);
+  const body = text.replace(/[.!?。！？]+$/, "");
+  const citations = sentence.citations || [];
+  const span = element("span", "sentence", body);
+  if (citations.length) span.append(" ", ...citations.map(citationLink));
+  span.append(text.slice(body.length));
+  if (!sentence.supported) {
+    span.classList.add("unsupported");
+    const missing = sentence.missing || [];
+    span.title = !citations.length ? "cites no source"
+      : missing.length ? "no cited source has: " + missing.join(", ") : "its cited sources do not support it";
+  }
+  return span;
+}
+
+function citationLink(number) {
+  const link = element("a", "citation", "[" + number + "]");
+  link.href = "#source-" + number;
+  link.addEventListener("click", (event) => {
+    event.preventDefault(); // kept out of the address: Back would reach #source-N and run the search again
+    showSource(number);
+  });
+  return link;
+}
+
+function showSource(number) {
+  const target = $("source-" + number);
+  if (!target) return;
+  const still = matchMedia("(prefers-reduced-motion: reduce)").matches;
+  target.scrollIntoView({ behavior: still ? "auto" : "smooth", block: "center" });
+  target.focus({ preventScroll: true });
+  target.classList.remove("flash");
+  void target.offsetWidth; // a second click on the same citation flashes it again
+  target.classList.add("flash");
+}
+
+// "qwen2.5-coder-1.5b, first token 2.1 s, 7.9 s in all" (or "cached"), and citations dropped for naming no source.
+function answerFacts(answer) {
+  const timings = answer.timings || {};
+  const seconds = (s) => Number(s).toFixed(1) + " s";
+  const parts = answer.model ? [answer.model] : [];
+  if (answer.cached) parts.push("cached");
+  else if (timings.first_token_s > 0 && timings.total_s != null) {
+    parts.push("first token " + seconds(timings.first_token_s) + ", " + seconds(timings.total_s) + " in all");
+  } else if (timings.total_s != null) parts.push(seconds(timings.total_s) + " in all");
+  const dropped = answer.dropped_citations || [];
+  if (dropped.length) parts.push("dropped " + dropped.map((n) => "[" + n + "]").join("") + ": no such source");
+  return parts.join(", ");
+}
+
 // -- the token field and the index line ---------------------------------------------------------------------
 function useToken(event) {
   event.preventDefault();
@@ -282,7 +502,9 @@ function useToken(event) {
   $("token-form").hidden = true;
   clearError();
   describeIndex();
-  if ($("search").query.value.trim()) $("search").requestSubmit();
+  if (!$("search").query.value.trim()) return;
+  if (lastAsked) ask();
+  else $("search").requestSubmit();
 }
 
 async function describeIndex() {
@@ -298,6 +520,7 @@ async function describeIndex() {
 document.addEventListener("DOMContentLoaded", () => {
   takeTokenFromAddress();
   $("search").addEventListener("submit", search);
+  $("ask").addEventListener("click", ask);
   $("token-form").addEventListener("submit", useToken);
   window.addEventListener("popstate", restoreFromAddress);
   window.addEventListener("hashchange", () => { // a #token= link opened in a tab already showing the page

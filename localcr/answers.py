@@ -1,0 +1,369 @@
+"""Answers from the index (`localcr ask`): the local LLM reads the best hits as numbered sources and writes a short
+answer that cites them; the citations are then checked (localcr.citations).
+
+    import localcr
+
+    index = localcr.open_index("my-index")
+    answer = index.ask("what is the retry backoff?")
+    print(answer.text, answer.unsupported, [s.hit.path for s in answer.cited_sources])
+
+The instruction is one fixed prefix, so a process that answers many questions (a server, an evaluation) evaluates
+it once: each question pays for its sources and its own words only. Grounded or silent: when the sources do not hold
+the answer the model writes a fixed word, and the answer becomes one sentence in the question's language saying the
+documents do not say, with the nearest sources beside it. Answers are cached by model, prompt version, question and
+the sources' text, so asking again costs nothing (`fresh` writes it anew).
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from localcr.citations import Checked, check
+from localcr.errors import LocalcrError
+from localcr.llm import Completion
+from localcr.models import Registry
+from localcr.text import snippet
+
+# Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
+ANSWER_VERSION = "ask-2026.1"
+ANSWER_MAX_TOKENS = 200
+# A source longer than this (a window, a long report's chunk) is cut to the part around the question's terms.
+SOURCE_CHARS = 1600
+CONTEXT_CHARS = 300  # of the context that situates each source
+NOT_FOUND = "NOT FOUND"  # what the model writes when no source answers
+STOPS = ("\n\n\n", "\nQuestion:", "\nSources:")
+
+
+@dataclass(frozen=True)
+class AnswerPrompt:
+    name: str
+    system: str
+    instruction: str  # the fixed prefix: its KV state is reused from one question to the next
+    grammar: str = ""  # GBNF the answer must follow (llama.cpp's constrained sampling), or none
+
+
+_SYSTEM = "You answer questions from numbered sources, and only from them: never from your own knowledge."
+_RULES = ("Answer the question at the end using only the numbered sources below.\n"
+          "- Write one to three short sentences, in the language of the question.\n"
+          "- End each sentence with the number of the source it comes from in square brackets, like [1] or [2][3].\n"
+          "- Copy names, figures and dates exactly as the source writes them.\n"
+          f"- If the sources do not answer the question, write only: {NOT_FOUND}\n\n")
+_EXAMPLE = ("Example:\nSources:\n[1] manual.md\nThe pump must be serviced every 500 hours. Use only grade B oil.\n\n"
+            "[2] history.md\nThe company was founded in Oslo in 1921.\n\nQuestion: How often must the pump be serviced?\n"
+            "Answer: The pump must be serviced every 500 hours [1].\n\nNow the real sources and question.\n\n")
+# Every sentence ends with a citation; or the answer is the refusal word alone.
+_CITED = (f'root ::= "{NOT_FOUND}" | sentence (" " sentence){{0,2}}\n'
+          'sentence ::= [^\\[\\]\\n]+ cite+ "."?\n'
+          'cite ::= " [" [1-9] [0-9]? "]"\n')
+PROMPTS = {  # the default first; chosen by benchmarks/answers.py (BENCHMARKS.md, "Answers")
+    "cite": AnswerPrompt("cite", _SYSTEM, _RULES),
+    "example": AnswerPrompt("example", _SYSTEM, _RULES + _EXAMPLE),
+    "grammar": AnswerPrompt("grammar", _SYSTEM, _RULES, grammar=_CITED),
+    "example-grammar": AnswerPrompt("example-grammar", _SYSTEM, _RULES + _EXAMPLE, grammar=_CITED),
+}
+DEFAULT_PROMPT = "cite"
+
+# The one sentence of a refusal, in the question's language (English for any other).
+REFUSALS = {
+    "en": "The indexed documents do not say.",
+    "de": "Die indexierten Dokumente sagen dazu nichts.",
+    "fr": "Les documents indexés ne le disent pas.",
+    "es": "Los documentos indexados no lo dicen.",
+    "ru": "В проиндексированных документах об этом не сказано.",
+    "ar": "لا تذكر المستندات المفهرسة ذلك.",
+    "zh": "已索引的文档中没有提到这一点。",
+    "ja": "索引された文書には書かれていません。",
+}
+# How a model words "the sources do not say" when it forgets the fixed word: the answer is a refusal then too.
+_REFUSING = re.compile(r"^\W*(not found|the (provided |given )?(sources?|documents?|context)( provided)? (do|does) not "
+                       r"(say|mention|contain|provide|specify|include|state)|(there is )?no (information|mention))",
+                       re.IGNORECASE)
+
+
+@dataclass
+class Source:
+    """A hit as the model read it: its number in the prompt, and the passage of it that supports what cites it."""
+
+    number: int
+    hit: object  # localcr.search.Hit
+    shown: str  # the text the model read (the hit's text, or the part around the question's terms)
+    support: str = ""  # the sentence of the hit that best matches the sentences citing it
+    support_start: int | None = None  # its offsets in the document
+    support_end: int | None = None
+
+    def to_dict(self) -> dict:
+        hit = self.hit
+        return {"number": self.number, "chunk_id": hit.chunk_id, "doc_id": hit.doc_id, "path": hit.path,
+                "start": hit.start, "end": hit.end, "page": hit.page, "context": hit.context, "text": hit.text,
+                "shown": self.shown, "support": self.support, "support_start": self.support_start,
+                "support_end": self.support_end}
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str  # the answer with its checked citations ([n] = sources[n - 1]); a refusal is one sentence
+    refused: bool
+    sources: list[Source]  # what the model read, numbered from 1 (a refusal's are the nearest ones)
+    checked: Checked | None = None  # None for a refusal
+    model: str = ""
+    cached: bool = False
+    note: str = ""  # what was left out to fit the model's window, or why nothing was read
+    timings: dict = field(default_factory=dict)  # first_token_s, total_s, prompt_tokens, generated_tokens
+
+    @property
+    def unsupported(self) -> list[str]:
+        """The sentences whose figures, names or quotes no cited source holds, or that cite nothing."""
+        return [] if self.checked is None else [s.text for s in self.checked.unsupported]
+
+    @property
+    def cited_sources(self) -> list[Source]:
+        cited = set(self.checked.cited) if self.checked else set()
+        return [s for s in self.sources if s.number in cited]
+
+    def to_dict(self) -> dict:
+        checked = self.checked
+        return {"question": self.question, "answer": self.text, "refused": self.refused, "model": self.model,
+                "cached": self.cached, "note": self.note,
+                "sentences": [s.to_dict() for s in checked.sentences] if checked else [],
+                "citations": checked.cited if checked else [], "dropped_citations": checked.dropped if checked else [],
+                "unsupported": self.unsupported, "sources": [s.to_dict() for s in self.sources], "timings": self.timings}
+
+
+class Answerer:
+    """Writes answers with one LLM, loaded on first need and kept for the next question (its instruction's KV
+    state with it)."""
+
+    def __init__(self, spec, *, prompt: str = DEFAULT_PROMPT, source_chars: int = SOURCE_CHARS, runner=None,
+                 log: Callable[[str], None] | None = None):
+        if prompt not in PROMPTS:
+            raise LocalcrError(f"answer prompt {prompt!r}: choose one of {', '.join(PROMPTS)}")
+        self.spec, self.prompt, self.source_chars = spec, PROMPTS[prompt], source_chars
+        self._runner, self._log = runner, log
+
+    @property
+    def runner(self):
+        if self._runner is None:
+            from localcr.llm import LlamaRunner
+
+            self._say(f"answering with {self.spec.name} (loaded once per process)")
+            self._runner = LlamaRunner(self.spec)
+        return self._runner
+
+    def _grammar(self):
+        if not self.prompt.grammar:
+            return None
+        from llama_cpp import LlamaGrammar
+
+        from localcr.llm import quiet_stderr
+
+        with quiet_stderr():  # llama.cpp prints the parsed grammar
+            return LlamaGrammar.from_string(self.prompt.grammar, verbose=False)
+
+    def _say(self, message: str) -> None:
+        if self._log is not None:
+            self._log(message)
+
+    def stream(self, question: str, hits: list, *, matches: list[dict] | None = None, fresh: bool = False,
+               note: str = "") -> Iterator[tuple[str, object]]:
+        """The answer as it is written: ("sources", [Source]) first, then ("text", piece) as the model writes,
+        then ("answer", Answer). `matches`: where the question's terms occur in each hit (Index.matches), for
+        cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
+        started = time.perf_counter()
+        sources = [Source(n, hit, self._shown(hit, found)) for n, (hit, found)
+                   in enumerate(zip(hits, matches or [{}] * len(hits)), start=1)]
+        if not sources:
+            yield "sources", []
+            yield "answer", self._refusal(question, [], note or "no passage of the index matches the question", cached=False,
+                                          timings={"first_token_s": 0.0, "total_s": round(time.perf_counter() - started, 3)})
+            return
+        from localcr.cache import open_cache
+
+        with open_cache("answers") as cache:
+            entry_key = self._key(question, sources)
+            entry = None if fresh else cache.get(entry_key)
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+            sources = sources[:entry.get("sources", len(sources))]
+            yield "sources", sources
+            answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True,
+                                  timings={"first_token_s": 0.0, "total_s": round(time.perf_counter() - started, 3)})
+            yield "text", answer.text if answer.refused else entry["text"]
+            yield "answer", answer
+            return
+        runner = self.runner
+        prefix, suffixes, dropped = self._fit(question, sources)
+        sources = sources[:len(sources) - dropped]
+        if dropped:
+            note = " ".join(filter(None, [note, f"read {len(sources)} of {len(sources) + dropped} sources: the others do "
+                                          f"not fit {self.spec.name}'s window of {runner.n_ctx} tokens"]))
+        yield "sources", sources
+        self._restore_instruction(prefix)
+        self._say(self._estimate(runner, prefix + suffixes, len(sources)))
+        first, written, shown = None, "", 0
+        for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS, grammar=self._grammar()):
+            if isinstance(piece, Completion):
+                completion = piece
+                continue
+            first = first if first is not None else time.perf_counter() - started
+            written += piece
+            if not _may_refuse(written):  # the fixed word of a refusal is never shown as an answer
+                yield "text", written[shown:]
+                shown = len(written)
+        timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
+                   "total_s": round(time.perf_counter() - started, 3),
+                   "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": completion.evaluated,
+                   "generated_tokens": completion.tokens}
+        with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
+            cache.set(entry_key, {"text": completion.text, "sources": len(sources), "note": note}, self._tag())
+        answer = self._finish(question, completion.text, sources, note=note, cached=False, timings=timings)
+        if answer.refused:
+            yield "text", answer.text
+        yield "answer", answer
+
+    def answer(self, question: str, hits: list, **options) -> Answer:
+        for event, value in self.stream(question, hits, **options):
+            if event == "answer":
+                return value
+        raise AssertionError("the answer stream ended without its answer")
+
+    # -- the prompt --------------------------------------------------------------------------------------------
+    def _shown(self, hit, found: dict) -> str:
+        """The text of a hit the model reads: its window or chunk, cut around the question's terms if long."""
+        field_name = "window_text" if hit.window_text else "text"
+        text = getattr(hit, field_name).strip()
+        if len(text) <= self.source_chars:
+            return text
+        pieces = snippet(text, found.get(field_name, []), self.source_chars, prose=not hit.is_code)
+        return "".join(piece for piece, _ in pieces)
+
+    def _source_block(self, source: Source) -> str:
+        hit = source.hit
+        where = hit.path + (f", page {hit.page}" if hit.page else "")
+        context = " ".join(hit.context.split())
+        if len(context) > CONTEXT_CHARS:
+            context = context[:CONTEXT_CHARS].rsplit(" ", 1)[0] + " …"
+        return f"[{source.number}] {where}" + (f" ({context})" if context else "") + f"\n{source.shown}\n\n"
+
+    def _fit(self, question: str, sources: list[Source]) -> tuple[list[int], list[int], int]:
+        """The prompt's fixed prefix and its question part, with as many sources (best first) as fit the model's
+        window with room for the answer; and how many were left out. A window too small for one source is an error."""
+        runner = self.runner
+        for keep in range(len(sources), 0, -1):
+            body = "Sources:\n" + "".join(self._source_block(s) for s in sources[:keep]) + f"Question: {question}\nAnswer:"
+            prefix, suffix = runner.render(self.prompt.instruction, body, self.prompt.system)
+            if len(prefix) + len(suffix) + ANSWER_MAX_TOKENS <= runner.n_ctx:
+                return prefix, suffix, len(sources) - keep
+        raise LocalcrError(f"{self.spec.name}'s window of {runner.n_ctx} tokens is too small for the question and one "
+                           "source with room for an answer: raise its n_ctx in models.toml, or ask with a shorter question")
+
+    def _restore_instruction(self, prefix: list[int]) -> None:
+        """Put the instruction's KV state in the model's cache, from the disk cache where an earlier process left
+        it (a `localcr ask` process then evaluates only its sources and question), else evaluated now and stored."""
+        runner = self.runner
+        if runner.cached_prefix(prefix) == len(prefix):
+            return
+        from llama_cpp import __version__ as llama_cpp_version
+
+        from localcr.cache import key, open_cache
+
+        state_key = key("answer-instruction", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name,
+                        str(runner.n_ctx), str(self.spec.flash_attn), llama_cpp_version, *map(str, prefix))
+        with open_cache("answers") as cache:
+            state = cache.get(state_key)
+            if isinstance(state, bytes) and runner.restore_prefix(prefix, state):
+                return
+            cache.set(state_key, runner.prefix_state(prefix), self._tag())
+
+    def _estimate(self, runner, tokens: list[int], sources: int) -> str:
+        """'reading 5 sources (1,204 tokens), about 9 s here': from this machine's recorded LLM rates."""
+        from localcr.contexts.rates import recorded_rates, typical_rates
+
+        rates = recorded_rates(self.spec, runner.threads, 1) or typical_rates(self.spec)
+        evaluate = len(tokens) - runner.cached_prefix(tokens)
+        seconds = evaluate / rates.prompt + 60 / rates.generate
+        return (f"reading {sources} source{'s' if sources != 1 else ''} ({len(tokens):,} tokens), about "
+                f"{seconds:.0f} s here")
+
+    # -- the result --------------------------------------------------------------------------------------------
+    def _finish(self, question: str, raw: str, sources: list[Source], *, note: str, cached: bool, timings: dict) -> Answer:
+        if is_refusal(raw):
+            return self._refusal(question, sources, note, cached=cached, timings=timings)
+        texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
+        checked = check(raw, texts, names=_language(question) != "de")  # German capitalises every noun
+        for source in sources:
+            citing = [s.text for s in checked.sentences if source.number in s.citations]
+            if citing:
+                _attach_support(source, " ".join(citing))
+        return Answer(question, checked.text, False, sources, checked, model=self.spec.name, cached=cached, note=note,
+                      timings=timings)
+
+    def _refusal(self, question: str, sources: list[Source], note: str, *, cached: bool, timings: dict) -> Answer:
+        return Answer(question, REFUSALS.get(_language(question), REFUSALS["en"]), True, sources, None,
+                      model=self.spec.name, cached=cached, note=note, timings=timings)
+
+    def _key(self, question: str, sources: list[Source]) -> str:
+        from localcr.cache import key
+        from localcr.contexts.keys import settings_signature
+
+        return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
+                   str(self.source_chars), question, *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
+
+    def _tag(self) -> str:
+        from localcr.cache import tag
+
+        return tag(self.spec.name, f"fingerprint {self.spec.fingerprint()}", ANSWER_VERSION)
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+
+def is_refusal(raw: str) -> bool:
+    """Whether the model said the sources do not answer (its fixed word, or the usual ways of saying it)."""
+    text = raw.strip()
+    return not text or NOT_FOUND in text.upper() or bool(_REFUSING.match(text))
+
+
+def _may_refuse(written: str) -> bool:
+    """Whether the text so far may still become the fixed word of a refusal (so it is held back)."""
+    text = written.strip().upper()
+    return NOT_FOUND.startswith(text) or text.startswith(NOT_FOUND)
+
+
+def _language(text: str) -> str:
+    from localcr.language import detect
+
+    return detect(text)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _attach_support(source: Source, citing: str) -> None:
+    """The sentence (or line) of the source's chunk that shares the most words with the sentences citing it."""
+    hit = source.hit
+    wanted = {w.casefold() for w in _WORD.findall(citing) if len(w) > 2 or w.isdigit()}
+    best, best_score = None, 0
+    for match in re.finditer(r"[^.!?。！？\n]+[.!?。！？]?", hit.text):
+        score = len(wanted & {w.casefold() for w in _WORD.findall(match[0])})
+        if score > best_score:
+            best, best_score = match, score
+    if best is None:
+        return
+    lead = len(best[0]) - len(best[0].lstrip())
+    source.support = best[0].strip()
+    if hit.start >= 0:
+        source.support_start = hit.start + best.start() + lead
+        source.support_end = source.support_start + len(source.support)
+
+
+def load_answerer(registry: Registry, name: str | None = None, *, log: Callable[[str], None] | None = None,
+                  **options) -> Answerer:
+    """An answerer with the named LLM, or the registry's default one (its file is checked now, loaded on first use)."""
+    spec = registry.require("llm", name)
+    spec.resolve()  # a missing or tampered file is one line now, not after retrieval
+    return Answerer(spec, log=log, **options)
+

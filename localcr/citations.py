@@ -1,0 +1,203 @@
+"""Citations in a generated answer, checked against the sources they point at.
+
+A small model cites a source that does not exist, puts one citation after three sentences, or writes a year that
+no source holds ("1881" where the source says 1981). So an answer is split into sentences, each sentence's
+citations read ("[2]", "[1][3]", "[1, 3]"), citations to sources that do not exist dropped, and each sentence
+checked: its figures (numbers, with their scale words: "$1.2 billion" matches a table's "1,200" in millions), its
+names (capitalised words that are not the first of the sentence) and its quoted phrases must each occur in one
+of the sources it cites. A sentence without a citation of its own takes those of the next cited sentence of its
+paragraph (the "A. B. [1]" habit); one with none at all is unsupported. A sentence that its cited sources do not
+hold but another source does has its citation corrected to that source (and says so): small models often cite the
+source next to the right one. Pure functions: no model, no index.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+CITATION = re.compile(r"\s*\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
+# A sentence ends at . ! ? (or their CJK forms) followed by space, or at a line break; the citations after
+# the stop belong to the sentence before it ("... in 1981. [2] Then ...").
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])*(?=\s+|$)|(?<=[。！？])(?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])*|\n+")
+# A figure: digits with thousands separators or a decimal part; the scale word after it, if any.
+_FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*(thousand|million|billion|trillion|"
+                     r"[kKmMbB]n?)\b)?")
+_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "b": 1e9, "bn": 1e9,
+           "trillion": 1e12}
+_NUMBER_WORDS = {w: float(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())}
+# Quoted phrases: straight, curly, guillemets, CJK corner brackets.
+_QUOTED = re.compile(r"\"([^\"\n]{2,200})\"|\u201c([^\u201d\n]{2,200})\u201d|\u00ab([^\u00bb\n]{2,200})\u00bb|"
+                     r"\u300c([^\u300d\n]{2,200})\u300d")
+_NAME = re.compile(r"\b[A-Z][\w'&.-]*[A-Za-z0-9](?:\s+[A-Z][\w'&.-]*[A-Za-z0-9])*")
+# Capitalised words that are no name: sentence openers and the words an answer is made of.
+_NOT_NAMES = {"The", "A", "An", "This", "That", "These", "Those", "It", "Its", "In", "On", "At", "For", "By", "As",
+              "According", "Yes", "No", "However", "Source", "Sources", "FY", "Q1", "Q2", "Q3", "Q4", "I", "If", "To",
+              "And", "Or", "But", "With", "From", "Of", "USD", "US"}
+
+
+@dataclass
+class Sentence:
+    text: str  # as written, its citations taken out
+    citations: list[int]  # the existing sources it cites (its own, or its paragraph's next ones), 1-based
+    supported: bool
+    missing: list[str] = field(default_factory=list)  # figures, names or phrases no cited source holds
+    inherited: bool = False  # its citations came from the next sentence of its paragraph
+    corrected: list[int] = field(default_factory=list)  # what it cited, where another source holds it instead
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "citations": self.citations, "supported": self.supported, "missing": self.missing,
+                "inherited": self.inherited, "corrected": self.corrected}
+
+
+@dataclass
+class Checked:
+    """An answer's sentences with their citations checked."""
+
+    sentences: list[Sentence]
+    dropped: list[int]  # citation numbers that named no source
+
+    @property
+    def text(self) -> str:
+        """The answer with only the citations that hold a source, each sentence followed by its own."""
+        return " ".join(_cited(s.text, [] if s.inherited else s.citations) for s in self.sentences)
+
+    @property
+    def cited(self) -> list[int]:
+        return sorted({n for s in self.sentences for n in s.citations})
+
+    @property
+    def corrected(self) -> list[Sentence]:
+        return [s for s in self.sentences if s.corrected]
+
+    @property
+    def unsupported(self) -> list[Sentence]:
+        return [s for s in self.sentences if not s.supported]
+
+
+def _cited(sentence: str, numbers: list[int]) -> str:
+    """A sentence with its citations before its final stop: "It opened in 1981 [2]." """
+    marks = "".join(f"[{n}]" for n in numbers)
+    if not marks:
+        return sentence
+    body = sentence.rstrip(".!?。！？")
+    return f"{body} {marks}{sentence[len(body):]}"
+
+
+def citations_in(text: str) -> list[int]:
+    """Every source number cited in text, in order, repeats included."""
+    return [int(n) for match in CITATION.finditer(text) for n in re.split(r"\s*[,;]\s*", match[1])]
+
+
+def split_sentences(text: str) -> list[tuple[str, list[int], int]]:
+    """(sentence without its citations, the numbers it cites, paragraph number) for each sentence."""
+    out = []
+    for paragraph, block in enumerate(re.split(r"\n\s*\n", text.strip())):
+        at = 0
+        pieces = []
+        for match in _SENTENCE_END.finditer(block):
+            pieces.append(block[at:match.end()])
+            at = match.end()
+        pieces.append(block[at:])
+        for piece in pieces:
+            cited = citations_in(piece)
+            plain = " ".join(CITATION.sub("", piece).split())
+            if plain.strip(" .;:-*"):
+                out.append((plain, cited, paragraph))
+            elif cited and out and out[-1][2] == paragraph:  # citations alone after the stop: the sentence before
+                out[-1] = (out[-1][0], out[-1][1] + cited, paragraph)
+    return out
+
+
+def check(answer: str, sources: list[str], *, names: bool = True) -> Checked:
+    """The answer's sentences with citations that name one of `sources` (1-based), each checked against the
+    sources it cites. names: check capitalised words too (not for German, which capitalises every noun)."""
+    split = split_sentences(answer)
+    dropped = sorted({n for _, cited, _ in split for n in cited if not 1 <= n <= len(sources)})
+    own = [[n for n in dict.fromkeys(cited) if 1 <= n <= len(sources)] for _, cited, _ in split]
+    sentences = []
+    for i, (text, _, paragraph) in enumerate(split):
+        citations, inherited = own[i], False
+        if not citations:
+            later = next((own[j] for j in range(i + 1, len(split)) if split[j][2] == paragraph and own[j]), [])
+            citations, inherited = later, bool(later)
+        missing = unsupported_facts(text, [sources[n - 1] for n in citations], names) if citations else []
+        sentence = Sentence(text, citations, bool(citations) and not missing, missing, inherited)
+        if missing and (holder := _holder(text, sources, names)):
+            sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
+            sentence.inherited = False
+        sentences.append(sentence)
+    return Checked(sentences, dropped)
+
+
+def _holder(sentence: str, sources: list[str], names: bool) -> int | None:
+    """The source that holds every figure, name and quote of a sentence whose cited sources do not (small models
+    cite the source beside the right one): the one sharing the most words with it, or None."""
+    holding = [n for n, source in enumerate(sources, start=1) if not unsupported_facts(sentence, [source], names)]
+    words = set(_fold(sentence).split())
+    return max(holding, key=lambda n: len(words & set(_fold(sources[n - 1]).split())), default=None)
+
+
+def unsupported_facts(sentence: str, cited: list[str], names: bool = True) -> list[str]:
+    """The figures, names and quoted phrases of a sentence that none of its cited sources holds."""
+    haystack = _fold(" ".join(cited))
+    numbers = figures_in(" ".join(cited))
+    missing = [shown for shown, value, scaled in _figures(sentence) if not _figure_found(value, scaled, numbers)]
+    missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
+    missing += [name for name in names_in(sentence) if names and _fold(name) not in haystack]
+    return list(dict.fromkeys(missing))
+
+
+def figures_in(text: str) -> set[float]:
+    """Every number in a text, scaled by the word after it where there is one, and also as written; English
+    number words up to twenty too ("retried three times" holds the 3 of an answer)."""
+    found = {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS}
+    for _, value, scaled in _figures(text):
+        found.update({value, scaled})
+    return found
+
+
+def _figures(text: str) -> list[tuple[str, float, float]]:
+    """(as written, the number, the number times its scale word) for each figure; years and small counts too."""
+    out = []
+    for match in _FIGURE.finditer(CITATION.sub(" ", text)):
+        value = float(match[1].replace(",", ""))
+        scale = _SCALES.get((match[2] or "").lower(), 1.0)
+        out.append((match[0].strip(), value, value * scale))
+    return out
+
+
+def _figure_found(value: float, scaled: float, numbers: set[float]) -> bool:
+    """Whether a figure occurs among a source's numbers: as written, or with a scale word as any number of the
+    source in thousands, millions or billions that rounds to it (tables state their unit once, in a heading)."""
+    if value in numbers or scaled in numbers:
+        return True
+    if scaled == value:
+        return False
+    digits = len(str(value).split(".")[1].rstrip("0")) if "." in str(value) else 0
+    unit = scaled / value
+    return any(round(n * m / unit, digits) == value for n in numbers for m in (1e3, 1e6, 1e9) if n)
+
+
+def quoted_phrases(text: str) -> list[str]:
+    return [next(group for group in match.groups() if group) for match in _QUOTED.finditer(text)]
+
+
+def names_in(sentence: str) -> list[str]:
+    """Capitalised words and runs of them, but for the sentence's first word and words an answer is made of."""
+    names = []
+    for match in _NAME.finditer(sentence):
+        words = match[0].split()
+        if match.start() == len(sentence) - len(sentence.lstrip()):  # the sentence's first word is capitalised anyway
+            words = words[1:]
+        words = [w.rstrip(".") for w in words if w.rstrip(".") not in _NOT_NAMES]
+        if words and any(len(w) > 1 for w in words):
+            names.extend(words)
+    return names
+
+
+def _fold(text: str) -> str:
+    """Text compared without regard to case, accents' encodings or runs of whitespace."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())

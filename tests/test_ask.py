@@ -1,0 +1,129 @@
+"""`localcr ask` and Index.ask: the bundled Qwen2.5-Coder-1.5B answers from a small corpus the tests write, citing
+its sources; refuses what the corpus does not say; answers are cached; citations are checked on the real path.
+One model is loaded for the module (an Answerer shared by the in-process tests), and each real generation costs
+seconds, so the questions are few and the cache serves the CLI's repeats."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import GUIDE, error_line, run
+
+pytestmark = pytest.mark.model
+
+RETRY_QUESTION = "How many times is a failed job retried?"
+MANUAL = """# Kestrel pump manual
+
+## Servicing
+
+The Kestrel pump must be serviced every 500 operating hours. Use only grade B oil; grade A oil voids the warranty.
+
+## History
+
+Kestrel Pumps was founded in Bergen in 1921 by Ingrid Solberg.
+"""
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ask")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text(GUIDE)
+    (root / "docs" / "pump.md").write_text(MANUAL)
+    run("index", root / "docs", "--index", root / "index", "--contexts", "structural", "-q")
+    return root
+
+
+@pytest.fixture(scope="module")
+def index(corpus):
+    from localcr.search import Index
+
+    return Index(corpus / "index")
+
+
+@pytest.fixture(scope="module")
+def answerer(index):
+    from localcr.answers import load_answerer
+
+    answerer = load_answerer(index.registry)
+    yield answerer
+    answerer.close()
+
+
+def test_an_answer_cites_the_document_that_holds_it(index, answerer):
+    answer = index.ask(RETRY_QUESTION, answerer=answerer)
+    assert not answer.refused, answer.text
+    assert "three" in answer.text.lower() or "3" in answer.text
+    cited = answer.cited_sources
+    assert cited and all(source.hit.path.endswith("guide.md") for source in cited), answer.to_dict()
+    assert any("three times" in source.support for source in cited)
+    assert answer.unsupported == [] and not answer.cached
+    assert answer.timings["first_token_s"] <= answer.timings["total_s"]
+    again = index.ask(RETRY_QUESTION, answerer=answerer)
+    assert again.cached and again.text == answer.text and again.to_dict()["citations"] == answer.to_dict()["citations"]
+
+
+def test_a_question_the_documents_do_not_answer_is_refused(index, answerer):
+    answer = index.ask("Which database does the Kestrel pump store its telemetry in?", answerer=answerer)
+    assert answer.refused, answer.text
+    assert answer.text == "The indexed documents do not say."
+    assert answer.sources  # the nearest ones, shown beside the refusal
+
+
+def test_a_filter_no_document_passes_is_a_refusal_that_says_why(index, answerer):
+    answer = index.ask(RETRY_QUESTION, answerer=answerer, glob=["nowhere/**"])
+    assert answer.refused and answer.sources == [] and "passes --glob 'nowhere/**'" in answer.note
+
+
+def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answerer):
+    """An answer as a small model may write it (stored where the answer cache keeps it): a citation to a source that
+    does not exist is dropped, a figure no cited source holds is unsupported, a wrong citation is corrected."""
+    from localcr.answers import Source
+    from localcr.cache import open_cache
+
+    question = "When must the Kestrel pump be serviced, and who founded the company?"
+    hits = index.search(question, 5)
+    sources = [Source(n, hit, answerer._shown(hit, {})) for n, hit in enumerate(hits, start=1)]
+    pump = next(s.number for s in sources if s.hit.path.endswith("pump.md") and "500" in s.shown)
+    other = next(s.number for s in sources if s.number != pump)
+    written = (f"The pump must be serviced every 500 operating hours [{pump}][9]. It was founded in 1881 [{pump}]. "
+               f"Use only grade B oil [{other}].")
+    with open_cache("answers") as cache:
+        cache.set(answerer._key(question, sources), {"text": written, "sources": len(sources), "note": ""}, "test")
+    answer = index.ask(question, answerer=answerer)
+    checked = answer.checked
+    assert answer.cached and checked.dropped == [9]
+    assert answer.unsupported == ["It was founded in 1881."]
+    assert checked.sentences[1].missing == ["1881"]
+    assert checked.sentences[2].citations == [pump] and checked.sentences[2].corrected == [other]
+    assert f"[{pump}][9]" not in answer.text and f"hours [{pump}]." in answer.text
+
+
+def test_ask_on_the_command_line_streams_the_answer_and_lists_its_sources(corpus, index, answerer):
+    index.ask(RETRY_QUESTION, answerer=answerer)  # cached by the first test, or written now: the CLI repeats it
+    out = run("ask", RETRY_QUESTION, "--index", corpus / "index")
+    assert "Sources:" in out and "guide.md" in out and "\u201c" in out
+    data = json.loads(run("ask", RETRY_QUESTION, "--index", corpus / "index", "--json"))
+    assert data["cached"] and not data["refused"] and data["citations"]
+    assert {"answer", "sentences", "unsupported", "sources", "timings"} <= set(data)
+    cited = [s for s in data["sources"] if s["number"] in data["citations"]]
+    assert all(s["path"].endswith("guide.md") and s["support"] and s["support_start"] is not None for s in cited)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["   "], "the question is empty"),
+    (["what?", "--llm", "nope"], "nope"),
+    (["what?", "--kind", "movie"], "unknown document kind"),
+])
+def test_bad_questions_and_options_are_one_line(corpus, args, says):
+    assert says in error_line("ask", *args, "--index", corpus / "index")
+
+
+def test_a_window_too_small_for_one_source_is_one_line(corpus, tmp_path):
+    from localcr.models import DEFAULT_REGISTRY
+
+    models = tmp_path / "models.toml"
+    models.write_text(DEFAULT_REGISTRY.read_text().replace('n_ctx = 8192', 'n_ctx = 300', 1))  # Gemma 3 270M's entry
+    line = error_line("--models", models, "ask", RETRY_QUESTION, "--index", corpus / "index", "--llm", "gemma3-270m")
+    assert "window of" in line and "too small" in line

@@ -1,0 +1,85 @@
+"""Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
+from localcr.answers import is_refusal
+from localcr.citations import check, citations_in, figures_in, names_in, split_sentences
+
+SOURCES = [
+    "Orbit retries a failed job three times. The backoff starts at 2 seconds and doubles after every attempt.",
+    "Net sales were $1,234 million in fiscal 2022 (in millions of dollars). The plant in Corning, New York opened in 1981.",
+]
+
+
+def test_citation_forms():
+    assert citations_in("A [1]. B [2][3]. C [1, 3]; D [2;4]") == [1, 2, 3, 1, 3, 2, 4]
+
+
+def test_sentences_keep_their_citations_after_the_stop():
+    split = split_sentences("The backoff starts at 2 seconds. [1] It doubles [1]. Sales rose.\n\nNew paragraph [2].")
+    assert split == [("The backoff starts at 2 seconds.", [1], 0), ("It doubles.", [1], 0), ("Sales rose.", [], 0),
+                     ("New paragraph.", [2], 1)]
+
+
+def test_decimal_points_and_thousands_do_not_end_a_sentence():
+    assert [s for s, _, _ in split_sentences("Net sales were $1.234 billion [2]. Jobs retry 3 times [1].")] == [
+        "Net sales were $1.234 billion.", "Jobs retry 3 times."]
+
+
+def test_a_citation_to_no_source_is_dropped():
+    checked = check("A failed job is retried three times [1][7].", SOURCES)
+    assert checked.dropped == [7]
+    assert checked.sentences[0].citations == [1]
+    assert checked.text == "A failed job is retried three times [1]."
+
+
+def test_a_figure_no_cited_source_holds_is_unsupported():
+    checked = check("The Corning plant opened in 1881 [2]. The backoff starts at 2 seconds [1].", SOURCES)
+    first, second = checked.sentences
+    assert not first.supported and first.missing == ["1881"]
+    assert second.supported
+    assert [s.text for s in checked.unsupported] == [first.text]
+
+
+def test_number_words_of_a_source_hold_an_answers_digits():
+    assert check("Jobs are retried 3 times [1].", SOURCES).sentences[0].supported
+
+
+def test_a_citation_to_the_wrong_source_is_corrected_to_the_one_that_holds_it():
+    checked = check("The plant opened in 1981 [1].", SOURCES)  # 1981 is in source 2, not 1
+    sentence = checked.sentences[0]
+    assert sentence.supported and sentence.citations == [2] and sentence.corrected == [1]
+    assert checked.text == "The plant opened in 1981 [2]."
+
+
+def test_scaled_figures_match_a_table_in_millions():
+    assert check("Net sales were $1.23 billion in fiscal 2022 [2].", SOURCES).sentences[0].supported
+    assert check("Net sales were 1,234 million [2].", SOURCES).sentences[0].supported
+    assert not check("Net sales were $1.5 billion [2].", SOURCES).sentences[0].supported
+    assert figures_in("$1.2 billion") == {1.2, 1.2e9}
+
+
+def test_names_and_quotes_must_occur():
+    assert names_in("The plant in Corning opened before Orbit.") == ["Corning", "Orbit"]
+    assert check("The plant is in Corning, New York [2].", SOURCES).sentences[0].supported
+    assert check("The plant is in Ithaca [2].", SOURCES).sentences[0].missing == ["Ithaca"]
+    assert check('The guide says "doubles after every attempt" [1].', SOURCES).sentences[0].supported
+    assert check('The guide says "halves after every attempt" [1].', SOURCES).sentences[0].missing == ["halves after every attempt"]
+
+
+def test_german_nouns_are_not_names():
+    sources = ["Der Auftrag wird dreimal wiederholt."]
+    assert check("Ein Auftrag wird dreimal wiederholt [1].", sources, names=False).sentences[0].supported
+
+
+def test_an_uncited_sentence_takes_its_paragraphs_next_citation_or_is_unsupported():
+    checked = check("A job is retried three times. The backoff doubles [1].\n\nIt is very reliable.", SOURCES)
+    first, second, third = checked.sentences
+    assert first.citations == [1] and first.supported and first.inherited
+    assert second.supported
+    assert not third.supported and third.citations == []
+    assert checked.text == "A job is retried three times. The backoff doubles [1]. It is very reliable."
+
+
+def test_refusals_are_recognised():
+    assert is_refusal("NOT FOUND")
+    assert is_refusal("  not found.")
+    assert is_refusal("The sources do not mention the plant's size.")
+    assert not is_refusal("The plant opened in 1981 [2].")
