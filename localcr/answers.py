@@ -27,7 +27,7 @@ from localcr.models import Registry
 from localcr.text import snippet
 
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
-ANSWER_VERSION = "ask-2026.1"
+ANSWER_VERSION = "ask-2026.2"
 ANSWER_MAX_TOKENS = 200
 # A source longer than this (a window, a long report's chunk) is cut to the part around the question's terms.
 SOURCE_CHARS = 1600
@@ -53,12 +53,20 @@ _RULES = ("Answer the question at the end using only the numbered sources below.
 _EXAMPLE = ("Example:\nSources:\n[1] manual.md\nThe pump must be serviced every 500 hours. Use only grade B oil.\n\n"
             "[2] history.md\nThe company was founded in Oslo in 1921.\n\nQuestion: How often must the pump be serviced?\n"
             "Answer: The pump must be serviced every 500 hours [1].\n\nNow the real sources and question.\n\n")
+_SHORT = ("Answer the question at the end using only the numbered sources below.\n"
+          "- Answer in one short sentence, in the language of the question; add a second one only if the question "
+          "needs it.\n"
+          "- End each sentence with the number of the source it comes from in square brackets, like [1] or [2][3].\n"
+          "- Copy names, figures and dates exactly as the source writes them.\n"
+          "- A source that answers the question answers it, even if it says more than was asked.\n"
+          f"- Only if no source answers the question, write: {NOT_FOUND}\n\n")
 # Every sentence ends with a citation; or the answer is the refusal word alone.
 _CITED = (f'root ::= "{NOT_FOUND}" | sentence (" " sentence){{0,2}}\n'
           'sentence ::= [^\\[\\]\\n]+ cite+ "."?\n'
           'cite ::= " [" [1-9] [0-9]? "]"\n')
 PROMPTS = {  # the default first; chosen by benchmarks/answers.py (BENCHMARKS.md, "Answers")
     "cite": AnswerPrompt("cite", _SYSTEM, _RULES),
+    "short": AnswerPrompt("short", _SYSTEM, _SHORT),
     "example": AnswerPrompt("example", _SYSTEM, _RULES + _EXAMPLE),
     "grammar": AnswerPrompt("grammar", _SYSTEM, _RULES, grammar=_CITED),
     "example-grammar": AnswerPrompt("example-grammar", _SYSTEM, _RULES + _EXAMPLE, grammar=_CITED),
@@ -168,8 +176,9 @@ class Answerer:
 
     def stream(self, question: str, hits: list, *, matches: list[dict] | None = None, fresh: bool = False,
                note: str = "") -> Iterator[tuple[str, object]]:
-        """The answer as it is written: ("sources", [Source]) first, then ("text", piece) as the model writes,
-        then ("answer", Answer). `matches`: where the question's terms occur in each hit (Index.matches), for
+        """The answer as it is written: ("sources", [Source]) first, ("estimate", "reading 5 sources (1,204
+        tokens), about 9 s here") before a generation, then ("text", piece) as the model writes, then ("answer",
+        Answer). `matches`: where the question's terms occur in each hit (Index.matches), for
         cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
         started = time.perf_counter()
         sources = [Source(n, hit, self._shown(hit, found)) for n, (hit, found)
@@ -200,7 +209,7 @@ class Answerer:
                                           f"not fit {self.spec.name}'s window of {runner.n_ctx} tokens"]))
         yield "sources", sources
         self._restore_instruction(prefix)
-        self._say(self._estimate(runner, prefix + suffixes, len(sources)))
+        yield "estimate", self._estimate(runner, prefix + suffixes, len(sources))
         first, written, shown = None, "", 0
         for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS, grammar=self._grammar()):
             if isinstance(piece, Completion):
@@ -215,6 +224,10 @@ class Answerer:
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": completion.evaluated,
                    "generated_tokens": completion.tokens}
+        from localcr.contexts.rates import record_generation
+
+        record_generation(runner, completion.evaluated, completion.prompt_seconds, completion.tokens,
+                          completion.generate_seconds)  # the next estimate's rates
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
             cache.set(entry_key, {"text": completion.text, "sources": len(sources), "note": note}, self._tag())
         answer = self._finish(question, completion.text, sources, note=note, cached=False, timings=timings)
@@ -240,7 +253,7 @@ class Answerer:
 
     def _source_block(self, source: Source) -> str:
         hit = source.hit
-        where = hit.path + (f", page {hit.page}" if hit.page else "")
+        where = hit.doc_id + (f", page {hit.page}" if hit.page else "")  # the id, not where this machine keeps it
         context = " ".join(hit.context.split())
         if len(context) > CONTEXT_CHARS:
             context = context[:CONTEXT_CHARS].rsplit(" ", 1)[0] + " …"

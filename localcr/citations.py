@@ -144,7 +144,7 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True) -> li
     """The figures, names and quoted phrases of a sentence that none of its cited sources holds."""
     haystack = _fold(" ".join(cited))
     numbers = figures_in(" ".join(cited))
-    missing = [shown for shown, value, scaled in _figures(sentence) if not _figure_found(value, scaled, numbers)]
+    missing = [shown for shown, value, scaled in figures_with_scale(sentence) if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
     missing += [name for name in names_in(sentence) if names and _fold(name) not in haystack]
     return list(dict.fromkeys(missing))
@@ -154,12 +154,12 @@ def figures_in(text: str) -> set[float]:
     """Every number in a text, scaled by the word after it where there is one, and also as written; English
     number words up to twenty too ("retried three times" holds the 3 of an answer)."""
     found = {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS}
-    for _, value, scaled in _figures(text):
+    for _, value, scaled in figures_with_scale(text):
         found.update({value, scaled})
     return found
 
 
-def _figures(text: str) -> list[tuple[str, float, float]]:
+def figures_with_scale(text: str) -> list[tuple[str, float, float]]:
     """(as written, the number, the number times its scale word) for each figure; years and small counts too."""
     out = []
     for match in _FIGURE.finditer(CITATION.sub(" ", text)):

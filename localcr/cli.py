@@ -347,6 +347,8 @@ def ask(ctx, question, index_dir, k, llm, mode, fusion, alpha, rerank_name, cand
         for event, value in events:
             if event == "text" and not as_json:
                 click.echo(printable(value), nl=False)
+            elif event == "estimate":
+                _log(value)
             elif event == "answer":
                 answer = value
     except KeyboardInterrupt:
@@ -490,6 +492,10 @@ def _expander(registry, name):
               help="Reranker for configurations with rerank (the default one, or NAME).")
 @click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
               help="LLM that writes the passages of configurations with expand (the default one, or LLM).")
+@click.option("--answers", "answers_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
+              help="Also ask every query (`localcr ask` with the first --k sources) under each configuration with the "
+                   "default LLM (or LLM), and score the answers against each line's reference `answer`: contained, "
+                   "token F1, key figure, citation precision, unsupported sentences, refusals. Seconds a query.")
 @click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
 @click.option("--skip-bad-lines", is_flag=True,
               help="Drop malformed lines of the query file (counted in the report) instead of stopping at the first.")
@@ -500,15 +506,16 @@ def _expander(registry, name):
 @click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand_llm, per_query, skip_bad_lines, gold, as_json,
-             quiet):
+def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand_llm, answers_llm, per_query, skip_bad_lines,
+             gold, as_json, quiet):
     """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
     from localcr import evaluation
 
     idx = _open_index(index_dir, _registry(ctx))
     ks = evaluation.parse_ks(ks_text)
     reranker_configured = rerank_name is not None or bool(idx.registry.defaults.get("reranker"))
-    specs = configs or ("dense", "lexical", "hybrid") + (("hybrid,rerank",) if reranker_configured else ())
+    specs = configs or (("hybrid",) if answers_llm is not None else
+                        ("dense", "lexical", "hybrid") + (("hybrid,rerank",) if reranker_configured else ()))
     parsed = [evaluation.parse_config(spec) for spec in specs]
     if rerank_name is not None and not any(c.rerank for c in parsed):
         raise LocalcrError("--rerank names a reranker but no --config reranks (add e.g. --config hybrid,rerank)")
@@ -518,18 +525,33 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand
     expander = _expander(idx.registry, "" if expand_llm is None else expand_llm) if any(c.expand for c in parsed) else None
     queries = evaluation.load_queries(queries_file, idx, skip_bad_lines=skip_bad_lines, gold=gold)
     _echo(queries.report(), err=True)
+    answerer = None
+    if answers_llm is not None:
+        from localcr.answers import load_answerer
+
+        answerer = load_answerer(idx.registry, answers_llm or None, log=_log)
+    progress = not quiet and sys.stderr.isatty()
     try:
-        results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, expander=expander,
-                                      progress=not quiet and sys.stderr.isatty())
+        results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, expander=expander, progress=progress)
+        answered = [evaluation.evaluate_answers(idx, queries, answerer, k=ks[0], label=cfg.name, progress=progress,
+                                                **evaluation.search_options(cfg, ks[0], reranker, expander))
+                    for cfg in parsed] if answerer is not None else []
     finally:
-        if expander is not None:
-            expander.close()
+        for model in (expander, answerer):
+            if model is not None:
+                model.close()
     if per_query:
         evaluation.write_per_query(results, per_query)
     if as_json:
-        click.echo(json.dumps(evaluation.to_json(results, queries), indent=2))
+        summary = evaluation.to_json(results, queries)
+        if answered:
+            summary["answers"] = [{"config": r.label, "k": ks[0], "questions": r.n_questions, **r.metrics} for r in answered]
+        click.echo(json.dumps(summary, indent=2))
     else:
         _echo(evaluation.format_table(results, ks))
+        if answered:
+            _echo(f"\nanswers ({idx.registry.require('llm', answers_llm or None).name}, {ks[0]} sources each):")
+            _echo(evaluation.format_answer_table(answered))
         if queries.dropped:
             _echo(f"\nmetrics over {len(queries)} queries: {queries.dropped} of the file's were dropped (listed above)")
 

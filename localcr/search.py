@@ -288,8 +288,8 @@ class Index:
 
     def ask_stream(self, question: str, k: int = 5, *, llm: str | None = None, answerer=None, fresh: bool = False,
                    log=None, **search_options):
-        """`ask` as it happens: ("sources", [Source]), then ("text", piece) as the model writes, then ("answer",
-        Answer). log hears the one-line notes (the model loading, how long the answer will take)."""
+        """`ask` as it happens: ("sources", [Source]), ("estimate", how long it will take) unless cached, then
+        ("text", piece) as the model writes, then ("answer", Answer). log hears when the model loads."""
         if not question.strip():
             raise LocalcrError("the question is empty")
         if answerer is None:

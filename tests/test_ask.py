@@ -12,7 +12,7 @@ from conftest import GUIDE, error_line, run
 
 pytestmark = pytest.mark.model
 
-RETRY_QUESTION = "How many times is a failed job retried?"
+QUESTION = "How often must the Kestrel pump be serviced?"
 MANUAL = """# Kestrel pump manual
 
 ## Servicing
@@ -52,15 +52,15 @@ def answerer(index):
 
 
 def test_an_answer_cites_the_document_that_holds_it(index, answerer):
-    answer = index.ask(RETRY_QUESTION, answerer=answerer)
+    answer = index.ask(QUESTION, answerer=answerer)
     assert not answer.refused, answer.text
-    assert "three" in answer.text.lower() or "3" in answer.text
+    assert "500" in answer.text
     cited = answer.cited_sources
-    assert cited and all(source.hit.path.endswith("guide.md") for source in cited), answer.to_dict()
-    assert any("three times" in source.support for source in cited)
+    assert cited and all(source.hit.path.endswith("pump.md") for source in cited), answer.to_dict()
+    assert any("500 operating hours" in source.support for source in cited)
     assert answer.unsupported == [] and not answer.cached
     assert answer.timings["first_token_s"] <= answer.timings["total_s"]
-    again = index.ask(RETRY_QUESTION, answerer=answerer)
+    again = index.ask(QUESTION, answerer=answerer)
     assert again.cached and again.text == answer.text and again.to_dict()["citations"] == answer.to_dict()["citations"]
 
 
@@ -72,7 +72,7 @@ def test_a_question_the_documents_do_not_answer_is_refused(index, answerer):
 
 
 def test_a_filter_no_document_passes_is_a_refusal_that_says_why(index, answerer):
-    answer = index.ask(RETRY_QUESTION, answerer=answerer, glob=["nowhere/**"])
+    answer = index.ask(QUESTION, answerer=answerer, glob=["nowhere/**"])
     assert answer.refused and answer.sources == [] and "passes --glob 'nowhere/**'" in answer.note
 
 
@@ -85,10 +85,10 @@ def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answer
     question = "When must the Kestrel pump be serviced, and who founded the company?"
     hits = index.search(question, 5)
     sources = [Source(n, hit, answerer._shown(hit, {})) for n, hit in enumerate(hits, start=1)]
-    pump = next(s.number for s in sources if s.hit.path.endswith("pump.md") and "500" in s.shown)
+    pump = next(s.number for s in sources if "500" in s.shown and "Bergen" in s.shown)
     other = next(s.number for s in sources if s.number != pump)
     written = (f"The pump must be serviced every 500 operating hours [{pump}][9]. It was founded in 1881 [{pump}]. "
-               f"Use only grade B oil [{other}].")
+               f"Kestrel Pumps was founded in Bergen [{other}].")
     with open_cache("answers") as cache:
         cache.set(answerer._key(question, sources), {"text": written, "sources": len(sources), "note": ""}, "test")
     answer = index.ask(question, answerer=answerer)
@@ -101,14 +101,14 @@ def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answer
 
 
 def test_ask_on_the_command_line_streams_the_answer_and_lists_its_sources(corpus, index, answerer):
-    index.ask(RETRY_QUESTION, answerer=answerer)  # cached by the first test, or written now: the CLI repeats it
-    out = run("ask", RETRY_QUESTION, "--index", corpus / "index")
-    assert "Sources:" in out and "guide.md" in out and "\u201c" in out
-    data = json.loads(run("ask", RETRY_QUESTION, "--index", corpus / "index", "--json"))
+    index.ask(QUESTION, answerer=answerer)  # cached by the first test, or written now: the CLI repeats it
+    out = run("ask", QUESTION, "--index", corpus / "index")
+    assert "Sources:" in out and "pump.md" in out and "\u201c" in out
+    data = json.loads(run("ask", QUESTION, "--index", corpus / "index", "--json"))
     assert data["cached"] and not data["refused"] and data["citations"]
     assert {"answer", "sentences", "unsupported", "sources", "timings"} <= set(data)
     cited = [s for s in data["sources"] if s["number"] in data["citations"]]
-    assert all(s["path"].endswith("guide.md") and s["support"] and s["support_start"] is not None for s in cited)
+    assert all(s["path"].endswith("pump.md") and s["support"] and s["support_start"] is not None for s in cited)
 
 
 @pytest.mark.parametrize("args, says", [
@@ -125,5 +125,18 @@ def test_a_window_too_small_for_one_source_is_one_line(corpus, tmp_path):
 
     models = tmp_path / "models.toml"
     models.write_text(DEFAULT_REGISTRY.read_text().replace('n_ctx = 8192', 'n_ctx = 300', 1))  # Gemma 3 270M's entry
-    line = error_line("--models", models, "ask", RETRY_QUESTION, "--index", corpus / "index", "--llm", "gemma3-270m")
+    line = error_line("--models", models, "ask", QUESTION, "--index", corpus / "index", "--llm", "gemma3-270m")
     assert "window of" in line and "too small" in line
+
+
+def test_eval_scores_answers_against_the_reference(corpus, index, answerer, tmp_path):
+    index.ask(QUESTION, answerer=answerer)  # cached: the evaluation reads it again
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"query": QUESTION, "relevant": ["docs/pump.md"], "answer": "500 operating hours"}) + "\n")
+    out = run("eval", "--index", corpus / "index", "--queries", queries, "--k", "5", "--answers", "--json", "-q")
+    data = json.loads(out[out.index("{"):])  # after the query file's report on stderr
+    [row] = data["answers"]
+    assert row["config"] == "hybrid" and row["questions"] == 1 and row["k"] == 5
+    assert row["contains"] == 100.0 and row["citation_precision"] == 100.0 and row["refused"] == 0.0
+    table = run("eval", "--index", corpus / "index", "--queries", queries, "--k", "5", "--answers", "-q")
+    assert "contains gold %" in table and "citation precision %" in table

@@ -82,6 +82,17 @@ def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens:
     return rates
 
 
+def record_generation(runner: LlamaRunner, evaluated: int, prompt_seconds: float, generated: int,
+                      generate_seconds: float) -> None:
+    """Remember the rates of one generation long enough to measure them (an answer), keeping what a context run
+    recorded about the tokens of a context."""
+    if evaluated < 200 or generated < 10 or prompt_seconds <= 0 or generate_seconds <= 0:
+        return
+    known = llm_rates(runner)
+    _store_rates(runner, LlmRates(evaluated / prompt_seconds, generated / generate_seconds,
+                                  known.tokens_per_context if known else None))
+
+
 def record_rates(runner: LlamaRunner, stats: ContextStats) -> None:
     """Remember the rates of a run long enough to measure them, for the next run's estimate."""
     evaluated = stats.prefix_tokens_evaluated + stats.chunk_tokens

@@ -42,6 +42,7 @@ class Query:
     line: int
     text: str
     targets: list[Target]
+    answer: str | None = None  # the reference answer, where the line gives one (scored by evaluation.answers)
 
 
 @dataclass
@@ -124,7 +125,9 @@ def load_queries(path: str | Path, index: Any, *, skip_bad_lines: bool = False, 
         if dropped:
             qs._skip(PARTIAL, n)
         qid = obj.get("id")
-        qs.queries.append(Query(qid=str(qid) if qid is not None else f"line{n}", line=n, text=obj["query"], targets=targets))
+        reference = obj.get("answer")
+        qs.queries.append(Query(qid=str(qid) if qid is not None else f"line{n}", line=n, text=obj["query"], targets=targets,
+                                answer=reference if isinstance(reference, str) and reference.strip() else None))
         qs.formats[fmt] = qs.formats.get(fmt, 0) + 1
     if not qs.queries:
         raise _nothing_usable(qs, resolver)

@@ -61,15 +61,15 @@ def format_table(results: Sequence[ConfigResult], ks: Iterable[int] = DEFAULT_KS
             for i, r in enumerate(results)]
     latency = [[r.config.name, str(r.n_queries), f"{r.latency_ms['p50']:.1f}", f"{r.latency_ms['p95']:.1f}"]
                for r in results]
-    return (_markdown(["metric", "config", *(f"@{k}" for k in ks)], rows) + "\n\n"
-            + _markdown(["config", "queries", "p50 ms", "p95 ms"], latency))
+    return (markdown_table(["metric", "config", *(f"@{k}" for k in ks)], rows) + "\n\n"
+            + markdown_table(["config", "queries", "p50 ms", "p95 ms"], latency))
 
 
 def _fmt(metric: str, value: float) -> str:
     return f"{value:.3f}" if metric in ("mrr", "ndcg") else f"{value * 100:.2f}"
 
 
-def _markdown(head: list[str], rows: list[list[str]]) -> str:
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     numeric = [i > 0 and all(_is_number(row[i]) for row in rows) for i in range(len(head))]
 

@@ -74,23 +74,13 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
                 progress: bool) -> ConfigResult:
     """One configuration over every query: a warm-up search, then each query timed and scored."""
     k = ks[-1]
-    kwargs = dict(
-        k=k,
-        mode=cfg.mode,
-        fusion=cfg.fusion,
-        alpha=cfg.alpha,
-        rerank=reranker if cfg.rerank else None,
-        candidates=max(cfg.candidates, k),
-        window=cfg.window,
-        **({"expand": expander} if cfg.expand else {}),
-        **({"glob": cfg.glob, "kind": cfg.kind, "lang": cfg.lang} if cfg.filtered else {}),
-    )
+    kwargs = dict(k=k, **search_options(cfg, k, reranker, expander))
     index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
     clear = getattr(index, "clear_query_cache", None)
     if callable(clear):  # every configuration pays for embedding its queries, not just the first one
         clear()
     rows, scores, latencies = [], [], []
-    for q in _progress(queries.queries, f"{cfg.name}", progress):
+    for q in progress_bar(queries.queries, f"{cfg.name}", progress):
         start = time.perf_counter()
         hits = index.search(q.text, **kwargs)
         elapsed = (time.perf_counter() - start) * 1000
@@ -112,6 +102,20 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
     )
 
 
+def search_options(cfg: SearchConfig, k: int, reranker: Any = None, expander: Any = None) -> dict[str, Any]:
+    """The keyword arguments of Index.search (and Index.ask) for a configuration, k aside."""
+    return dict(
+        mode=cfg.mode,
+        fusion=cfg.fusion,
+        alpha=cfg.alpha,
+        rerank=reranker if cfg.rerank else None,
+        candidates=max(cfg.candidates, k),
+        window=cfg.window,
+        **({"expand": expander} if cfg.expand else {}),
+        **({"glob": cfg.glob, "kind": cfg.kind, "lang": cfg.lang} if cfg.filtered else {}),
+    )
+
+
 def _query_row(cfg: SearchConfig, q: Query, hits: Sequence[Any], elapsed: float, score: dict[str, float]) -> dict[str, Any]:
     """A query's line of per-query output: what it asked for, what came back and missed, its metrics."""
     found = found_targets(hits, q.targets)
@@ -129,9 +133,9 @@ def _query_row(cfg: SearchConfig, q: Query, hits: Sequence[Any], elapsed: float,
     }
 
 
-def _progress(items: list, label: str, enabled: bool):
+def progress_bar(items: list, label: str, enabled: bool, unit: str = "query"):
     if not enabled:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, desc=label, unit="query", file=sys.stderr, leave=False)
+    return tqdm(items, desc=label, unit=unit, file=sys.stderr, leave=False)

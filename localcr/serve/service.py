@@ -164,8 +164,9 @@ class Service:
                 "took_ms": round((time.perf_counter() - began) * 1000, 2), **({"unmatched": unmatched} if unmatched else {})}
 
     def ask(self, request: AskRequest) -> Iterator[dict]:
-        """The answer's events as JSON objects: {"event": "sources", "sources": [...]}, then {"event": "text",
-        "text": piece} as the model writes, then {"event": "answer", ...Answer.to_dict()}. Retrieval and the first
+        """The answer's events as JSON objects: {"event": "sources", "sources": [...]}, {"event": "estimate",
+        "text": "reading 5 sources (1,204 tokens), about 9 s here"} unless cached, then {"event": "text", "text":
+        piece} as the model writes, then {"event": "answer", ...Answer.to_dict()}. Retrieval and the first
         event happen before this returns, so a bad request or a model that cannot load is an error, not a stream;
         a problem later is a last {"event": "error", "error": one line}. Questions are answered one at a time (one
         LLM); a waiting one waits its turn."""
@@ -182,8 +183,8 @@ class Service:
                 for event, value in events:
                     if event == "sources":
                         yield {"event": "sources", "sources": [source.to_dict() for source in value]}
-                    elif event == "text":
-                        yield {"event": "text", "text": value}
+                    elif event in ("text", "estimate"):
+                        yield {"event": event, "text": value}
                     else:
                         yield {"event": "answer", **value.to_dict()}
                     started = True

@@ -292,8 +292,8 @@ async function showNeighbours(chunkId, toggle, around) {
 // -- asking: the answer as JSON lines (its sources, the text as the LLM writes it, then the checked answer) ----
 const MAX_SOURCES = 20; // the most sources the server lets an answer read
 
-// An older answer is dropped but still read to its end, never cancelled: the server answers one question at a
-// time, and an answer whose reader went away may keep its LLM from the next question; read out, it frees it.
+// An older answer is dropped from the page but still read to its end, not cancelled: the server answers one
+// question at a time either way (a cancelled one stops at its next token), and one read out is cached for next time.
 async function ask() {
   const form = $("search");
   const options = request(); // the search's options, but for highlighting
@@ -318,6 +318,7 @@ async function ask() {
     for await (const event of jsonLines(response)) {
       if (mine !== latest || failure) continue; // read on, as said above
       if (event.event === "sources") showSources(event.sources || []);
+      else if (event.event === "estimate") $("summary").textContent = String(event.text) + "…";
       else if (event.event === "text") $("answer-text").append(String(event.text)); // a text node, never markup
       else if (event.event === "answer") answered = showAnswer(event);
       else if (event.event === "error") failure = new ApiError(0, String(event.error));

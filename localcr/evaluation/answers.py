@@ -1,0 +1,174 @@
+"""Scoring answers (`localcr ask`) against a query file's gold, with no judge model.
+
+    queries = load_queries("queries.jsonl", index)        # lines may carry a reference "answer"
+    result = evaluate_answers(index, queries, answerer, k=5)
+    print(format_answer_table([result]))
+
+Per question: whether the normalised reference answer is contained in the answer (case, punctuation, articles and
+spacing folded, English number words as digits), token F1 (characters for Japanese and Chinese), and for a
+reference that states a figure (a filing's "$831 million"), whether the answer states it within 1% in any scale.
+Per cited source: whether it holds gold (a gold chunk, a chunk of a gold document, or text overlapping a gold
+span): citation precision. Per sentence: unsupported, or its citation corrected (localcr.citations). And the
+refusal rate, seconds to the first token and in all.
+"""
+from __future__ import annotations
+
+import re
+import statistics
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from localcr.citations import figures_with_scale
+from localcr.evaluation.query_files import Query, QuerySet
+from localcr.evaluation.reports import markdown_table
+from localcr.evaluation.runner import progress_bar
+
+_NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten eleven twelve".split(), map(str, range(13))))
+_YEAR = re.compile(r"(19|20)\d\d")
+FIGURE_TOLERANCE = 0.01
+
+
+def normalise(text: str) -> str:
+    """Case, punctuation, articles and spacing folded; English number words as digits ("Three" = "3")."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(_NUMBER_WORDS.get(word, word) for word in text.split())
+
+
+def contains(answer: str, reference: str) -> bool:
+    return normalise(reference) in normalise(answer)
+
+
+def token_f1(answer: str, reference: str, language: str = "en") -> float:
+    """Token F1 of the normalised texts; characters for languages written without spaces (ja, zh)."""
+    def tokens(text: str) -> list[str]:
+        text = normalise(text)
+        return [c for c in text if not c.isspace()] if language in ("ja", "zh") else text.split()
+
+    a, g = tokens(answer), tokens(reference)
+    common = sum((Counter(a) & Counter(g)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(a), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def key_figure(reference: str) -> float | None:
+    """The first figure of a reference answer that is no year, its scale word applied ("$831 million" -> 831e6)."""
+    found = [scaled for shown, _, scaled in figures_with_scale(reference.replace("$", " ")) if not _YEAR.fullmatch(shown)]
+    return found[0] if found else None
+
+
+def states_figure(answer: str, figure: float) -> bool:
+    """Whether the answer states the figure within 1%, as written or in thousands, millions or billions."""
+    for _, value, scaled in figures_with_scale(answer.replace("$", " ")):
+        for candidate in {value, scaled, *(value * m for m in (1e3, 1e6, 1e9))}:
+            if figure and abs(candidate - figure) <= FIGURE_TOLERANCE * abs(figure):
+                return True
+    return False
+
+
+def holds_gold(hit: Any, query: Query) -> bool:
+    """Whether a source (a hit) holds some of the query's gold: is a gold chunk, or a chunk of a gold document,
+    or overlaps a gold span of its document."""
+    for target in query.targets:
+        if target.kind == "span":
+            if hit.doc_id == target.id and hit.start < target.end and target.start < hit.end:
+                return True
+        elif (target.kind == "doc" and hit.doc_id == target.id) or hit.chunk_id == target.id \
+                or (target.text is not None and hit.text.strip() == target.text):
+            return True
+    return False
+
+
+@dataclass
+class AnswerResult:
+    """The means of one run of answers (percent where a share), and one row per question."""
+
+    label: str
+    n_questions: int
+    metrics: dict[str, float | None]
+    per_question: list[dict] = field(default_factory=list)
+
+
+def score_answer(answer, query: Query, language: str) -> dict:
+    """One question's scores (None where the gold gives nothing to score)."""
+    reference = query.answer
+    refused = answer.refused
+    figure = key_figure(reference) if reference else None
+    cited = answer.cited_sources
+    sentences = answer.checked.sentences if answer.checked else []
+    return {
+        "contains": None if not reference else float(not refused and contains(answer.text, reference)),
+        "f1": None if not reference else (0.0 if refused else token_f1(answer.text, reference, language)),
+        "figure": None if figure is None else float(not refused and states_figure(answer.text, figure)),
+        "cited_gold": [holds_gold(source.hit, query) for source in cited],
+        "unsupported": [not s.supported for s in sentences],
+        "corrected": [bool(s.corrected) for s in sentences],
+        "refused": float(refused),
+        "first_token_s": None if answer.cached else answer.timings.get("first_token_s"),
+        "total_s": None if answer.cached else answer.timings.get("total_s"),
+    }
+
+
+def evaluate_answers(index: Any, queries: QuerySet, answerer, *, k: int = 5, language: str | None = None,
+                     label: str = "", progress: bool = True, on_answer=None, **search_options) -> AnswerResult:
+    """Ask every query (its `answer`, where the file gives one, is the reference) and score the answers.
+    language: how token F1 splits words (default: detected from the first query)."""
+    from localcr.language import detect
+
+    language = language or detect(queries.queries[0].text)
+    rows = []
+    for query in progress_bar(queries.queries, label or "answers", progress, unit="question"):
+        answer = index.ask(query.text, k, answerer=answerer, **search_options)
+        row = {"query_id": query.qid, "query": query.text, "reference": query.answer, "answer": answer.text,
+               "citations": answer.checked.cited if answer.checked else [], **score_answer(answer, query, language)}
+        rows.append(row)
+        if on_answer is not None:
+            on_answer(query, answer, row)
+    return AnswerResult(label, len(rows), _means(rows), rows)
+
+
+def _means(rows: list[dict]) -> dict[str, float | None]:
+    def share(values: list) -> float | None:
+        return 100 * statistics.mean(values) if values else None
+
+    def of(name: str) -> list:
+        return [row[name] for row in rows if row[name] is not None]
+
+    flat = lambda name: [v for row in rows for v in row[name]]  # noqa: E731
+    timed = lambda name: statistics.median(of(name)) if of(name) else None  # noqa: E731
+    return {"contains": share(of("contains")), "f1": share(of("f1")), "figure": share(of("figure")),
+            "figure_questions": len(of("figure")), "citation_precision": share(flat("cited_gold")),
+            "unsupported": share(flat("unsupported")), "corrected": share(flat("corrected")),
+            "refused": share(of("refused")), "first_token_s": timed("first_token_s"), "total_s": timed("total_s")}
+
+
+ANSWER_COLUMNS = [("contains", "contains gold %"), ("f1", "token F1"), ("figure", "key figure %"),
+                  ("citation_precision", "citation precision %"), ("unsupported", "unsupported sentences %"),
+                  ("corrected", "citations corrected %"), ("refused", "refused %"),
+                  ("first_token_s", "first token s (median)"), ("total_s", "total s (median)")]
+
+
+def format_answer_table(results: list[AnswerResult]) -> str:
+    """A markdown table, a row per run; "cached" for timings when every answer came from the cache."""
+    head = ["run", "questions", *(title for _, title in ANSWER_COLUMNS)]
+    return markdown_table(head, [[r.label, str(r.n_questions), *answer_cells(r.metrics)] for r in results])
+
+
+def answer_cells(metrics: dict) -> list[str]:
+    """The ANSWER_COLUMNS of one run, as table cells."""
+    return [_cell(name, metrics) for name, _ in ANSWER_COLUMNS]
+
+
+def _cell(name: str, metrics: dict) -> str:
+    value = metrics.get(name)
+    if value is None:
+        return "cached" if name.endswith("_s") else ""
+    if name == "figure":
+        return f"{value:.1f} (of {metrics['figure_questions']})"
+    return f"{value:.1f}"
+
