@@ -18,7 +18,8 @@ is reused from --work), a seeded sample of --limit questions asked with the defa
 - refusal on filtered-out questions: --refusals of the sampled questions asked again with their gold documents
   excluded (`--glob '!DOC'`): the answer must refuse.
 
-Answers are cached under --work, so a second run costs nothing (its timings then say "cached"). Table to stdout and
+Answers are cached under --work, so a second run costs nothing (its timings then say "cached"; --fresh writes them
+again, to time them on a quiet machine). Table to stdout and
 benchmarks/results/answers[-SETS].md.
 """
 from __future__ import annotations
@@ -79,7 +80,7 @@ def measure(set_name: str, args) -> list[list]:
               file=sys.stderr)
 
     result = evaluation.evaluate_answers(index, replace(queries, queries=sampled), answerer, k=args.k, language=language,
-                                         label=set_name, progress=False, on_answer=show)
+                                         label=set_name, progress=False, on_answer=show, fresh=args.fresh)
     refused = [float(index.ask(q.text, args.k, answerer=answerer, glob=[f"!{doc}" for doc in gold_documents(index, q)]).refused)
                for q in sampled[:args.refusals]]
     answerer.close()
@@ -96,14 +97,16 @@ def main() -> None:
     p.add_argument("--llm", help="the LLM that answers (default: models.toml's)")
     p.add_argument("--limit", type=int, default=40, help="questions sampled per set (seeded; default 40)")
     p.add_argument("-k", type=int, default=5, help="sources read per question (default 5, as `localcr ask`)")
-    p.add_argument("--prompt", default="cite", help="the answer prompt (localcr.answers.PROMPTS)")
+    p.add_argument("--prompt", default=None, help="the answer prompt (localcr.answers.PROMPTS; default: localcr's)")
     p.add_argument("--source-chars", type=int, default=None, help="cut sources longer than this (default: localcr's)")
     p.add_argument("--refusals", type=int, default=10, help="of the sampled questions, how many are asked again with "
                    "their gold documents filtered out (default 10)")
+    p.add_argument("--fresh", action="store_true", help="write every answer again (to time them), not from the cache")
     args = p.parse_args()
-    from localcr.answers import SOURCE_CHARS
+    from localcr.answers import DEFAULT_PROMPT, SOURCE_CHARS
 
     args.source_chars = args.source_chars or SOURCE_CHARS
+    args.prompt = args.prompt or DEFAULT_PROMPT
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
     chosen = args.sets
     out = ROOT / "benchmarks" / "results" / f"answers{results_suffix(chosen, SETS)}.md"

@@ -64,14 +64,17 @@ _SHORT = ("Answer the question at the end using only the numbered sources below.
 _CITED = (f'root ::= "{NOT_FOUND}" | sentence (" " sentence){{0,2}}\n'
           'sentence ::= [^\\[\\]\\n]+ cite+ "."?\n'
           'cite ::= " [" [1-9] [0-9]? "]"\n')
-PROMPTS = {  # the default first; chosen by benchmarks/answers.py (BENCHMARKS.md, "Answers")
-    "cite": AnswerPrompt("cite", _SYSTEM, _RULES),
+# Measured by benchmarks/answers.py (BENCHMARKS.md, "Answers"): "short" refused a third as often as "cite" on
+# answerable XQuAD questions (10% against 30%) and contained the gold answer more often (60% against 50%); the
+# worked example drew whole paragraphs copied without citations; the grammar kept every sentence cited but
+# answered as "cite" did.
+PROMPTS = {  # the default first
     "short": AnswerPrompt("short", _SYSTEM, _SHORT),
+    "cite": AnswerPrompt("cite", _SYSTEM, _RULES),
     "example": AnswerPrompt("example", _SYSTEM, _RULES + _EXAMPLE),
     "grammar": AnswerPrompt("grammar", _SYSTEM, _RULES, grammar=_CITED),
-    "example-grammar": AnswerPrompt("example-grammar", _SYSTEM, _RULES + _EXAMPLE, grammar=_CITED),
 }
-DEFAULT_PROMPT = "cite"
+DEFAULT_PROMPT = "short"
 
 # The one sentence of a refusal, in the question's language (English for any other).
 REFUSALS = {
@@ -304,7 +307,10 @@ class Answerer:
         if is_refusal(raw):
             return self._refusal(question, sources, note, cached=cached, timings=timings)
         texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
-        checked = check(raw, texts, names=_language(question) != "de")  # German capitalises every noun
+        checked = check(raw, texts, names=_language(question) != "de", question=question)  # German capitalises every noun
+        if not any(s.supported for s in checked.sentences):  # nothing of it is in the sources: grounded or silent
+            why = "the model's answer had no sentence its sources hold, so it is not shown"
+            return self._refusal(question, sources, " ".join(filter(None, [note, why])), cached=cached, timings=timings)
         for source in sources:
             citing = [s.text for s in checked.sentences if source.number in s.citations]
             if citing:

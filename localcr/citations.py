@@ -28,6 +28,14 @@ _SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "bill
 _NUMBER_WORDS = {w: float(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty".split())}
+# A sentence that adds at least MIN_CLAIM_WORDS words to the question, more than MAX_ABSENT_SHARE of them in no
+# cited source, says something its sources do not (chosen on benchmarks/answers.py: see BENCHMARKS.md "Answers").
+MIN_CLAIM_WORDS = 2
+MAX_ABSENT_SHARE = 0.5
+_WORDS = re.compile(r"\w+")
+_COMMON_WORDS = set("""that this with from were which what when where have been their there they them than then also
+into only other some such more most over about after before between both each many much very does done will would
+could should these those while being because during under until again further here just like same""".split())
 # Quoted phrases: straight, curly, guillemets, CJK corner brackets.
 _QUOTED = re.compile(r"\"([^\"\n]{2,200})\"|\u201c([^\u201d\n]{2,200})\u201d|\u00ab([^\u00bb\n]{2,200})\u00bb|"
                      r"\u300c([^\u300d\n]{2,200})\u300d")
@@ -111,9 +119,11 @@ def split_sentences(text: str) -> list[tuple[str, list[int], int]]:
     return out
 
 
-def check(answer: str, sources: list[str], *, names: bool = True) -> Checked:
+def check(answer: str, sources: list[str], *, names: bool = True, question: str = "") -> Checked:
     """The answer's sentences with citations that name one of `sources` (1-based), each checked against the
-    sources it cites. names: check capitalised words too (not for German, which capitalises every noun)."""
+    sources it cites. names: check capitalised words too (not for German, which capitalises every noun).
+    question: its words are no evidence (a sentence restating the question and adding a claim is checked on
+    the claim's words)."""
     split = split_sentences(answer)
     dropped = sorted({n for _, cited, _ in split for n in cited if not 1 <= n <= len(sources)})
     own = [[n for n in dict.fromkeys(cited) if 1 <= n <= len(sources)] for _, cited, _ in split]
@@ -123,31 +133,43 @@ def check(answer: str, sources: list[str], *, names: bool = True) -> Checked:
         if not citations:
             later = next((own[j] for j in range(i + 1, len(split)) if split[j][2] == paragraph and own[j]), [])
             citations, inherited = later, bool(later)
-        missing = unsupported_facts(text, [sources[n - 1] for n in citations], names) if citations else []
+        missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question) if citations else []
         sentence = Sentence(text, citations, bool(citations) and not missing, missing, inherited)
-        if missing and (holder := _holder(text, sources, names)):
+        if missing and (holder := _holder(text, sources, names, question)):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
         sentences.append(sentence)
     return Checked(sentences, dropped)
 
 
-def _holder(sentence: str, sources: list[str], names: bool) -> int | None:
+def _holder(sentence: str, sources: list[str], names: bool, question: str) -> int | None:
     """The source that holds every figure, name and quote of a sentence whose cited sources do not (small models
     cite the source beside the right one): the one sharing the most words with it, or None."""
-    holding = [n for n, source in enumerate(sources, start=1) if not unsupported_facts(sentence, [source], names)]
+    holding = [n for n, source in enumerate(sources, start=1) if not unsupported_facts(sentence, [source], names, question)]
     words = set(_fold(sentence).split())
     return max(holding, key=lambda n: len(words & set(_fold(sources[n - 1]).split())), default=None)
 
 
-def unsupported_facts(sentence: str, cited: list[str], names: bool = True) -> list[str]:
-    """The figures, names and quoted phrases of a sentence that none of its cited sources holds."""
+def unsupported_facts(sentence: str, cited: list[str], names: bool = True, question: str = "") -> list[str]:
+    """The figures, names and quoted phrases of a sentence that none of its cited sources holds; and, where most
+    of the words it adds to the question are in no cited source, those words."""
     haystack = _fold(" ".join(cited))
     numbers = figures_in(" ".join(cited))
     missing = [shown for shown, value, scaled in figures_with_scale(sentence) if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
     missing += [name for name in names_in(sentence) if names and _fold(name) not in haystack]
+    added = claim_words(sentence, question)
+    absent = [w for w in added if w[:max(3, 2 * len(w) // 3)] not in haystack]  # "retried" is held by "retries"
+    if len(added) >= MIN_CLAIM_WORDS and len(absent) > len(added) * MAX_ABSENT_SHARE:
+        missing += absent
     return list(dict.fromkeys(missing))
+
+
+def claim_words(sentence: str, question: str = "") -> list[str]:
+    """The words a sentence adds to the question: of four letters or more, not the question's, folded."""
+    asked = set(_WORDS.findall(_fold(question)))
+    return list(dict.fromkeys(w for w in _WORDS.findall(_fold(CITATION.sub(" ", sentence)))
+                              if len(w) >= 4 and not w.isdigit() and w not in asked and w not in _COMMON_WORDS))
 
 
 def figures_in(text: str) -> set[float]:

@@ -61,7 +61,15 @@ def test_names_and_quotes_must_occur():
     assert check("The plant is in Corning, New York [2].", SOURCES).sentences[0].supported
     assert check("The plant is in Ithaca [2].", SOURCES).sentences[0].missing == ["Ithaca"]
     assert check('The guide says "doubles after every attempt" [1].', SOURCES).sentences[0].supported
-    assert check('The guide says "halves after every attempt" [1].', SOURCES).sentences[0].missing == ["halves after every attempt"]
+    assert check('The guide says "halves after every attempt" [1].', SOURCES).sentences[0].missing[0] == "halves after every attempt"
+
+
+def test_a_sentence_whose_added_words_no_cited_source_holds_is_unsupported():
+    question = "What was the first problem the crew met?"
+    sources = ["First, the crew noticed a strange odor in their spacesuits, which delayed the sealing of the hatch."]
+    assert check("The first problem was a strange odor in their spacesuits [1].", sources, question=question).sentences[0].supported
+    made_up = check("The first problem was the failure of the oxygen system [1].", sources, question=question).sentences[0]
+    assert not made_up.supported and made_up.missing == ["failure", "oxygen", "system"]
 
 
 def test_german_nouns_are_not_names():
