@@ -307,7 +307,8 @@ class Answerer:
         if is_refusal(raw):
             return self._refusal(question, sources, note, cached=cached, timings=timings)
         texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
-        checked = check(raw, texts, names=_language(question) != "de", question=question)  # German capitalises every noun
+        checked = check(raw, texts, names=_language(question) != "de", question=question,  # German capitalises every noun
+                        code=[s.hit.is_code for s in sources])
         if not any(s.supported for s in checked.sentences):  # nothing of it is in the sources: grounded or silent
             why = "the model's answer had no sentence its sources hold, so it is not shown"
             return self._refusal(question, sources, " ".join(filter(None, [note, why])), cached=cached, timings=timings)

@@ -6,9 +6,9 @@ citations read ("[2]", "[1][3]", "[1, 3]"), citations to sources that do not exi
 checked: its figures (numbers, with their scale words: "$1.2 billion" matches a table's "1,200" in millions), its
 names (capitalised words that are not the first of the sentence) and its quoted phrases must each occur in one
 of the sources it cites. A sentence without a citation of its own takes those of the next cited sentence of its
-paragraph (the "A. B. [1]" habit); one with none at all is unsupported. A sentence that its cited sources do not
-hold but another source does has its citation corrected to that source (and says so): small models often cite the
-source next to the right one. Pure functions: no model, no index.
+paragraph (the "A. B. [1]" habit). A sentence that its cited sources do not hold (or that cites none) but
+another source does has its citation corrected to that source (and says so): small models often cite the source
+next to the right one, or forget to cite; one that no source holds is unsupported. Pure functions: no model, no index.
 """
 from __future__ import annotations
 
@@ -119,11 +119,13 @@ def split_sentences(text: str) -> list[tuple[str, list[int], int]]:
     return out
 
 
-def check(answer: str, sources: list[str], *, names: bool = True, question: str = "") -> Checked:
+def check(answer: str, sources: list[str], *, names: bool = True, question: str = "", code: list[bool] | None = None) -> Checked:
     """The answer's sentences with citations that name one of `sources` (1-based), each checked against the
     sources it cites. names: check capitalised words too (not for German, which capitalises every noun).
     question: its words are no evidence (a sentence restating the question and adding a claim is checked on
-    the claim's words)."""
+    the claim's words). code: which sources are source code, whose words an answer explains in its own: a
+    sentence citing only code is checked on its figures, names and quotes alone."""
+    code = code or [False] * len(sources)
     split = split_sentences(answer)
     dropped = sorted({n for _, cited, _ in split for n in cited if not 1 <= n <= len(sources)})
     own = [[n for n in dict.fromkeys(cited) if 1 <= n <= len(sources)] for _, cited, _ in split]
@@ -133,33 +135,47 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
         if not citations:
             later = next((own[j] for j in range(i + 1, len(split)) if split[j][2] == paragraph and own[j]), [])
             citations, inherited = later, bool(later)
-        missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question) if citations else []
+        words = not all(code[n - 1] for n in citations)
+        missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question, words) if citations else []
         sentence = Sentence(text, citations, bool(citations) and not missing, missing, inherited)
-        if missing and (holder := _holder(text, sources, names, question)):
+        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, cited=bool(citations))):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
         sentences.append(sentence)
     return Checked(sentences, dropped)
 
 
-def _holder(sentence: str, sources: list[str], names: bool, question: str) -> int | None:
-    """The source that holds every figure, name and quote of a sentence whose cited sources do not (small models
-    cite the source beside the right one): the one sharing the most words with it, or None."""
-    holding = [n for n, source in enumerate(sources, start=1) if not unsupported_facts(sentence, [source], names, question)]
-    words = set(_fold(sentence).split())
-    return max(holding, key=lambda n: len(words & set(_fold(sources[n - 1]).split())), default=None)
+def _holder(sentence: str, sources: list[str], names: bool, question: str, code: list[bool], cited: bool) -> int | None:
+    """The source that holds every figure, name and quote of a sentence whose cited sources do not, or that cites
+    none (small models cite the source beside the right one, or forget to): of those, the one holding the most of
+    the words it adds to the question (for a sentence that cited nothing, at least MIN_CLAIM_WORDS of them: a
+    citation is not given to a sentence with nothing to check); or None."""
+    added = claim_words(sentence, question)
+    best, most = None, -1 if cited else MIN_CLAIM_WORDS - 1
+    for n, source in enumerate(sources, start=1):
+        if unsupported_facts(sentence, [source], names, question, not code[n - 1]):
+            continue
+        held = sum(_holds(_fold(source), word) for word in added) + len(figures_with_scale(sentence))
+        if held > most:
+            best, most = n, held
+    return best
 
 
-def unsupported_facts(sentence: str, cited: list[str], names: bool = True, question: str = "") -> list[str]:
-    """The figures, names and quoted phrases of a sentence that none of its cited sources holds; and, where most
-    of the words it adds to the question are in no cited source, those words."""
+def _holds(haystack: str, word: str) -> bool:
+    """A folded word in a folded text, by its first two thirds: "retried" is held by "retries"."""
+    return word[:max(3, 2 * len(word) // 3)] in haystack
+
+
+def unsupported_facts(sentence: str, cited: list[str], names: bool = True, question: str = "", words: bool = True) -> list[str]:
+    """The figures, names and quoted phrases of a sentence that none of its cited sources holds; and (words) where
+    most of the words it adds to the question are in no cited source, those words."""
     haystack = _fold(" ".join(cited))
     numbers = figures_in(" ".join(cited))
     missing = [shown for shown, value, scaled in figures_with_scale(sentence) if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
     missing += [name for name in names_in(sentence) if names and _fold(name) not in haystack]
-    added = claim_words(sentence, question)
-    absent = [w for w in added if w[:max(3, 2 * len(w) // 3)] not in haystack]  # "retried" is held by "retries"
+    added = claim_words(sentence, question) if words else []
+    absent = [w for w in added if not _holds(haystack, w)]
     if len(added) >= MIN_CLAIM_WORDS and len(absent) > len(added) * MAX_ABSENT_SHARE:
         missing += absent
     return list(dict.fromkeys(missing))

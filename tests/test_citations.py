@@ -70,6 +70,8 @@ def test_a_sentence_whose_added_words_no_cited_source_holds_is_unsupported():
     assert check("The first problem was a strange odor in their spacesuits [1].", sources, question=question).sentences[0].supported
     made_up = check("The first problem was the failure of the oxygen system [1].", sources, question=question).sentences[0]
     assert not made_up.supported and made_up.missing == ["failure", "oxygen", "system"]
+    explained = check("It sums the values of a list [1].", ["def total(xs):\n    return sum(xs)"], code=[True])
+    assert explained.sentences[0].supported  # code is explained in other words than its own
 
 
 def test_german_nouns_are_not_names():
