@@ -91,6 +91,21 @@ def measure(set_name: str, args) -> list[list]:
 HEAD = ["set", "llm", "prompt", "k", "questions", *(title for _, title in ANSWER_COLUMNS), "refused when filtered out %"]
 
 
+def llm_rates(llm: str | None) -> str:
+    """The LLM's prompt and generation rates on this machine, as its last answers recorded them (localcr keeps the
+    latest in its cache for its estimates): a figure of this CPU, for comparing timings across machines."""
+    from localcr.contexts.rates import recorded_rates
+    from localcr.llm import default_threads
+    from localcr.models import load_registry
+
+    spec = load_registry().require("llm", llm)
+    rates = recorded_rates(spec, spec.n_threads or default_threads(), 1)
+    if rates is None:
+        return f"{spec.name}: no rates recorded yet (every answer came from the cache)"
+    return (f"{spec.name} through llama.cpp here, as its last fresh answer ran: prompt {rates.prompt:.0f} tokens/s, "
+            f"generation {rates.generate:.1f} tokens/s")
+
+
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated (default {','.join(SETS)})")
@@ -113,7 +128,7 @@ def main() -> None:
     rows: list[list] = []
     for set_name in chosen.split(","):
         rows += measure(set_name, args)
-        text = f"machine: {machine()}\n\n" + table(HEAD, rows)
+        text = f"machine: {machine()}\n{llm_rates(args.llm)}\n\n" + table(HEAD, rows)
         print(table(HEAD, rows[-1:]), file=sys.stderr)
     out.write_text(text + "\n")
     print(text)

@@ -29,6 +29,10 @@ from localcr.text import snippet
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
 ANSWER_VERSION = "ask-2026.2"
 ANSWER_MAX_TOKENS = 200
+# Sources an answer reads by default: on 30 XQuAD-en questions 3 held the gold about as often as 5 (53.3% against
+# 56.7%: one question), refused every question whose documents were filtered out (5: 8 of 10), and reached the first
+# token in half the time (benchmarks/answers.py, BENCHMARKS.md "Answers").
+DEFAULT_SOURCES = 3
 # A source longer than this (a window, a long report's chunk) is cut to the part around the question's terms.
 SOURCE_CHARS = 1600
 CONTEXT_CHARS = 300  # of the context that situates each source

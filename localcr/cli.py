@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 import localcr
+from localcr.answers import DEFAULT_SOURCES
 from localcr.backends import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.filters import KINDS, Filter
@@ -308,7 +309,8 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
 @cli.command()
 @click.argument("question")
 @_index_option
-@click.option("-k", type=click.IntRange(1), default=5, show_default=True, help="Sources the LLM reads: the k best hits.")
+@click.option("-k", type=click.IntRange(1), default=DEFAULT_SOURCES, show_default=True,
+              help="Sources the LLM reads: the k best hits.")
 @click.option("--llm", help="LLM name from models.toml (or found by `localcr models --discover`; default: its [defaults]).")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
 @click.option("--fusion", type=click.Choice(FUSIONS), default=DEFAULT_FUSION, show_default=True,

@@ -276,9 +276,10 @@ class Index:
                 for hit in hits]
 
     # -- answers ------------------------------------------------------------------------------------------
-    def ask(self, question: str, k: int = 5, *, llm: str | None = None, answerer=None, fresh: bool = False,
+    def ask(self, question: str, k: int | None = None, *, llm: str | None = None, answerer=None, fresh: bool = False,
             **search_options):
-        """An answer to the question from the k best hits, citing them (localcr.answers.Answer): retrieval as
+        """An answer to the question from the k best hits (default localcr.answers.DEFAULT_SOURCES), citing them
+        (localcr.answers.Answer): retrieval as
         `search` does it (search_options: mode, fusion, rerank, window, glob, kind, lang ...), then the LLM named
         `llm` (default: the registry's) or the given `answerer`. fresh: write it again even if cached."""
         for event, value in self.ask_stream(question, k, llm=llm, answerer=answerer, fresh=fresh, **search_options):
@@ -286,15 +287,17 @@ class Index:
                 return value
         raise AssertionError("the answer stream ended without its answer")
 
-    def ask_stream(self, question: str, k: int = 5, *, llm: str | None = None, answerer=None, fresh: bool = False,
+    def ask_stream(self, question: str, k: int | None = None, *, llm: str | None = None, answerer=None, fresh: bool = False,
                    log=None, **search_options):
         """`ask` as it happens: ("sources", [Source]), ("estimate", how long it will take) unless cached, then
         ("text", piece) as the model writes, then ("answer", Answer). log hears when the model loads."""
         if not question.strip():
             raise LocalcrError("the question is empty")
+        from localcr.answers import DEFAULT_SOURCES
+
         if answerer is None:
             answerer = self._answerer(llm, log)
-        hits = self.search(question, k, **search_options)
+        hits = self.search(question, k or DEFAULT_SOURCES, **search_options)
         unmatched = None if hits else self.unmatched(search_options.get("glob"), search_options.get("kind"),
                                                      search_options.get("lang"))
         yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "")

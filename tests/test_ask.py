@@ -91,7 +91,7 @@ def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answer
                f"Kestrel Pumps was founded in Bergen [{other}].")
     with open_cache("answers") as cache:
         cache.set(answerer._key(question, sources), {"text": written, "sources": len(sources), "note": ""}, "test")
-    answer = index.ask(question, answerer=answerer)
+    answer = index.ask(question, 5, answerer=answerer)
     checked = answer.checked
     assert answer.cached and checked.dropped == [9]
     assert answer.unsupported == ["It was founded in 1881."]
@@ -133,10 +133,10 @@ def test_eval_scores_answers_against_the_reference(corpus, index, answerer, tmp_
     index.ask(QUESTION, answerer=answerer)  # cached: the evaluation reads it again
     queries = tmp_path / "queries.jsonl"
     queries.write_text(json.dumps({"query": QUESTION, "relevant": ["docs/pump.md"], "answer": "500 operating hours"}) + "\n")
-    out = run("eval", "--index", corpus / "index", "--queries", queries, "--k", "5", "--answers", "--json", "-q")
+    out = run("eval", "--index", corpus / "index", "--queries", queries, "--k", "3", "--answers", "--json", "-q")
     data = json.loads(out[out.index("{"):])  # after the query file's report on stderr
     [row] = data["answers"]
-    assert row["config"] == "hybrid" and row["questions"] == 1 and row["k"] == 5
+    assert row["config"] == "hybrid" and row["questions"] == 1 and row["k"] == 3
     assert row["contains"] == 100.0 and row["citation_precision"] == 100.0 and row["refused"] == 0.0
-    table = run("eval", "--index", corpus / "index", "--queries", queries, "--k", "5", "--answers", "-q")
+    table = run("eval", "--index", corpus / "index", "--queries", queries, "--k", "3", "--answers", "-q")
     assert "contains gold %" in table and "citation precision %" in table

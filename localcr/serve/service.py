@@ -15,6 +15,7 @@ from typing import Annotated, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from localcr.answers import DEFAULT_SOURCES
 from localcr.errors import LocalcrError
 from localcr.filters import KINDS
 from localcr.models import Registry, load_registry
@@ -78,7 +79,7 @@ class AskRequest(_Retrieval):
     """A question for `localcr ask`: its sources found as a search finds hits; the defaults are the CLI's."""
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question, in any language.")
-    k: int = Field(5, ge=1, le=MAX_SOURCES, description="Sources the LLM reads: the k best hits.")
+    k: int = Field(DEFAULT_SOURCES, ge=1, le=MAX_SOURCES, description="Sources the LLM reads: the k best hits.")
     llm: str | None = Field(None, max_length=200, description="Which LLM in models.toml answers (default: the default one).")
     fresh: bool = Field(False, description="Write the answer again even if it is cached.")
 
