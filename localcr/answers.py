@@ -10,7 +10,7 @@ answer that cites them; the citations are then checked (localcr.citations).
 The instruction is one fixed prefix, so a process that answers many questions (a server, an evaluation) evaluates
 it once: each question pays for its sources and its own words only. Grounded or silent: when the sources do not hold
 the answer the model writes a fixed word, and the answer becomes one sentence in the question's language saying the
-documents do not say, with the nearest sources beside it. Answers are cached by model, prompt version, question and
+documents do not say, with the nearest sources beside it; so does an answer none of whose sentences its sources hold. Answers are cached by model, prompt version, question and
 the sources' text, so asking again costs nothing (`fresh` writes it anew).
 """
 from __future__ import annotations
@@ -241,12 +241,6 @@ class Answerer:
         if answer.refused:
             yield "text", answer.text
         yield "answer", answer
-
-    def answer(self, question: str, hits: list, **options) -> Answer:
-        for event, value in self.stream(question, hits, **options):
-            if event == "answer":
-                return value
-        raise AssertionError("the answer stream ended without its answer")
 
     # -- the prompt --------------------------------------------------------------------------------------------
     def _shown(self, hit, found: dict) -> str:
