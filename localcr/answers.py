@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Iterator
 
-from localcr.citations import Checked, check
+from localcr.citations import WORDS, Checked, check
 from localcr.errors import LocalcrError
 from localcr.llm import Completion
 from localcr.models import Registry
@@ -351,22 +352,21 @@ def _may_refuse(written: str) -> bool:
     return NOT_FOUND.startswith(text) or text.startswith(NOT_FOUND)
 
 
+@lru_cache(maxsize=256)
 def _language(text: str) -> str:
+    """The question's language (asked for the check and again for a refusal's sentence: detected once)."""
     from localcr.language import detect
 
     return detect(text)
 
 
-_WORD = re.compile(r"\w+")
-
-
 def _attach_support(source: Source, citing: str) -> None:
     """The sentence (or line) of the source's chunk that shares the most words with the sentences citing it."""
     hit = source.hit
-    wanted = {w.casefold() for w in _WORD.findall(citing) if len(w) > 2 or w.isdigit()}
+    wanted = {w.casefold() for w in WORDS.findall(citing) if len(w) > 2 or w.isdigit()}
     best, best_score = None, 0
     for match in re.finditer(r"[^.!?。！？\n]+[.!?。！？]?", hit.text):
-        score = len(wanted & {w.casefold() for w in _WORD.findall(match[0])})
+        score = len(wanted & {w.casefold() for w in WORDS.findall(match[0])})
         if score > best_score:
             best, best_score = match, score
     if best is None:

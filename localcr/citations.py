@@ -32,7 +32,7 @@ _NUMBER_WORDS = {w: float(n) for n, w in enumerate(
 # cited source, says something its sources do not (chosen on benchmarks/answers.py: see BENCHMARKS.md "Answers").
 MIN_CLAIM_WORDS = 2
 MAX_ABSENT_SHARE = 0.5
-_WORDS = re.compile(r"\w+")
+WORDS = re.compile(r"\w+")
 _COMMON_WORDS = set("""that this with from were which what when where have been their there they them than then also
 into only other some such more most over about after before between both each many much very does done will would
 could should these those while being because during under until again further here just like same""".split())
@@ -151,11 +151,13 @@ def _holder(sentence: str, sources: list[str], names: bool, question: str, code:
     the words it adds to the question (for a sentence that cited nothing, at least MIN_CLAIM_WORDS of them: a
     citation is not given to a sentence with nothing to check); or None."""
     added = claim_words(sentence, question)
+    figures = len(figures_with_scale(sentence))
     best, most = None, -1 if cited else MIN_CLAIM_WORDS - 1
     for n, source in enumerate(sources, start=1):
         if unsupported_facts(sentence, [source], names, question, not code[n - 1]):
             continue
-        held = sum(_holds(_fold(source), word) for word in added) + len(figures_with_scale(sentence))
+        haystack = _fold(source)
+        held = sum(_holds(haystack, word) for word in added) + figures
         if held > most:
             best, most = n, held
     return best
@@ -183,8 +185,8 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
 
 def claim_words(sentence: str, question: str = "") -> list[str]:
     """The words a sentence adds to the question: of four letters or more, not the question's, folded."""
-    asked = set(_WORDS.findall(_fold(question)))
-    return list(dict.fromkeys(w for w in _WORDS.findall(_fold(CITATION.sub(" ", sentence)))
+    asked = set(WORDS.findall(_fold(question)))
+    return list(dict.fromkeys(w for w in WORDS.findall(_fold(CITATION.sub(" ", sentence)))
                               if len(w) >= 4 and not w.isdigit() and w not in asked and w not in _COMMON_WORDS))
 
 
