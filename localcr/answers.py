@@ -169,14 +169,9 @@ class Answerer:
         return self._runner
 
     def _grammar(self):
-        if not self.prompt.grammar:
-            return None
-        from llama_cpp import LlamaGrammar
+        from localcr.llm import load_grammar
 
-        from localcr.llm import quiet_stderr
-
-        with quiet_stderr():  # llama.cpp prints the parsed grammar
-            return LlamaGrammar.from_string(self.prompt.grammar, verbose=False)
+        return load_grammar(self.prompt.grammar) if self.prompt.grammar else None
 
     def _say(self, message: str) -> None:
         if self._log is not None:
@@ -216,7 +211,7 @@ class Answerer:
             note = " ".join(filter(None, [note, f"read {len(sources)} of {len(sources) + dropped} sources: the others do "
                                           f"not fit {self.spec.name}'s window of {runner.n_ctx} tokens"]))
         yield "sources", sources
-        self._restore_instruction(prefix)
+        runner.keep_prefix(prefix, "answers", self._tag(), "answer-instruction", ANSWER_VERSION, self.prompt.name)
         yield "estimate", self._estimate(runner, prefix + suffixes, len(sources))
         first, written, shown = None, "", 0
         for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS, grammar=self._grammar()):
@@ -272,24 +267,6 @@ class Answerer:
                 return prefix, suffix, len(sources) - keep
         raise LocalcrError(f"{self.spec.name}'s window of {runner.n_ctx} tokens is too small for the question and one "
                            "source with room for an answer: raise its n_ctx in models.toml, or ask with a shorter question")
-
-    def _restore_instruction(self, prefix: list[int]) -> None:
-        """Put the instruction's KV state in the model's cache, from the disk cache where an earlier process left
-        it (a `localcr ask` process then evaluates only its sources and question), else evaluated now and stored."""
-        runner = self.runner
-        if runner.cached_prefix(prefix) == len(prefix):
-            return
-        from llama_cpp import __version__ as llama_cpp_version
-
-        from localcr.cache import key, open_cache
-
-        state_key = key("answer-instruction", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name,
-                        str(runner.n_ctx), str(self.spec.flash_attn), llama_cpp_version, *map(str, prefix))
-        with open_cache("answers") as cache:
-            state = cache.get(state_key)
-            if isinstance(state, bytes) and runner.restore_prefix(prefix, state):
-                return
-            cache.set(state_key, runner.prefix_state(prefix), self._tag())
 
     def _estimate(self, runner, tokens: list[int], sources: int) -> str:
         """'reading 5 sources (1,204 tokens), about 9 s here': from this machine's recorded LLM rates."""

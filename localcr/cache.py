@@ -37,6 +37,7 @@ STORES = {
     "questions": "cached synthetic questions will be generated again",
     "expansions": "cached query expansions will be generated again",
     "answers": "cached answers will be written again",
+    "navigation": "cached outline navigations (and outlines' KV states) will be computed again",
 }
 DEFAULT_LIMIT = 20 * 2**30
 UNTAGGED = "untagged (older localcr)"

@@ -271,6 +271,10 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
               help="Join the query with a passage the local LLM (the default one, or LLM) writes to answer it, for the "
                    "dense side (HyDE): seconds a query on a CPU, cached per query.")
+@click.option("--navigate", "navigate_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
+              help="Have the local LLM (the default one, or LLM) read the outline of the first document found and name "
+                   "the sections that would hold the answer; their chunks rank first. For long reports: seconds a "
+                   "query on a CPU (the outline's first reading longer), cached per question.")
 @click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
 @click.option("--window", type=click.IntRange(0), default=0, show_default=True,
@@ -284,19 +288,21 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @click.option("--lang", metavar="CODE", help="Search only documents in this language (ISO 639-1, e.g. en).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
 @click.pass_context
-def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_llm, candidates, window, full, globs, kind,
-           lang, as_json):
+def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_llm, navigate_llm, candidates, window, full,
+           globs, kind, lang, as_json):
     """Search an index (or only the documents --glob, --kind and --lang let through: the k best of those)."""
     Filter.of(globs, kind, lang)  # a bad filter is refused before the index and its models are opened
     idx = _open_index(index_dir, _registry(ctx))
     reranker = _reranker(idx.registry, rerank_name)
     expander = _expander(idx.registry, expand_llm)
+    navigator = _navigator(idx.registry, navigate_llm)
     try:
         hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates,
-                          window=window, glob=globs, kind=kind, lang=lang, expand=expander)
+                          window=window, glob=globs, kind=kind, lang=lang, expand=expander, navigate=navigator)
     finally:
-        if expander is not None:
-            expander.close()
+        for model in (expander, navigator):
+            if model is not None:
+                model.close()
     if not hits and (unmatched := idx.unmatched(globs, kind, lang)):
         _echo(f"localcr: {unmatched}", err=True)
     if as_json:
@@ -472,6 +478,15 @@ def _reranker(registry, name):
     return load_reranker(registry, name or None)
 
 
+def _navigator(registry, name):
+    """None unless --navigate was given; else a navigator with the default LLM or the named one."""
+    if name is None:
+        return None
+    from localcr.navigation import load_navigator
+
+    return load_navigator(registry, name or None, log=lambda message: _echo(message, err=True))
+
+
 def _expander(registry, name):
     """None unless --expand was given; else an expander with the default LLM or the named one."""
     if name is None:
@@ -494,6 +509,8 @@ def _expander(registry, name):
               help="Reranker for configurations with rerank (the default one, or NAME).")
 @click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
               help="LLM that writes the passages of configurations with expand (the default one, or LLM).")
+@click.option("--navigate", "navigate_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
+              help="LLM that reads the outlines of configurations with navigate (the default one, or LLM).")
 @click.option("--answers", "answers_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
               help="Also ask every query (`localcr ask` with the first --k sources) under each configuration with the "
                    "default LLM (or LLM), and score the answers against each line's reference `answer`: contained, "
@@ -508,8 +525,8 @@ def _expander(registry, name):
 @click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
-def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand_llm, answers_llm, per_query, skip_bad_lines,
-             gold, as_json, quiet):
+def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand_llm, navigate_llm, answers_llm, per_query,
+             skip_bad_lines, gold, as_json, quiet):
     """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
     from localcr import evaluation
 
@@ -525,6 +542,9 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand
     if expand_llm is not None and not any(c.expand for c in parsed):
         raise LocalcrError("--expand names an LLM but no --config expands (add e.g. --config hybrid,expand)")
     expander = _expander(idx.registry, "" if expand_llm is None else expand_llm) if any(c.expand for c in parsed) else None
+    if navigate_llm is not None and not any(c.navigate for c in parsed):
+        raise LocalcrError("--navigate names an LLM but no --config navigates (add e.g. --config hybrid,navigate)")
+    navigator = _navigator(idx.registry, "" if navigate_llm is None else navigate_llm) if any(c.navigate for c in parsed) else None
     queries = evaluation.load_queries(queries_file, idx, skip_bad_lines=skip_bad_lines, gold=gold)
     _echo(queries.report(), err=True)
     answerer = None
@@ -534,12 +554,13 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand
         answerer = load_answerer(idx.registry, answers_llm or None, log=_log)
     progress = not quiet and sys.stderr.isatty()
     try:
-        results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, expander=expander, progress=progress)
+        results = evaluation.evaluate(idx, queries, parsed, ks, reranker=reranker, expander=expander, navigator=navigator,
+                                      progress=progress)
         answered = [evaluation.evaluate_answers(idx, queries, answerer, k=ks[0], label=cfg.name, progress=progress,
-                                                **evaluation.search_options(cfg, ks[0], reranker, expander))
+                                                **evaluation.search_options(cfg, ks[0], reranker, expander, navigator))
                     for cfg in parsed] if answerer is not None else []
     finally:
-        for model in (expander, answerer):
+        for model in (expander, navigator, answerer):
             if model is not None:
                 model.close()
     if per_query:

@@ -85,6 +85,13 @@ class Filter:
         return " ".join(parts)
 
 
+def exact_glob(doc_id: str) -> str:
+    """The glob that passes a document by its id, every glob character written as itself (navigation searches
+    inside one document through the same selection a filter uses). Like any glob it also passes an id that ends
+    in this one after a `/`; navigation ranks only the rows of its own document with it."""
+    return "".join(f"[{c}]" if c in "*?[{" else c for c in doc_id)
+
+
 def compile_glob(pattern: str) -> re.Pattern:
     """A glob as a regular expression searched in a path: the pattern must cover whole names, from the path's start
     or a `/` to its end or a `/` (so a folder's pattern matches what it holds). A leading `/` anchors it at the start."""

@@ -119,6 +119,14 @@ class _CapturePrompt:
 Renderer = Callable[[list[dict]], tuple[str, bool]]
 
 
+def load_grammar(text: str):
+    """A GBNF grammar for `LlamaRunner.stream`'s output, parsed without llama.cpp printing it."""
+    from llama_cpp import LlamaGrammar
+
+    with quiet_stderr():
+        return LlamaGrammar.from_string(text, verbose=False)
+
+
 def shared_start(a, b) -> int:
     """How many leading tokens two token sequences share (the part of a prompt the KV cache can keep)."""
     import numpy as np
@@ -293,6 +301,30 @@ class LlamaRunner:
         llm.n_tokens = len(tokens)
         return True
 
+    def keep_prefix(self, tokens: list[int], store: str, label: str, *purpose: str,
+                    before_evaluating: Callable[[int], None] | None = None) -> str:
+        """Make the KV cache hold `tokens`, a prompt prefix many prompts share (an instruction, a document's
+        outline): "kept" where it already does, "restored" from the state an earlier process left in the disk
+        cache `store`, else "evaluated" now and its state stored there (labelled `label`) for the next process.
+        purpose: what the prefix is for; the state's key adds the model, its build, n_ctx and the tokens.
+        before_evaluating: told how many tokens are about to be evaluated (to say what it will cost)."""
+        if self.cached_prefix(tokens) == len(tokens):
+            return "kept"
+        from llama_cpp import __version__ as llama_cpp_version
+
+        from localcr.cache import key, open_cache
+
+        state_key = key("prefix-state", *purpose, self.spec.fingerprint(), str(self.n_ctx), str(self.spec.flash_attn),
+                        llama_cpp_version, *map(str, tokens))
+        with open_cache(store) as cache:
+            state = cache.get(state_key)
+            if isinstance(state, bytes) and self.restore_prefix(tokens, state):
+                return "restored"
+            if before_evaluating is not None:
+                before_evaluating(len(tokens) - self.cached_prefix(tokens))
+            cache.set(state_key, self.prefix_state(tokens), label)
+        return "evaluated"
+
     def _load_prefix(self, tokens: list[int], reuse: bool = True) -> int:
         """Make sequence 0 of the KV cache hold exactly `tokens`, evaluating only what is not cached yet;
         returns how many tokens were reused."""
@@ -309,11 +341,12 @@ class LlamaRunner:
 
     def complete(
         self, prefix: list[int], suffix: list[int], *, max_tokens: int, stops: Iterable[str] | None = None,
-        reuse: bool = True,
+        reuse: bool = True, grammar=None,
     ) -> Completion:
         """Generate after prefix + suffix, reusing the KV cache for the longest common prefix with the
-        previous call unless reuse=False (then the cache is cleared and the whole prompt evaluated)."""
-        for item in self.stream(prefix, suffix, max_tokens=max_tokens, stops=stops, reuse=reuse):
+        previous call unless reuse=False (then the cache is cleared and the whole prompt evaluated); grammar: as
+        for `stream`."""
+        for item in self.stream(prefix, suffix, max_tokens=max_tokens, stops=stops, reuse=reuse, grammar=grammar):
             if isinstance(item, Completion):
                 return item
         raise AssertionError("stream ended without its Completion")

@@ -21,7 +21,7 @@ import numpy as np
 
 from localcr.backends import open_backend
 from localcr.errors import LocalcrError
-from localcr.filters import Filter
+from localcr.filters import Filter, exact_glob
 from localcr.models import Registry, load_registry
 
 MODES = ("hybrid", "dense", "lexical")
@@ -186,14 +186,15 @@ class Index:
 
     def search(self, query: str, k: int = 20, *, mode: str = "hybrid", fusion: str = DEFAULT_FUSION, alpha: float = DEFAULT_ALPHA,
                rerank=None, candidates: int = DEFAULT_CANDIDATES, window: int = 0, glob=None, kind: str | None = None,
-               lang: str | None = None, expand=None) -> list[Hit]:
+               lang: str | None = None, expand=None, navigate=None) -> list[Hit]:
         """The k best chunks for the query; see the module docstring for the pipeline.
 
         Each retriever contributes its `candidates` best chunks whatever k is, and they are fused (and reranked)
         before the cut at k: so the top 5 of a k=5 search are the top 5 of a k=20 search (for any k up to
         `candidates`; a larger k deepens the lists to k). glob, kind, lang: search only the documents that pass
         (localcr.filters), before the cut: the k best chunks of those. expand: a localcr.expansion.Expander, whose
-        passage joins the query for the retrievers it expands (the reranker still reads the query alone)."""
+        passage joins the query for the retrievers it expands (the reranker still reads the query alone). navigate:
+        a localcr.navigation.Navigator; the sections it names in the first documents' outlines rank first."""
         if mode not in MODES:
             raise LocalcrError(f"mode {mode!r}: choose one of {', '.join(MODES)}")
         if fusion not in FUSIONS:
@@ -215,24 +216,8 @@ class Index:
         if selection is not None and not selection.documents:
             return []
         depth = max(candidates, k)
-        dense_query = lexical_query = query
-        if expand is not None and (mode != "lexical" or expand.legs == "both"):  # no passage for a leg that reads none
-            dense_query = expand.expanded(query)
-            lexical_query = dense_query if expand.legs == "both" else query
-        lists: dict[str, dict[int, float]] = {}
-        if mode in ("hybrid", "dense"):
-            lists["dense"] = self.dense_scores(dense_query, depth, selection)
-        if mode in ("hybrid", "lexical"):
-            lists["lexical"] = self.lexical_scores(lexical_query, depth, selection)
-        ordered = {name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()}
-        ranks = {name: _ranks(rows) for name, rows in ordered.items()}
-        if mode != "hybrid":
-            fused = lists[mode]
-        elif fusion == "rrf":
-            fused = rrf(ordered)
-        else:
-            share = dynamic_alpha(lists["dense"], lists["lexical"]) if fusion == "dynamic" else alpha
-            fused = weighted(lists["dense"], lists["lexical"], share)
+        lists, fused = self._fused(query, mode, fusion, alpha, depth, selection, expand)
+        ranks = {name: _ranks(sorted(scores, key=scores.get, reverse=True)) for name, scores in lists.items()}
         order = sorted(fused, key=lambda row: (-fused[row], row))[:depth]
         ranks["fused"] = _ranks(order)
         scores = fused
@@ -242,12 +227,59 @@ class Index:
             order = [row for row, _ in reranked]
             scores = dict(reranked)
             ranks["rerank"] = _ranks(order)
+        if navigate is not None:
+            order, navigated = self._navigated(query, order, navigate, (mode, fusion, alpha, expand))
+            ranks["navigated"] = _ranks(navigated)
         order = order[:k]
         if window:
             groups = widen(order, self.store.rows_around, window)
         else:
             groups = [(row, [row]) for row in order]
         return self._hits(groups, scores, ranks)
+
+    def _fused(self, query: str, mode: str, fusion: str, alpha: float, depth: int, selection, expand):
+        """Each retriever's `depth` best rows ({leg: {row: score}}) and their fusion ({row: score}) for the mode."""
+        dense_query = lexical_query = query
+        if expand is not None and (mode != "lexical" or expand.legs == "both"):  # no passage for a leg that reads none
+            dense_query = expand.expanded(query)
+            lexical_query = dense_query if expand.legs == "both" else query
+        lists: dict[str, dict[int, float]] = {}
+        if mode in ("hybrid", "dense"):
+            lists["dense"] = self.dense_scores(dense_query, depth, selection)
+        if mode in ("hybrid", "lexical"):
+            lists["lexical"] = self.lexical_scores(lexical_query, depth, selection)
+        if mode != "hybrid":
+            return lists, lists[mode]
+        if fusion == "rrf":
+            return lists, rrf({name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()})
+        share = dynamic_alpha(lists["dense"], lists["lexical"]) if fusion == "dynamic" else alpha
+        return lists, weighted(lists["dense"], lists["lexical"], share)
+
+    def _navigated(self, query: str, order: list, navigator, how: tuple) -> tuple[list, list]:
+        """The order with the chunks of the sections the navigator names first (the first `navigator.documents`
+        documents of the order, each document's named chunks ranked by the same search inside that document),
+        and those chunks; a document without an outline to read is left as it is."""
+        from localcr.navigation import MIN_ENTRIES, outline, rows_of
+
+        first_docs: list[str] = []
+        for record in self.store.hit_records(order[:50]):
+            if record["doc_id"] not in first_docs:
+                first_docs.append(record["doc_id"])
+        navigated: list = []
+        for doc_id in first_docs[: navigator.documents]:
+            records = self.store.hit_records(list(self.store.rows_of_document(doc_id)))
+            entries = outline(records)
+            if len(entries) < MIN_ENTRIES:
+                continue
+            named = set(rows_of(entries, navigator.sections(query, _about(records), entries)))
+            if not named:
+                continue
+            inside = self.store.select(Filter((exact_glob(doc_id),)))  # the document passed the search's filter, if any
+            _, fused = self._fused(query, *how[:3], len(records), inside, how[3])
+            ranked = sorted(named, key=lambda row: (-fused.get(row, -1.0), row))
+            navigated += [row for row in ranked if row not in navigated]
+        first = set(navigated)
+        return navigated + [row for row in order if row not in first], navigated
 
     def _hits(self, groups, scores, ranks) -> list[Hit]:
         records = {r["row"]: r for r in self.store.hit_records(sorted({row for _, span in groups for row in span}))}
@@ -326,6 +358,14 @@ def page_at(pages: list[int], offset: int) -> int | None:
 def _ranks(rows: list[int]) -> dict[int, int]:
     """1-based rank of each row in an ordered list."""
     return {row: rank for rank, row in enumerate(rows, start=1)}
+
+
+def _about(records: list[dict]) -> str:
+    """What a document is, for its outline's first line: its id and what its first chunk's context says before
+    the section (its title or card)."""
+    context = " ".join(records[0]["context"].split()) if records else ""
+    about = context.split("Section: ")[0].strip()
+    return about or (records[0]["doc_id"] if records else "")
 
 
 def _join_passages(records: list[dict]) -> str:

@@ -21,6 +21,7 @@ class SearchConfig:
     alpha: float = DEFAULT_ALPHA
     rerank: bool = False
     expand: bool = False  # the query joined by the LLM's passage (localcr.expansion)
+    navigate: bool = False  # the sections the LLM names in the first documents' outlines first (localcr.navigation)
     window: int = 0
     candidates: int = DEFAULT_CANDIDATES
     glob: tuple[str, ...] = ()  # search only the documents these pass (localcr.filters)
@@ -34,7 +35,7 @@ class SearchConfig:
 
 _CONFIG_HELP = (
     "write MODE[,option...]: MODE is hybrid, dense or lexical; options are fusion=dynamic|weighted|rrf, alpha=0..1, "
-    "rerank, expand, window=N, candidates=N, glob=PATTERN (repeatable), kind=KIND, lang=CODE, name=LABEL (e.g. "
+    "rerank, expand, navigate, window=N, candidates=N, glob=PATTERN (repeatable), kind=KIND, lang=CODE, name=LABEL (e.g. "
     "\"hybrid,fusion=weighted,alpha=0.3\" or \"dense,rerank\" or \"hybrid,glob=docs/**\")"
 )
 
@@ -76,7 +77,7 @@ def parse_config(config: str) -> SearchConfig:
 
 def _set_option(cfg: SearchConfig, key: str, value: str, has_value: bool, part: str) -> str | None:
     """Set one `key=value` option of a configuration; what is wrong with it, if anything."""
-    if key in ("rerank", "expand"):
+    if key in ("rerank", "expand", "navigate"):
         flag = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
         if has_value and value.lower() not in flag:
             return f"{key}={value!r}: write {key}, {key}=true or {key}=false"
@@ -116,7 +117,7 @@ def describe(cfg: SearchConfig) -> str:
         parts.append(f"fusion={cfg.fusion}")
     if cfg.mode == "hybrid" and cfg.fusion == "weighted" and cfg.alpha != SearchConfig.alpha:
         parts.append(f"alpha={cfg.alpha:g}")
-    parts += [flag for flag in ("expand", "rerank") if getattr(cfg, flag)]
+    parts += [flag for flag in ("expand", "navigate", "rerank") if getattr(cfg, flag)]
     if cfg.candidates != SearchConfig.candidates:
         parts.append(f"candidates={cfg.candidates}")
     if cfg.window:

@@ -32,6 +32,7 @@ def evaluate(
     reranker: Any = None,
     progress: bool = True,
     expander: Any = None,
+    navigator: Any = None,
 ) -> list[ConfigResult]:
     """Run every query under every configuration (top max(ks) hits each) and score them.
 
@@ -40,16 +41,18 @@ def evaluate(
     `clear_query_cache()`, it is called before each configuration's timed run, so configurations after
     the first do not look faster by reusing the query vectors the first one computed. A configuration that
     expands (localcr.expansion) has every query's passage written first, several side by side; latency is then
-    the search with the passage at hand (the expander's `seconds` and `written` say what writing them cost).
+    the search with the passage at hand (the expander's `seconds` and `written` say what writing them cost). A
+    configuration that navigates (localcr.navigation) times each search with its navigation, cached or not.
     """
     ks = tuple(sorted(set(ks)))
-    _check_run(queries, configs, ks, reranker, expander)
+    _check_run(queries, configs, ks, reranker, expander, navigator)
     if any(cfg.expand for cfg in configs):
         expander.passages([q.text for q in queries.queries], progress=progress)
-    return [_run_config(index, queries, cfg, ks, reranker, expander, progress) for cfg in configs]
+    return [_run_config(index, queries, cfg, ks, reranker, expander, navigator, progress) for cfg in configs]
 
 
-def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int, ...], reranker: Any, expander: Any) -> None:
+def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int, ...], reranker: Any, expander: Any,
+               navigator: Any) -> None:
     if not ks or ks[0] < 1:
         raise ArgumentError(("ks", ks), ": cut-offs must be whole numbers >= 1")
     if not configs:
@@ -68,13 +71,16 @@ def _check_run(queries: QuerySet, configs: Sequence[SearchConfig], ks: tuple[int
         if cfg.expand and expander is None:
             raise LocalcrError(f"configuration {cfg.name!r} expands queries but no expander is given: pass "
                                "expander= (localcr.expansion.load_expander)")
+        if cfg.navigate and navigator is None:
+            raise LocalcrError(f"configuration {cfg.name!r} navigates outlines but no navigator is given: pass "
+                               "navigator= (localcr.navigation.load_navigator)")
 
 
 def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int, ...], reranker: Any, expander: Any,
-                progress: bool) -> ConfigResult:
+                navigator: Any, progress: bool) -> ConfigResult:
     """One configuration over every query: a warm-up search, then each query timed and scored."""
     k = ks[-1]
-    kwargs = dict(k=k, **search_options(cfg, k, reranker, expander))
+    kwargs = dict(k=k, **search_options(cfg, k, reranker, expander, navigator))
     index.search(queries.queries[0].text, **kwargs)  # warm-up, untimed
     clear = getattr(index, "clear_query_cache", None)
     if callable(clear):  # every configuration pays for embedding its queries, not just the first one
@@ -102,7 +108,8 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
     )
 
 
-def search_options(cfg: SearchConfig, k: int, reranker: Any = None, expander: Any = None) -> dict[str, Any]:
+def search_options(cfg: SearchConfig, k: int, reranker: Any = None, expander: Any = None,
+                   navigator: Any = None) -> dict[str, Any]:
     """The keyword arguments of Index.search (and Index.ask) for a configuration, k aside."""
     return dict(
         mode=cfg.mode,
@@ -112,6 +119,7 @@ def search_options(cfg: SearchConfig, k: int, reranker: Any = None, expander: An
         candidates=max(cfg.candidates, k),
         window=cfg.window,
         **({"expand": expander} if cfg.expand else {}),
+        **({"navigate": navigator} if cfg.navigate else {}),
         **({"glob": cfg.glob, "kind": cfg.kind, "lang": cfg.lang} if cfg.filtered else {}),
     )
 
