@@ -437,6 +437,7 @@ def _echo_snippet(pieces: list[tuple[str, bool]]) -> None:
     click.echo("".join(click.style("".join(run), bold=True) if marked else "".join(run) for marked, run in runs))
 
 
+FELL_BACK_SHOWN = 10  # documents without a card that `localcr stats` names (--json lists every one)
 DEMO_CORPUS = Path(__file__).parent / "demo"
 DEMO_QUERIES = (
     "what happens when a job runs longer than allowed?",
@@ -644,6 +645,12 @@ def stats(ctx, index_dir, list_skipped, as_json):
         _echo(f"cards       {cards['documents']} document{'' if cards['documents'] == 1 else 's'}: {cards['written']} written, "
               f"{cards['cached']} from cache, "
               f"{cards['fallbacks']} fell back" + (f" ({reasons})" if reasons else ""))
+        present = idx.store.doc_ids()
+        fell_back = [f"{doc} ({reason})" for doc, reason in cards.get("fell_back", {}).items() if doc in present]
+        if fell_back:
+            shown = ", ".join(fell_back[:FELL_BACK_SHOWN]) + (f" and {len(fell_back) - FELL_BACK_SHOWN} more (--json lists "
+                                                              "them all)" if len(fell_back) > FELL_BACK_SHOWN else "")
+            _echo(f"            no card: {shown}")
     if "pending" in ctxs:  # recorded by a build that commits its contexts as they are written (a local index)
         from localcr.pipeline import coverage_text
 

@@ -241,11 +241,47 @@ _GENERIC_NAMES = frozenset(
     "organisation organization product subject year period version annual quarterly form".split()
 )
 _NAME = re.compile(r"\b(?:[A-Z][\w&.'-]*[A-Za-z0-9]|[A-Z]|\d[\d,./-]*\d)\b")
+# Words of a company's legal form: they name no company ("Inc" stands in every filing), and a cover page may leave
+# them out or write them in capitals, so an organisation is matched without them.
+_LEGAL_FORMS = frozenset(
+    "inc incorporated corp corporation co company companies ltd limited llc plc lp llp sa ag nv se gmbh ab asa oyj "
+    "holdings holding group the and of".split()
+)
+# What a document's opening says it is, where it says so in the words of a form: a filing's cover page, an
+# earnings release's headline. Such a kind stands in the card where the model's names none of its words.
+FORM_KINDS = (
+    (re.compile(r"\bFORM\s+10-K\b|\bANNUAL REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Annual report (Form 10-K)",
+     ("10-k", "annual")),
+    (re.compile(r"\bFORM\s+10-Q\b|\bQUARTERLY REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Quarterly report (Form 10-Q)",
+     ("10-q", "quarterly")),
+    (re.compile(r"\bFORM\s+8-K\b|\bCURRENT REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Current report (Form 8-K)",
+     ("8-k", "current")),
+    (re.compile(r"\b(?:announces|reports|reported|posts|delivers)\b[^\n.]{0,80}\b(?:results|earnings)\b|"
+                r"\b(?:first|second|third|fourth)[- ]quarter\b[^\n.]{0,40}\bresults\b", re.IGNORECASE),
+     "Earnings release", ("earnings", "results", "release")),
+)
 
 
 def names_in(text: str) -> list[str]:
     """The names a text gives: capitalised words and numbers of three or more characters, less generic words."""
     return [n for n in _NAME.findall(text) if len(n) >= 3 and n.lower() not in _GENERIC_NAMES]
+
+
+def organisation_named(organisation: str, document: str) -> bool:
+    """Whether the document gives the organisation's name: one of its names (legal-form words aside) stands in
+    the document, whatever the case ("Acme Company" on a cover page that writes "ACME COMPANY")."""
+    folded = document.casefold()
+    names = [n for n in names_in(organisation) if n.casefold().strip(".") not in _LEGAL_FORMS]
+    return any(name.casefold() in folded for name in names)
+
+
+def form_kind(opening: str, kind: str) -> str:
+    """The kind to write: the form the opening names (a 10-K's cover page, an earnings release's headline) where the
+    model's kind names none of its words ("financial report" for an earnings release), else the model's."""
+    for pattern, label, words in FORM_KINDS:
+        if pattern.search(opening):
+            return kind if any(w in kind.casefold() for w in words) else label
+    return kind
 
 
 def card_fields(raw: str) -> dict[str, str]:
@@ -277,8 +313,10 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     CARD_REASONS. A card names the organisation (as the document names it: else "unnamed", and "empty" without
     one), the kind of document ("no_kind") and the period it covers, with a year ("no_period": "covering the
     period from to" places nothing); its period's years and some word of its kind must stand in the opening the
-    model read ("unfounded": a 1.5B model took a tax number for a date). Beyond that, the context guard's loop and
-    echo, and no copy of the outline it was shown (2 of 45 filings' cards were their headings)."""
+    model read ("unfounded": a 1.5B model took a tax number for a date). The organisation is matched without regard
+    to case or legal-form words, and a kind the opening names as a form (FORM_KINDS) replaces one that names none of
+    its words. Beyond that, the context guard's loop and echo, and no copy of the outline it was shown (2 of 45
+    filings' cards were their headings)."""
     text = raw.strip()
     if len(text) > limits.max_chars:
         return None, "too_long"
@@ -287,12 +325,14 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     fields = card_fields(text)
     if not fields["organisation"] or not re.search(r"[^\W\d_]{2}", fields["organisation"]):
         return None, "empty"
+    written_kind = fields["kind"]
+    fields["kind"] = form_kind(opening, written_kind)
     card = render_card(fields)
     if is_echo(card, limits):
         return None, "echo"
     if outline and _share(ngrams(words(card), 3), set(ngrams(words(outline), 3))) > limits.max_copy_share:
         return None, "copy"
-    if not any(name in document for name in names_in(fields["organisation"])):
+    if not organisation_named(fields["organisation"], document):
         return None, "unnamed"
     if not re.search(r"[^\W\d_]{2}", fields["kind"]):
         return None, "no_kind"
@@ -301,6 +341,7 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
         return None, "no_period"
     opening_stems = {_stem(w) for w in words(opening)}  # "report" is found in "Amcor reports fiscal 2023 results"
     kind_stems = {_stem(w) for w in words(fields["kind"]) if len(w) >= 3 and w not in _FILLER} - {"docum"}
-    if any(y not in opening for y in years) or not kind_stems & opening_stems:
+    from_form = fields["kind"] != written_kind  # the opening's own form: founded there
+    if any(y not in opening for y in years) or not (from_form or kind_stems & opening_stems):
         return None, "unfounded"
     return card, ""

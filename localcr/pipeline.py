@@ -174,7 +174,8 @@ class Made:
         if self.context_stats is not None:
             now.update(fallbacks=self.context_stats.fallbacks, generated=self.context_stats.generated,
                        cached=self.context_stats.cached, windowed_documents=self.context_stats.windowed_documents)
-        meta = _merged_context_meta(self.contexts_before, now) if self.contexts_before else now
+        judged = self.card_stats.judged if self.card_stats is not None else set()
+        meta = _merged_context_meta(self.contexts_before, now, judged) if self.contexts_before else now
         return meta | (self.coverage.record() if self.coverage else {})
 
 
@@ -422,14 +423,15 @@ def upgrades_in_place(last: dict, settings: "_Settings") -> bool:
                                                "composition": settings.composition}}, settings)
 
 
-def _merged_context_meta(before: dict, now: dict) -> dict:
-    """The LLM context counts of the whole index: the last build's plus this one's."""
+def _merged_context_meta(before: dict, now: dict, judged: set[str]) -> dict:
+    """The LLM context counts of the whole index: the last build's plus this one's (judged: the documents whose
+    cards this build judged)."""
     merged = {**before, **now}
     for key in ("fallbacks", "generated", "cached", "windowed_documents"):
         if key in before or key in now:
             merged[key] = before.get(key, 0) + now.get(key, 0)
     if "cards" in before or "cards" in now:
-        merged["cards"] = merged_card_meta(before.get("cards", {}), now.get("cards", {}))
+        merged["cards"] = merged_card_meta(before.get("cards", {}), now.get("cards", {}), judged)
     return merged
 
 
@@ -678,8 +680,10 @@ def _add_cards(docs, made: Made, settings, registry, progress, summary, log, sta
     return {"llm": spec.name, "llm_id": spec.fingerprint(), "cards": stats.meta()}
 
 
-def merged_card_meta(before: dict, now: dict) -> dict:
-    """The card counts of the whole index: the last build's plus this one's."""
+def merged_card_meta(before: dict, now: dict, judged: set[str] = frozenset()) -> dict:
+    """The card counts of the whole index: the last build's plus this one's; the documents that fell back, and
+    why, as this build judged them or else as an earlier one did."""
     merged = {key: before.get(key, 0) + now.get(key, 0) for key in ("documents", "cached", "written", "fallbacks")}
     reasons = Counter(before.get("fallback_reasons", {})) + Counter(now.get("fallback_reasons", {}))
-    return {**merged, "fallback_reasons": dict(reasons)}
+    fell_back = {d: r for d, r in before.get("fell_back", {}).items() if d not in judged} | now.get("fell_back", {})
+    return {**merged, "fallback_reasons": dict(reasons), "fell_back": dict(sorted(fell_back.items()))}

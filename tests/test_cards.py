@@ -83,6 +83,28 @@ def test_a_card_without_organisation_kind_or_period_falls_back_with_its_reason()
     assert G.guard_card("Organisation: Brightwater" + "-welding" * 60, doc, opening) == (None, "too_long")
 
 
+def test_a_cover_page_in_capitals_names_the_organisation_and_forms_give_the_kind():
+    body = long_report().split("\n\n", 1)[1]
+    cover = ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM 10-K\nANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d)\n"
+             "For the fiscal year ended December 31, 2024\nACME COMPANY\n(Exact name of registrant as specified in its charter)\n")
+    doc = cover + body
+    card_text, reason = G.guard_card(card("Acme Company, Inc.", kind="Annual Report"), doc, cover)
+    assert reason == "" and card_text.startswith("Acme Company, Inc., Annual Report, ")
+    assert G.guard_card(card("Acme Co", kind="financial report"), doc, cover)[0] == \
+        "Acme Co, Annual report (Form 10-K), fiscal year ended December 31, 2024."
+    assert G.guard_card(card("Widget Holdings Inc."), doc, cover) == (None, "unnamed")  # its legal form names nothing
+
+    release = ("Acme Company Announces Fourth Quarter Fiscal 2022 Results\nRecord revenue of $4.2 billion, up 12 percent\n")
+    doc = release + body
+    assert G.guard_card(card("Acme Company", kind="Financial Report", period="Fourth quarter fiscal 2022"), doc, release)[0] == \
+        "Acme Company, Earnings release, Fourth quarter fiscal 2022."
+    current = "FORM 8-K\nCURRENT REPORT\nDate of Report: July 1, 2022\nACME COMPANY\n"
+    assert G.guard_card(card("ACME COMPANY", kind="report", period="July 1, 2022"), current + body, current)[0] == \
+        "ACME COMPANY, Current report (Form 8-K), July 1, 2022."
+    assert G.guard_card(card("ACME COMPANY", kind="Current Report", period="July 1, 2022"), current + body, current)[0] == \
+        "ACME COMPANY, Current Report, July 1, 2022."
+
+
 def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
     page = "Table of Contents\nItem 7. Management's Discussion and Analysis\nOverview\nRevenue grew in every region we serve this year.\n"
     text = "PART II\n" + page + "\n" + "Table of Contents\nResults by segment were mixed this year across the business.\n" \
@@ -232,4 +254,21 @@ def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_i
     stats = K.CardStats()
     cards = K.write_cards([first, second], spec, progress=False, stats=stats)
     assert "a.txt" not in cards and stats.fallback_reasons == {"unnamed": 1}
-    assert "1 fell back (unnamed 1)" in stats.summary()
+    assert "1 fell back (unnamed 1)" in stats.summary() and stats.meta()["fell_back"] == {"a.txt": "unnamed"}
+    (tmp_path / "docs").mkdir()  # and `localcr stats` names the document, with the guard's reason
+    (tmp_path / "docs" / "a.txt").write_text(first.text)
+    (tmp_path / "docs" / "b.txt").write_text(second.text)
+    run("index", tmp_path / "docs", "--index", tmp_path / "index", "-q")
+    shown = run("stats", "--index", tmp_path / "index")
+    assert "1 fell back (unnamed 1)\n            no card: docs/a.txt (unnamed)" in shown
+
+
+def test_the_index_records_which_documents_fell_back_as_their_last_judgement_says():
+    from localcr.pipeline import merged_card_meta
+
+    before = {"documents": 3, "cached": 0, "written": 3, "fallbacks": 2, "fallback_reasons": {"unnamed": 2},
+              "fell_back": {"a.txt": "unnamed", "b.txt": "unnamed"}}
+    now = {"documents": 2, "cached": 0, "written": 2, "fallbacks": 1, "fallback_reasons": {"no_kind": 1},
+           "fell_back": {"c.txt": "no_kind"}}
+    merged = merged_card_meta(before, now, judged={"a.txt", "c.txt"})  # a.txt has a card now
+    assert merged["fell_back"] == {"b.txt": "unnamed", "c.txt": "no_kind"} and merged["fallbacks"] == 3

@@ -53,13 +53,16 @@ class CardStats:
     written: int = 0  # generated now
     fallbacks: int = 0  # rejected by the guard: the document's chunks keep their structural context alone
     fallback_reasons: dict[str, int] = field(default_factory=dict)
+    fell_back: dict[str, str] = field(default_factory=dict)  # doc_id -> the guard's reason, for `localcr stats`
+    judged: set[str] = field(default_factory=set)  # every document judged here, carded or not (not recorded)
     prompt_tokens: int = 0
     generated_tokens: int = 0
     seconds: float = 0.0
 
-    def count_fallback(self, reason: str) -> None:
+    def count_fallback(self, reason: str, doc_id: str) -> None:
         self.fallbacks += 1
         self.fallback_reasons[reason] = self.fallback_reasons.get(reason, 0) + 1
+        self.fell_back[doc_id] = reason
 
     def summary(self) -> str:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.fallback_reasons.items())) or "none"
@@ -71,7 +74,8 @@ class CardStats:
     def meta(self) -> dict:
         """What the index's manifest keeps (and `localcr stats` shows)."""
         return {"documents": self.documents, "cached": self.cached, "written": self.written,
-                "fallbacks": self.fallbacks, "fallback_reasons": dict(self.fallback_reasons)}
+                "fallbacks": self.fallbacks, "fallback_reasons": dict(self.fallback_reasons),
+                "fell_back": dict(sorted(self.fell_back.items()))}
 
 
 def wants_card(doc: Document) -> bool:
@@ -242,8 +246,9 @@ def _write_all(writer: CardWriter, todo: list[Document], cache, cache_tag: str, 
 def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) -> None:
     opening = doc.text[: entry.get("opening_chars", 0)]
     card, reason = guard_card(entry.get("raw", ""), doc.text, opening, outline="; ".join(document_outline(doc)))
+    stats.judged.add(doc.doc_id)
     if card is None:
-        stats.count_fallback(reason)
+        stats.count_fallback(reason, doc.doc_id)
     else:
         cards[doc.doc_id] = card
 
