@@ -263,7 +263,9 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
 @click.option("--fusion", type=click.Choice(FUSIONS), default=DEFAULT_FUSION, show_default=True,
               help="Weighted min-max-normalised scores, with the dense side's weight set per query from how far each "
-                   "side's best scores stand out (dynamic) or fixed at --alpha (weighted); or reciprocal rank fusion.")
+                   "side's best scores stand out (dynamic) or fixed at --alpha (weighted); or reciprocal rank fusion "
+                   "(rrf); auto: the rule measured best for what the candidates are (long untitled prose such as "
+                   "filings, or code and titled records).")
 @click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
               help="Weight of the dense side in weighted fusion.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
@@ -672,11 +674,16 @@ def stats(ctx, index_dir, list_skipped, as_json):
             shown = counted(counts) or "none (no text files)"
         _echo(f"{recorded:<11} {shown}")
     if info["structure"]:
-        parsed = counted({k.split(":", 1)[1]: n for k, n in info["structure"].items() if k != "regex"})
+        from localcr.documents import LONG_PROSE
+
+        parsed = counted({k.split(":", 1)[1]: n for k, n in info["structure"].items() if k.startswith("tree-sitter:")})
         fallback = info["regex_fallback"]
-        _echo(f"structure   tree-sitter: {parsed or 'none'}" + (
+        code = f"tree-sitter: {parsed or 'none'}" + (
             f"; regular expressions (no grammar) for {len(fallback)}: " + ", ".join(fallback[:5])
-            + (", ..." if len(fallback) > 5 else "") if fallback else ""))
+            + (", ..." if len(fallback) > 5 else "") if fallback else "") if parsed or fallback else ""
+        long_prose = info["structure"].get(LONG_PROSE, 0)
+        prose = f"long untitled prose: {long_prose} document{'' if long_prose == 1 else 's'}" if long_prose else ""
+        _echo("structure   " + "; ".join(part for part in (code, prose) if part))
     if info["skipped"]:
         _echo(f"skipped     {len(info['skipped'])} files (`localcr stats --skipped` lists them)")
     embedder = idx.registry.models["embedder"].get(emb["name"])

@@ -58,7 +58,9 @@ class Document:
     bookmarks: list[tuple[int, str, int]] = field(default_factory=list)  # a PDF's outline: (level, title, offset)
     card: str = ""  # one LLM sentence saying what the document is (localcr.contexts.cards), when it has one
     language: str = ""  # ISO 639-1, set when indexed (localcr.language); decides the BM25 analysis
-    structure: str = ""  # how a code document's structure was read, set when chunked: "tree-sitter:<grammar>" or "regex"
+    # How the document's structure was read, set when chunked: a code file's "tree-sitter:<grammar>" or "regex"; LONG_PROSE
+    # for long untitled prose (chunked larger, given a card in "auto" mode, fused by localcr.search.LONG_PROSE_FUSION).
+    structure: str = ""
     mtime: int | None = None  # the file's modification time (ns) when read: with its size, how a re-index
     #                           knows a file unchanged without reading it (None for imported documents)
 
@@ -79,6 +81,7 @@ class Document:
         return not self.is_code and not self.title and len(self.text) >= LONG_PROSE_CHARS
 
 
+LONG_PROSE = "long-prose"  # Document.structure of long untitled prose, as the index records it
 # A document this long (in characters) or longer is long prose when it has no title: about eight chunks of the
 # default size. A shorter one's chunks hold much of it.
 LONG_PROSE_CHARS = 8000

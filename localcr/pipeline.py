@@ -21,7 +21,7 @@ import localcr
 from localcr import store
 from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
-from localcr.documents import Chunk, Document, LoadReport, Skipped, load_paths
+from localcr.documents import LONG_PROSE, Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.language import counted, document_language, embedder_warning, languages_of
 from localcr.models import ModelSpec, Registry
@@ -531,6 +531,8 @@ def _chunk(docs: list[Document], model, settings: _Settings) -> tuple[dict[str, 
         chunks_by_doc[d.doc_id] = chunk_document(d, model.count_tokens, size, overlap)
         if d.is_code:  # right after chunking: the parser's cache still holds this document's tree
             d.structure = code_structure(d.text, d.kind)
+        elif d.is_long_untitled_prose:  # what search's fusion asks of each candidate's document
+            d.structure = LONG_PROSE
     chunks = [c for d in docs for c in chunks_by_doc[d.doc_id]]
     if not chunks:
         raise LocalcrError("the documents hold no text to index: nothing was changed")

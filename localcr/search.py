@@ -25,16 +25,20 @@ from localcr.filters import Filter, exact_glob
 from localcr.models import Registry, load_registry
 
 MODES = ("hybrid", "dense", "lexical")
-FUSIONS = ("dynamic", "weighted", "rrf")
+FUSIONS = ("auto", "dynamic", "weighted", "rrf")
 RRF_K = 60
 # How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
 # benchmarks/depth.py on the code and prose sets (see BENCHMARKS.md).
 DEFAULT_CANDIDATES = 150
-# How hybrid search fuses the two lists: weighted min-max scores, the dense share set per query from the two
-# retrievers' score distributions (dynamic_alpha). Chosen by benchmarks/fusion.py over the code set, XQuAD (en, de, zh), JSQuAD and
-# financebench-dev (BENCHMARKS.md, "Fusion"): a fixed share that suits code and Japanese prose (0.3) is the worst on
-# long filings, whose lexical leg sees the same financial terms everywhere; the dynamic share holds on all of them.
-DEFAULT_FUSION = "dynamic"
+# How hybrid search fuses the two lists. "auto" fuses each query by what its candidates are: where most of the two
+# retrievers' first CANDIDATES_JUDGED are chunks of long untitled prose (filings, a report's text layer:
+# Document.structure LONG_PROSE), by LONG_PROSE_FUSION; elsewhere (code, titled records, short documents)
+# dynamically (dynamic_alpha), the rule chosen on the code set, XQuAD and JSQuAD (BENCHMARKS.md, "Fusion"). The
+# long-prose rule was chosen by leave-one-company-out on financebench-dev (BENCHMARKS.md, "Long documents, part
+# four"): the dynamic rule, fit on those 74 questions, fell to a fixed α .3's level on filings it was not fit on.
+DEFAULT_FUSION = "auto"
+LONG_PROSE_FUSION = ("rrf", None)  # (rule, alpha)
+CANDIDATES_JUDGED = 10
 DEFAULT_ALPHA = 0.3
 STANDOUT_DEPTH = 10  # a retriever's best score is compared with the mean of its next nine (see standout)
 # Query vectors kept per opened index (a served index sees endless distinct queries): 384-d floats, ~15 MB.
@@ -111,6 +115,22 @@ def dynamic_alpha(dense: dict[int, float], lexical: dict[int, float]) -> float:
     the retriever whose best candidate stands out gets more say (an even split when neither stands out)."""
     d, l = standout(dense), standout(lexical)
     return 0.5 if d + l <= 0 else d / (d + l)
+
+
+def fusion_of(lists: dict[str, dict], store) -> tuple[str, float]:
+    """The rule "auto" fusion uses for one query: LONG_PROSE_FUSION where most of each retriever's first
+    CANDIDATES_JUDGED candidates are chunks of long untitled prose, else ("dynamic", DEFAULT_ALPHA)."""
+    from localcr.documents import LONG_PROSE
+
+    judged = list(dict.fromkeys(row for scores in lists.values()
+                                for row in sorted(scores, key=scores.get, reverse=True)[:CANDIDATES_JUDGED]))
+    if not judged:
+        return "dynamic", DEFAULT_ALPHA
+    long_prose = sum(record["structure"] == LONG_PROSE for record in store.hit_records(judged))
+    if 2 * long_prose > len(judged):
+        rule, alpha = LONG_PROSE_FUSION
+        return rule, DEFAULT_ALPHA if alpha is None else alpha
+    return "dynamic", DEFAULT_ALPHA
 
 
 def widen(rows: list, rows_around, window: int) -> list[tuple[object, list]]:
@@ -250,6 +270,8 @@ class Index:
             lists["lexical"] = self.lexical_scores(lexical_query, depth, selection)
         if mode != "hybrid":
             return lists, lists[mode]
+        if fusion == "auto":
+            fusion, alpha = fusion_of(lists, self.store)
         if fusion == "rrf":
             return lists, rrf({name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()})
         share = dynamic_alpha(lists["dense"], lists["lexical"]) if fusion == "dynamic" else alpha

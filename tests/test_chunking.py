@@ -139,5 +139,7 @@ def test_long_untitled_prose_gets_chunks_twice_the_size_unless_a_size_is_given(t
     assert default["notes.txt"] == given["notes.txt"]
     mean = lambda sizes: sum(sizes) / len(sizes)  # noqa: E731
     assert 1.7 < mean(default["filing.txt"]) / mean(given["filing.txt"]) < 2.3
-    assert "190 tokens, long untitled prose 380, overlap 23" in run("stats", "--index", tmp_path / "default")
+    shown = run("stats", "--index", tmp_path / "default")
+    assert "190 tokens, long untitled prose 380, overlap 23" in shown
+    assert "structure   long untitled prose: 1 document" in shown  # recorded: "auto" fusion reads it (localcr.search)
     assert "190 tokens, overlap 23" in run("stats", "--index", tmp_path / "given")

@@ -51,8 +51,30 @@ def test_dynamic_alpha_gives_the_retriever_whose_top_stands_out_more_say():
 
 
 def test_the_default_fusion_is_the_measured_one():
-    """benchmarks/fusion.py (BENCHMARKS.md, "Fusion"): dynamic held on code, prose and long filings at once."""
-    assert search.DEFAULT_FUSION == "dynamic" and SearchConfig("x", "hybrid").fusion == "dynamic"
+    """benchmarks/fusion.py (BENCHMARKS.md, "Fusion" and "Long documents, part four"): dynamic held on code and
+    prose; long filings are fused by the rule chosen by leave-one-company-out."""
+    assert search.DEFAULT_FUSION == "auto" and SearchConfig("x", "hybrid").fusion == "auto"
+
+
+class Structures:
+    """A backend's hit records as fusion_of reads them: each row's document structure."""
+
+    def __init__(self, long_prose_rows: set[int]):
+        self.long_prose_rows = long_prose_rows
+
+    def hit_records(self, rows):
+        return [{"row": r, "structure": "long-prose" if r in self.long_prose_rows else ""} for r in rows]
+
+
+def test_auto_fusion_fuses_long_prose_by_its_own_rule_and_the_rest_dynamically():
+    dense = {row: 1.0 - row / 100 for row in range(20)}
+    lexical = {row: 9.0 - row / 10 for row in range(5, 25)}
+    judged = set(range(10)) | set(range(5, 15))  # each leg's first ten
+    rule, alpha = search.LONG_PROSE_FUSION
+    expected = (rule, search.DEFAULT_ALPHA if alpha is None else alpha)
+    assert search.fusion_of({"dense": dense, "lexical": lexical}, Structures(judged)) == expected
+    assert search.fusion_of({"dense": dense, "lexical": lexical}, Structures(set(range(7)))) == ("dynamic", search.DEFAULT_ALPHA)
+    assert search.fusion_of({"dense": {}, "lexical": {}}, Structures(set())) == ("dynamic", search.DEFAULT_ALPHA)
 
 
 def around(docs: list[str]):

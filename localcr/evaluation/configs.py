@@ -34,7 +34,7 @@ class SearchConfig:
 
 
 _CONFIG_HELP = (
-    "write MODE[,option...]: MODE is hybrid, dense or lexical; options are fusion=dynamic|weighted|rrf, alpha=0..1, "
+    "write MODE[,option...]: MODE is hybrid, dense or lexical; options are fusion=auto|dynamic|weighted|rrf, alpha=0..1, "
     "rerank, expand, navigate, window=N, candidates=N, glob=PATTERN (repeatable), kind=KIND, lang=CODE, name=LABEL (e.g. "
     "\"hybrid,fusion=weighted,alpha=0.3\" or \"dense,rerank\" or \"hybrid,glob=docs/**\")"
 )

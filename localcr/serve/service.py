@@ -47,7 +47,7 @@ class _Retrieval(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    fusion: Literal["dynamic", "weighted", "rrf"] = Field(DEFAULT_FUSION, description="How hybrid search fuses its two lists.")
+    fusion: Literal["auto", "dynamic", "weighted", "rrf"] = Field(DEFAULT_FUSION, description="How hybrid search fuses its two lists.")
     alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="Weight of the dense side in weighted fusion.")
     rerank: bool = Field(False, description="Rerank the fused candidates with a cross-encoder.")
     reranker: str | None = Field(None, max_length=200, description="Which reranker in models.toml (default: the default one).")

@@ -222,4 +222,4 @@ def _record(chunk: dict, document: dict) -> dict:
             "text": chunk["passage"][context_chars + 1:],
             "external_index": None if chunk["external_index"] < 0 else chunk["external_index"],
             "path": document["path"], "external_id": document.get("external_id"), "pages": document.get("pages") or [],
-            "kind": document.get("kind", "text")}
+            "kind": document.get("kind", "text"), "structure": document.get("structure") or ""}
