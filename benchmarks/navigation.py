@@ -80,8 +80,7 @@ def states(index, n: int) -> list[list]:
     """For the first n filings: the outline's tokens, seconds to evaluate it from nothing, seconds to restore its
     saved KV state, and the state's size."""
     from localcr.llm import LlamaRunner
-    from localcr.navigation import SYSTEM, outline, render_outline
-    from localcr.search import _about
+    from localcr.navigation import SYSTEM, about, outline, render_outline
 
     runner = LlamaRunner(index.registry.require("llm"))
     rows = []
@@ -89,7 +88,7 @@ def states(index, n: int) -> list[list]:
         for doc_id in sorted(index.store.doc_ids())[:n]:
             records = index.store.hit_records(list(index.store.rows_of_document(doc_id)))
             entries = outline(records)
-            prefix, _ = runner.render(render_outline(_about(records), entries) + "\n", "", SYSTEM)
+            prefix, _ = runner.render(render_outline(about(records), entries) + "\n", "", SYSTEM)
             runner.llm.reset()
             runner.llm._ctx.kv_cache_clear()
             started = time.perf_counter()

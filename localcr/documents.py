@@ -7,6 +7,7 @@ reason, never stopping the run.
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -265,3 +266,9 @@ def _guess_kind(text: str) -> str:
     if code >= max(2, 0.3 * len(lines)) and code >= prose:
         return "code"
     return "code" if code >= 2 and code >= prose / 2 and parses_cleanly(text) else "text"
+
+
+def page_at(pages: list[int], offset: int) -> int | None:
+    """The 1-based page holding a character offset, given where each page starts; None without pages (or
+    for an imported chunk not found in its document's text)."""
+    return bisect.bisect_right(pages, offset) if pages and offset >= 0 else None

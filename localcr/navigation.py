@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from localcr.documents import page_at
 from localcr.models import Registry
 
 # Version of the prompt below: part of every cached navigation's key, bumped whenever its text changes.
@@ -79,8 +80,6 @@ def outline(records: list[dict]) -> list[Entry]:
     order the document reaches them, each holding the rows whose section it is (a chunk under "A > B" is in
     entry "A > B"; naming "A" takes "A > B" too). Parents a path implies are listed even where no chunk starts in
     them, so the outline reads as a tree."""
-    from localcr.search import page_at
-
     entries: dict[tuple[str, ...], Entry] = {}
     for record in records:
         path = section_path(record["context"])
@@ -101,6 +100,14 @@ def outline(records: list[dict]) -> list[Entry]:
         depth -= 1
         listed = [e for e in listed if len(e.path) <= depth]
     return listed
+
+
+def about(records: list[dict]) -> str:
+    """What a document is, for its outline's first line: its id and what its first chunk's context says before
+    the section (its title or card)."""
+    context = " ".join(records[0]["context"].split()) if records else ""
+    about = context.split("Section: ")[0].strip()
+    return about or (records[0]["doc_id"] if records else "")
 
 
 def render_outline(about: str, entries: list[Entry]) -> str:

@@ -12,7 +12,6 @@ reranking happen here, the same for both.
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from localcr.backends import open_backend
+from localcr.documents import page_at
 from localcr.errors import LocalcrError
 from localcr.filters import Filter, exact_glob
 from localcr.models import Registry, load_registry
@@ -281,7 +281,7 @@ class Index:
         """The order with the chunks of the sections the navigator names first (the first `navigator.documents`
         documents of the order, each document's named chunks ranked by the same search inside that document),
         and those chunks; a document without an outline to read is left as it is."""
-        from localcr.navigation import MIN_ENTRIES, outline, rows_of
+        from localcr.navigation import MIN_ENTRIES, about, outline, rows_of
 
         first_docs: list[str] = []
         for record in self.store.hit_records(order[:50]):
@@ -293,7 +293,7 @@ class Index:
             entries = outline(records)
             if len(entries) < MIN_ENTRIES:
                 continue
-            named = set(rows_of(entries, navigator.sections(query, _about(records), entries)))
+            named = set(rows_of(entries, navigator.sections(query, about(records), entries)))
             if not named:
                 continue
             inside = self.store.select(Filter((exact_glob(doc_id),)))  # the document passed the search's filter, if any
@@ -371,23 +371,9 @@ class Index:
         self._query_cache.clear()
 
 
-def page_at(pages: list[int], offset: int) -> int | None:
-    """The 1-based page holding a character offset, given where each page starts; None without pages (or
-    for an imported chunk not found in its document's text)."""
-    return bisect.bisect_right(pages, offset) if pages and offset >= 0 else None
-
-
 def _ranks(rows: list[int]) -> dict[int, int]:
     """1-based rank of each row in an ordered list."""
     return {row: rank for rank, row in enumerate(rows, start=1)}
-
-
-def _about(records: list[dict]) -> str:
-    """What a document is, for its outline's first line: its id and what its first chunk's context says before
-    the section (its title or card)."""
-    context = " ".join(records[0]["context"].split()) if records else ""
-    about = context.split("Section: ")[0].strip()
-    return about or (records[0]["doc_id"] if records else "")
 
 
 def _join_passages(records: list[dict]) -> str:
