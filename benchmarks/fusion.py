@@ -1,13 +1,14 @@
 """Fusion rules on every kind of corpus: the default has to hold on code, prose and long filings at once.
 
     .venv/bin/python benchmarks/fusion.py --data ../shared/data [--sets anthropic-codebase,xquad-en,jsquad-ja,financebench-dev]
-        [--fusions dynamic,weighted,rrf] [--alphas 0.3,0.5,0.7]
+        [--fusions auto,dynamic,weighted,rrf] [--alphas 0.3,0.5,0.7] [--held-out]
 
 Each set is indexed as a user indexes it (localcr's defaults: `--contexts auto`, so long filings get cards and
 code and prose keep their structural contexts), in the directory benchmarks/long_documents.py uses for its "auto"
-variant (an index either script left under --work is reused). Every query runs under each rule: `dynamic` (the
-dense share set per query from how far each retriever's best score stands out, localcr.search.dynamic_alpha),
-`weighted` at each --alphas, and `rrf`. Rows give hybrid Pass@1/5/10/20 per set and rule (span gold for
+variant (an index either script left under --work is reused). Every query runs under each rule: `auto` (the
+default: each query fused by what its candidates are, localcr.search.fusion_of), `dynamic` (the dense share set per
+query from how far each retriever's best score stands out, localcr.search.dynamic_alpha), `weighted` at each
+--alphas, and `rrf`. Rows give hybrid Pass@1/5/10/20 per set and rule (span gold for
 financebench-dev); the table goes to stdout and benchmarks/results/fusion[-SETS].md, written after every set.
 
 With --held-out, a set whose documents.json names each document's company (financebench-dev) is also scored as a
@@ -111,7 +112,7 @@ def leave_one_company_out(set_name: str, results, companies: dict[str, str]) -> 
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated (default {','.join(SETS)})")
-    p.add_argument("--fusions", default="dynamic,weighted,rrf", help="rules to compare: dynamic, weighted, rrf")
+    p.add_argument("--fusions", default="auto,dynamic,weighted,rrf", help="rules to compare: auto, dynamic, weighted, rrf")
     p.add_argument("--alphas", default="0.3,0.5,0.7", help="dense shares for weighted fusion")
     p.add_argument("--held-out", action="store_true", help="also choose the rule by leave-one-company-out where "
                    "documents.json names companies (results/fusion-held-out.md)")
