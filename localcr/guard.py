@@ -257,9 +257,16 @@ FORM_KINDS = (
     (re.compile(r"\bFORM\s+8-K\b|\bCURRENT REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Current report (Form 8-K)",
      ("8-k", "current")),
     (re.compile(r"\b(?:announces|reports|reported|posts|delivers)\b[^\n.]{0,80}\b(?:results|earnings)\b|"
-                r"\b(?:first|second|third|fourth)[- ]quarter\b[^\n.]{0,40}\bresults\b", re.IGNORECASE),
+                r"\b(?:first|second|third|fourth)[- ]quarter\b[^\n.]{0,40}\bresults\b|"
+                # a release that opens with the quarter's or the year's sales and earnings per share
+                r"\b(?:for immediate release|press release|news release)\b.{0,600}?\b(?:first|second|third|fourth|full)"
+                r"[- ](?:quarter|year)\b.{0,300}?\b(?:sales|revenues?|earnings|eps)\b", re.IGNORECASE | re.DOTALL),
      "Earnings release", ("earnings", "results", "release")),
 )
+# The period a filing's cover page states ("For the Quarterly Period Ended December 31, 2022"): the card's period
+# where the model's gives no year.
+_COVER_PERIOD = re.compile(r"\bfor the ((?:fiscal )?(?:year|quarter|quarterly period|period|fiscal year) ended "
+                           r"[A-Z][a-z]+\.? \d{1,2}, (?:19|20)\d\d)", re.IGNORECASE)
 
 
 def names_in(text: str) -> list[str]:
@@ -282,6 +289,14 @@ def form_kind(opening: str, kind: str) -> str:
         if pattern.search(opening):
             return kind if any(w in kind.casefold() for w in words) else label
     return kind
+
+
+def cover_period(opening: str, period: str) -> str:
+    """The period to write: the model's where it gives a year, else the one a cover page states, if any."""
+    if _YEAR.search(period):
+        return period
+    stated = _COVER_PERIOD.search(opening)
+    return " ".join(stated.group(1).split()) if stated else period
 
 
 def card_fields(raw: str) -> dict[str, str]:
@@ -314,8 +329,8 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     one), the kind of document ("no_kind") and the period it covers, with a year ("no_period": "covering the
     period from to" places nothing); its period's years and some word of its kind must stand in the opening the
     model read ("unfounded": a 1.5B model took a tax number for a date). The organisation is matched without regard
-    to case or legal-form words, and a kind the opening names as a form (FORM_KINDS) replaces one that names none of
-    its words. Beyond that, the context guard's loop and echo, and no copy of the outline it was shown (2 of 45
+    to case or legal-form words; a kind the opening names as a form (FORM_KINDS) replaces one that names none of
+    its words, and the period a cover page states one without a year. Beyond that, the context guard's loop and echo, and no copy of the outline it was shown (2 of 45
     filings' cards were their headings)."""
     text = raw.strip()
     if len(text) > limits.max_chars:
@@ -327,6 +342,7 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
         return None, "empty"
     written_kind = fields["kind"]
     fields["kind"] = form_kind(opening, written_kind)
+    fields["period"] = cover_period(opening, fields["period"])
     card = render_card(fields)
     if is_echo(card, limits):
         return None, "echo"

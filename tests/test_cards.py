@@ -69,8 +69,11 @@ def test_a_card_without_organisation_kind_or_period_falls_back_with_its_reason()
     assert G.guard_card("", doc, opening) == (None, "empty")
     assert G.guard_card(card("N/A"), doc, opening) == (None, "empty")
     assert G.guard_card(card("Brightwater Robotics", kind="N/A"), doc, opening) == (None, "no_kind")
-    assert G.guard_card(card("Brightwater Robotics", period="covering the period from to"), doc, opening) == (None, "no_period")
-    assert G.guard_card(card("Brightwater Robotics", period="unknown"), doc, opening) == (None, "no_period")
+    uncovered = opening.replace("For the fiscal year ended December 31, 2024", "")  # no period stated to fall back on
+    assert G.guard_card(card("Brightwater Robotics", period="covering the period from to"), doc, uncovered) == (None, "no_period")
+    assert G.guard_card(card("Brightwater Robotics", period="unknown"), doc, uncovered) == (None, "no_period")
+    assert G.guard_card(card("Brightwater Robotics", period="unknown"), doc, opening)[0].endswith(
+        "fiscal year ended December 31, 2024.")  # the period the cover states
     # a year or a kind the opening never gives was made up
     assert G.guard_card(card("Brightwater Robotics", period="fiscal year 1998"), doc, opening) == (None, "unfounded")
     assert G.guard_card(card("Brightwater Robotics", kind="Prospectus"), doc, opening) == (None, "unfounded")
@@ -98,6 +101,13 @@ def test_a_cover_page_in_capitals_names_the_organisation_and_forms_give_the_kind
     doc = release + body
     assert G.guard_card(card("Acme Company", kind="Financial Report", period="Fourth quarter fiscal 2022"), doc, release)[0] == \
         "Acme Company, Earnings release, Fourth quarter fiscal 2022."
+    release = ("FOR IMMEDIATE RELEASE\n• 2022 Fourth-Quarter reported sales decline of 4.4% to $23.7 Billion\n"
+               "• 2022 Fourth-Quarter earnings per share (EPS) of $1.33\nAcme Company\n")
+    assert G.guard_card(card("Acme Company", kind="Financial Report", period="2022"), release + body, release)[0] == \
+        "Acme Company, Earnings release, 2022."
+    quarter = "FORM 10-Q\nFor the Quarterly Period Ended December 31, 2022\nACME COMPANY\n"
+    assert G.guard_card(card("ACME COMPANY", kind="Form 10-Q", period="Quarter"), quarter + body, quarter)[0] == \
+        "ACME COMPANY, Form 10-Q, Quarterly Period Ended December 31, 2022."
     current = "FORM 8-K\nCURRENT REPORT\nDate of Report: July 1, 2022\nACME COMPANY\n"
     assert G.guard_card(card("ACME COMPANY", kind="report", period="July 1, 2022"), current + body, current)[0] == \
         "ACME COMPANY, Current report (Form 8-K), July 1, 2022."
