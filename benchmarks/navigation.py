@@ -6,7 +6,9 @@ financebench-dev is indexed as a user indexes it (the defaults: cards, recognise
 the directory benchmarks/long_documents.py and benchmarks/fusion.py use (an index either left under --work is
 reused). Each question is searched with the default hybrid search, then with navigation over the first D documents
 (each --documents value; the bundled LLM, replies cached per question and outline, so a second run costs nothing),
-each also with the search restricted to the question's gold filing (the oracle router of long_documents.py). Rows:
+then with a navigator that names exactly the sections holding the question's gold span (what a perfect reader of
+the outline would name: the most navigation can give), each also with the search restricted to the question's gold
+filing (the oracle router of long_documents.py), and with how often the model named a section holding the gold. Rows:
 Pass@5/10/20 and token recall@10, and the LLM seconds navigation spent a question (outline states read from the
 cache where an earlier question left them). With --states N, the outline KV state of the first N filings is
 measured: the outline's tokens, the seconds evaluating it takes, the seconds restoring its saved state takes, and
@@ -41,6 +43,40 @@ def index_of(data: Path, work: Path):
     return Index(directory, registry), queries_file
 
 
+def gold_rows(index, q) -> set:
+    """The rows of the chunks that overlap the question's gold spans."""
+    rows = set()
+    for t in q.targets:
+        records = index.store.hit_records(list(index.store.rows_of_document(t.id)))
+        rows |= {r["row"] for r in records if r["start"] < t.end and r["end"] > t.start}
+    return rows
+
+
+def gold_navigator(index):
+    """A navigator that names the sections holding the current question's gold (`.gold` is set per question)."""
+    from localcr.navigation import Navigator
+
+    class GoldNavigator(Navigator):
+        gold: set = set()
+
+        def sections(self, question, about, entries):
+            return [i for i, entry in enumerate(entries) if self.gold & set(entry.rows)]
+
+    return GoldNavigator(index.registry.require("llm"))
+
+
+def named_right(index, navigator, spans) -> int:
+    """For how many questions the model named (cached) a section of the gold filing that holds the gold."""
+    from localcr.navigation import about, outline, rows_of
+
+    right = 0
+    for q in spans:
+        records = index.store.hit_records(list(index.store.rows_of_document(q.targets[0].id)))
+        entries = outline(records)
+        right += bool(set(rows_of(entries, navigator.sections(q.text, about(records), entries))) & gold_rows(index, q))
+    return right
+
+
 def quality(index, queries, documents: list[int], limit: int | None) -> list[list]:
     from localcr.evaluation.metrics import mean_metrics, score_ranking
     from localcr.evaluation.runner import progress_bar
@@ -48,12 +84,14 @@ def quality(index, queries, documents: list[int], limit: int | None) -> list[lis
 
     spans = [q for q in queries.queries if q.targets and all(t.kind == "span" for t in q.targets)][:limit]
     rows = []
-    for d in [0, *documents]:
-        navigator = load_navigator(index.registry, documents=d) if d else None
+    for d in [0, *documents, "gold"]:
+        navigator = gold_navigator(index) if d == "gold" else load_navigator(index.registry, documents=d) if d else None
         started = time.perf_counter()
         try:
             plain, oracle = [], []
             for q in progress_bar(spans, f"navigate {d}" if d else "hybrid", True):
+                if d == "gold":
+                    navigator.gold = gold_rows(index, q)
                 plain.append(score_ranking(index.search(q.text, k=KS[-1], navigate=navigator), q.targets, KS))
                 gold = sorted({t.id for t in q.targets})
                 oracle.append(score_ranking(index.search(q.text, k=KS[-1], glob=gold, navigate=navigator), q.targets, KS))
@@ -63,8 +101,12 @@ def quality(index, queries, documents: list[int], limit: int | None) -> list[lis
         seconds = time.perf_counter() - started
         m, o = mean_metrics(plain, KS), mean_metrics(oracle, KS)
         cost = (f"{navigator.seconds / max(navigator.written, 1):.1f} s a question written ({navigator.written} written, "
-                f"{navigator.outlines_evaluated} outlines read first)") if navigator else ""
-        rows.append([f"navigation, first {d} document{'s' if d > 1 else ''}" if d else "hybrid (default)", len(spans),
+                f"{navigator.outlines_evaluated} outlines read first)") if d and d != "gold" else ""
+        if d == 1:
+            cost += f"; named a section holding the gold for {named_right(index, navigator, spans)} of {len(spans)}"
+        label = ("navigation to the gold's sections (upper bound)" if d == "gold" else
+                 f"navigation, first {d} document{'s' if d > 1 else ''}" if d else "hybrid (default)")
+        rows.append([label, len(spans),
                      *[f"{100 * m[f'pass@{k}']:.1f}" for k in KS], f"{100 * m['token_recall@10']:.1f}",
                      " / ".join(f"{100 * o[f'pass@{k}']:.1f}" for k in KS), f"{100 * o['token_recall@10']:.1f}",
                      cost, f"{seconds:.0f}"])

@@ -212,8 +212,9 @@ class Navigator:
             from localcr.llm import LlamaRunner
 
             if self._log is not None:
-                self._log(f"navigating: {self.spec.name} reads the outline of the first {self.documents} "
-                          f"document{'s' if self.documents != 1 else ''} (loaded once per process; cached per question)")
+                which = "document" if self.documents == 1 else f"{self.documents} documents"
+                self._log(f"navigating: {self.spec.name} reads the outline of the first {which} found (loaded once "
+                          "per process; cached per question)")
             self._runner = LlamaRunner(self.spec)
         return self._runner
 
