@@ -305,6 +305,8 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
         for model in (expander, navigator):
             if model is not None:
                 model.close()
+    for note in navigator.notes if navigator is not None else []:
+        _echo(f"localcr: not navigated: {note}; the search is as without --navigate", err=True)
     if not hits and (unmatched := idx.unmatched(globs, kind, lang)):
         _echo(f"localcr: {unmatched}", err=True)
     if as_json:

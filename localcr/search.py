@@ -292,9 +292,14 @@ class Index:
             records = self.store.hit_records(list(self.store.rows_of_document(doc_id)))
             entries = outline(records)
             if len(entries) < MIN_ENTRIES:
+                navigator.notes.append(f"{doc_id} has no outline to read (its chunks' contexts name "
+                                       f"{len(entries) or 'no'} section{'' if len(entries) == 1 else 's'})")
                 continue
             named = set(rows_of(entries, navigator.sections(query, about(records), entries)))
             if not named:
+                reply = navigator.last_reply
+                navigator.notes.append(f"{doc_id}: " + (f"the reply {reply[:80]!r} names no section of its outline" if reply
+                                                        else "its outline does not fit the model's window"))
                 continue
             inside = self.store.select(Filter((exact_glob(doc_id),)))  # the document passed the search's filter, if any
             _, fused = self._fused(query, *how[:3], len(records), inside, how[3])

@@ -98,6 +98,16 @@ SECTIONS = {
     "Sick leave fell to 4.1 percent. Every new welder follows a twelve-week course at the yard's own school, and "
     "thirty apprentices joined the company from the vocational schools of the region.",
 }
+def test_a_document_without_an_outline_is_searched_as_without_navigation_and_says_so(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "memo.txt").write_text("The ferry order was signed in May. The hull is due in March.\n")
+    run("index", tmp_path / "docs", "--index", tmp_path / "index", "--contexts", "structural", "-q")
+    plain = run("search", "ferry order", "--index", tmp_path / "index", "--json")
+    shown = run("search", "ferry order", "--index", tmp_path / "index", "--json", "--navigate")  # no model is loaded
+    assert "localcr: not navigated: docs/memo.txt has no outline to read (its chunks' contexts name no sections)" in shown
+    assert plain.strip() in shown
+
+
 REPORT = "# Halvorsen Marine ASA annual report 2023\n\n" + "".join(f"## {title}\n\n{body}\n\n" for title, body in SECTIONS.items())
 QUESTION = "How much did Halvorsen Marine spend on capital expenditure in 2023?"
 
