@@ -1,6 +1,7 @@
 """Navigation by the outline (`localcr search --navigate`) on long filings: what it changes and what it costs.
 
     .venv/bin/python benchmarks/navigation.py --data ../shared/data [--documents 1,2] [--limit N] [--states 5]
+        [--softer]
 
 financebench-dev is indexed as a user indexes it (the defaults: cards, recognised sections, statement titles), in
 the directory benchmarks/long_documents.py and benchmarks/fusion.py use (an index either left under --work is
@@ -12,7 +13,10 @@ filing (the oracle router of long_documents.py), and with how often the model na
 Pass@5/10/20 and token recall@10, and the LLM seconds navigation spent a question (outline states read from the
 cache where an earlier question left them). With --states N, the outline KV state of the first N filings is
 measured: the outline's tokens, the seconds evaluating it takes, the seconds restoring its saved state takes, and
-that state's size. Tables go to stdout and benchmarks/results/navigation.md.
+that state's size. With --softer, the model's replies (cached by the run before: no LLM runs) are used in softer
+ways than "its section first": only the section's first 1 or 3 chunks first; only its chunks already among the first
+10, 20 or 50 candidates first; its chunks as a second ranking fused with the search's by RRF (k 60 and 10). Tables
+go to stdout and benchmarks/results/navigation.md.
 """
 from __future__ import annotations
 
@@ -118,6 +122,51 @@ QUALITY_HEAD = ["search", "questions", "P@5", "P@10", "P@20", "token recall@10",
                 "oracle token recall@10", "LLM cost", "wall s (both searches)"]
 
 
+SOFTER = ("top1", "top3", "cand10", "cand20", "cand50", "rrf60", "rrf10")
+
+
+def softer(index, queries, limit: int | None) -> list[list]:
+    """P@5/10/20 and token recall@10 when the navigated chunks (the model's cached replies) are used by each of
+    SOFTER instead of ranking first."""
+    from localcr.evaluation.metrics import mean_metrics, score_ranking
+    from localcr.navigation import load_navigator
+    from localcr.search import Index, rrf
+
+    spans = [q for q in queries.queries if q.targets and all(t.kind == "span" for t in q.targets)][:limit]
+    first = Index._navigated
+    rows = []
+    for variant in SOFTER:
+        def navigated(self, query, order, navigator, how, variant=variant):
+            _, named = first(self, query, order, navigator, how)
+            if variant.startswith("rrf"):
+                fused = rrf({"search": order, "navigated": named}, k=int(variant[3:]))
+                return sorted(fused, key=lambda row: (-fused[row], row)), named
+            if variant.startswith("top"):
+                named = named[: int(variant[3:])]
+            else:  # candN: only named chunks among the search's first N
+                pool = set(order[: int(variant[4:])])
+                named = [row for row in named if row in pool]
+            head = set(named)
+            return named + [row for row in order if row not in head], named
+
+        Index._navigated = navigated
+        navigator = load_navigator(index.registry)
+        try:
+            m = mean_metrics([score_ranking(index.search(q.text, k=KS[-1], navigate=navigator), q.targets, KS)
+                              for q in spans], KS)
+        finally:
+            Index._navigated = first
+            navigator.close()
+        rows.append([variant, *[f"{100 * m[f'pass@{k}']:.1f}" for k in KS], f"{100 * m['token_recall@10']:.1f}",
+                     navigator.written])
+        print(table(SOFTER_HEAD, rows[-1:]), file=sys.stderr)
+    return rows
+
+
+SOFTER_HEAD = ["the first filing's named section, used as", "P@5", "P@10", "P@20", "token recall@10",
+               "replies written now"]
+
+
 def states(index, n: int) -> list[list]:
     """For the first n filings: the outline's tokens, seconds to evaluate it from nothing, seconds to restore its
     saved KV state, and the state's size."""
@@ -158,10 +207,16 @@ def main() -> None:
     p.add_argument("--documents", default="1", help="numbers of first documents navigated, comma-separated (e.g. 1,2)")
     p.add_argument("--limit", type=int, help="only the first N questions")
     p.add_argument("--states", type=int, default=0, help="also measure the outline KV state of the first N filings")
+    p.add_argument("--softer", action="store_true", help="only the softer uses of the cached replies (results/navigation-softer.md)")
     args = p.parse_args()
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
     index, queries_file = index_of(args.data, args.work)
     queries = evaluation.load_queries(queries_file, index)
+    if args.softer:
+        text = f"machine: {machine()}\n\n" + table(SOFTER_HEAD, softer(index, queries, args.limit))
+        (ROOT / "benchmarks" / "results" / "navigation-softer.md").write_text(text + "\n")
+        print(text)
+        return
     text = f"machine: {machine()}\n\n" + table(QUALITY_HEAD, quality(index, queries, [int(d) for d in args.documents.split(",")], args.limit))
     if args.states:
         text += "\n\n" + table(STATES_HEAD, states(index, args.states))
