@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 
 from localcr.citations import WORDS, Checked, check
 from localcr.errors import LocalcrError
-from localcr.llm import Completion
+from localcr.llm import Completion, OnDemandLlm, resolved_llm
 from localcr.models import Registry
 from localcr.text import snippet
 
@@ -148,34 +148,26 @@ class Answer:
                 "unsupported": self.unsupported, "sources": [s.to_dict() for s in self.sources], "timings": self.timings}
 
 
-class Answerer:
+class Answerer(OnDemandLlm):
     """Writes answers with one LLM, loaded on first need and kept for the next question (its instruction's KV
     state with it)."""
+
+    VERSION = ANSWER_VERSION
 
     def __init__(self, spec, *, prompt: str = DEFAULT_PROMPT, source_chars: int = SOURCE_CHARS, runner=None,
                  log: Callable[[str], None] | None = None):
         if prompt not in PROMPTS:
             raise LocalcrError(f"answer prompt {prompt!r}: choose one of {', '.join(PROMPTS)}")
-        self.spec, self.prompt, self.source_chars = spec, PROMPTS[prompt], source_chars
-        self._runner, self._log = runner, log
+        super().__init__(spec, runner=runner, log=log)
+        self.prompt, self.source_chars = PROMPTS[prompt], source_chars
 
-    @property
-    def runner(self):
-        if self._runner is None:
-            from localcr.llm import LlamaRunner
-
-            self._say(f"answering with {self.spec.name} (loaded once per process)")
-            self._runner = LlamaRunner(self.spec)
-        return self._runner
+    def loading(self) -> str:
+        return f"answering with {self.spec.name} (loaded once per process)"
 
     def _grammar(self):
         from localcr.llm import load_grammar
 
         return load_grammar(self.prompt.grammar) if self.prompt.grammar else None
-
-    def _say(self, message: str) -> None:
-        if self._log is not None:
-            self._log(message)
 
     def stream(self, question: str, hits: list, *, matches: list[dict] | None = None, fresh: bool = False,
                note: str = "") -> Iterator[tuple[str, object]]:
@@ -306,16 +298,6 @@ class Answerer:
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
                    str(self.source_chars), question, *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
 
-    def _tag(self) -> str:
-        from localcr.cache import tag
-
-        return tag(self.spec.name, f"fingerprint {self.spec.fingerprint()}", ANSWER_VERSION)
-
-    def close(self) -> None:
-        if self._runner is not None:
-            self._runner.close()
-            self._runner = None
-
 
 def is_refusal(raw: str) -> bool:
     """Whether the model said the sources do not answer (its fixed word, or the usual ways of saying it)."""
@@ -358,7 +340,5 @@ def _attach_support(source: Source, citing: str) -> None:
 def load_answerer(registry: Registry, name: str | None = None, *, log: Callable[[str], None] | None = None,
                   **options) -> Answerer:
     """An answerer with the named LLM, or the registry's default one (its file is checked now, loaded on first use)."""
-    spec = registry.require("llm", name)
-    spec.resolve()  # a missing or tampered file is one line now, not after retrieval
-    return Answerer(spec, log=log, **options)
+    return Answerer(resolved_llm(registry, name), log=log, **options)
 

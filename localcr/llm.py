@@ -156,6 +156,51 @@ def load_llama(spec, path: Path, threads: int, **params):
     return llm
 
 
+class OnDemandLlm:
+    """A task done with one LLM, loaded on its first need and kept until `close()`: the answerer, the expander and
+    the navigator. A subclass sets VERSION (its prompt's version, which labels its cache entries), PARALLEL (the
+    sequences it decodes side by side) and `loading()`, the line said when the model loads."""
+
+    VERSION = ""
+    PARALLEL = 1
+
+    def __init__(self, spec, *, runner=None, log: Callable[[str], None] | None = None):
+        self.spec, self._runner, self._log = spec, runner, log
+
+    def loading(self) -> str:
+        return f"{self.spec.name}: loaded once per process"
+
+    @property
+    def runner(self) -> "LlamaRunner":
+        if self._runner is None:
+            self._say(self.loading())
+            self._runner = LlamaRunner(self.spec, parallel=self.PARALLEL)
+        return self._runner
+
+    def _say(self, message: str) -> None:
+        if self._log is not None:
+            self._log(message)
+
+    def _tag(self) -> str:
+        """The label of this task's cache entries: the LLM and the prompt's version (what `localcr cache` lists)."""
+        from localcr.cache import tag
+
+        return tag(self.spec.name, f"fingerprint {self.spec.fingerprint()}", self.VERSION)
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+
+def resolved_llm(registry, name: str | None):
+    """The named LLM's spec, or the registry's default one, its file checked now: a missing or tampered file is one
+    line before any work, not after it."""
+    spec = registry.require("llm", name)
+    spec.resolve()
+    return spec
+
+
 class LlamaRunner:
     """One loaded GGUF model: prompt rendering, tokenisation, and completion with KV-cache prefix reuse."""
 
