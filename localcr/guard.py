@@ -330,8 +330,8 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     period from to" places nothing); its period's years and some word of its kind must stand in the opening the
     model read ("unfounded": a 1.5B model took a tax number for a date). The organisation is matched without regard
     to case or legal-form words; a kind the opening names as a form (FORM_KINDS) replaces one that names none of
-    its words, and the period a cover page states one without a year. Beyond that, the context guard's loop and echo, and no copy of the outline it was shown (2 of 45
-    filings' cards were their headings)."""
+    its words, and the period a cover page states one without a year. Beyond that, the context guard's loop and
+    echo, and no copy of the outline it was shown (2 of 45 filings' cards were their headings)."""
     text = raw.strip()
     if len(text) > limits.max_chars:
         return None, "too_long"

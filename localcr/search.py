@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from localcr.backends import open_backend
-from localcr.documents import page_at
+from localcr.documents import LONG_PROSE, page_at
 from localcr.errors import LocalcrError
 from localcr.filters import Filter, exact_glob
 from localcr.models import Registry, load_registry
@@ -117,13 +117,11 @@ def dynamic_alpha(dense: dict[int, float], lexical: dict[int, float]) -> float:
     return 0.5 if d + l <= 0 else d / (d + l)
 
 
-def fusion_of(lists: dict[str, dict], store) -> tuple[str, float]:
-    """The rule "auto" fusion uses for one query: LONG_PROSE_FUSION where most of each retriever's first
-    CANDIDATES_JUDGED candidates are chunks of long untitled prose, else ("dynamic", DEFAULT_ALPHA)."""
-    from localcr.documents import LONG_PROSE
-
-    judged = list(dict.fromkeys(row for scores in lists.values()
-                                for row in sorted(scores, key=scores.get, reverse=True)[:CANDIDATES_JUDGED]))
+def fusion_of(ordered: dict[str, list], store) -> tuple[str, float]:
+    """The rule "auto" fusion uses for one query, given each retriever's rows best first: LONG_PROSE_FUSION where
+    most of each retriever's first CANDIDATES_JUDGED candidates are chunks of long untitled prose, else
+    ("dynamic", DEFAULT_ALPHA)."""
+    judged = list(dict.fromkeys(row for rows in ordered.values() for row in rows[:CANDIDATES_JUDGED]))
     if not judged:
         return "dynamic", DEFAULT_ALPHA
     long_prose = sum(record["structure"] == LONG_PROSE for record in store.hit_records(judged))
@@ -236,8 +234,8 @@ class Index:
         if selection is not None and not selection.documents:
             return []
         depth = max(candidates, k)
-        lists, fused = self._fused(query, mode, fusion, alpha, depth, selection, expand)
-        ranks = {name: _ranks(sorted(scores, key=scores.get, reverse=True)) for name, scores in lists.items()}
+        ordered, fused = self._fused(query, mode, fusion, alpha, depth, selection, expand)
+        ranks = {name: _ranks(rows) for name, rows in ordered.items()}
         order = sorted(fused, key=lambda row: (-fused[row], row))[:depth]
         ranks["fused"] = _ranks(order)
         scores = fused
@@ -258,7 +256,7 @@ class Index:
         return self._hits(groups, scores, ranks)
 
     def _fused(self, query: str, mode: str, fusion: str, alpha: float, depth: int, selection, expand):
-        """Each retriever's `depth` best rows ({leg: {row: score}}) and their fusion ({row: score}) for the mode."""
+        """Each retriever's `depth` best rows, best first ({leg: [row]}), and their fusion ({row: score}) for the mode."""
         dense_query = lexical_query = query
         if expand is not None and (mode != "lexical" or expand.legs == "both"):  # no passage for a leg that reads none
             dense_query = expand.expanded(query)
@@ -268,14 +266,15 @@ class Index:
             lists["dense"] = self.dense_scores(dense_query, depth, selection)
         if mode in ("hybrid", "lexical"):
             lists["lexical"] = self.lexical_scores(lexical_query, depth, selection)
+        ordered = {name: sorted(scores, key=scores.get, reverse=True) for name, scores in lists.items()}
         if mode != "hybrid":
-            return lists, lists[mode]
+            return ordered, lists[mode]
         if fusion == "auto":
-            fusion, alpha = fusion_of(lists, self.store)
+            fusion, alpha = fusion_of(ordered, self.store)
         if fusion == "rrf":
-            return lists, rrf({name: sorted(s, key=s.get, reverse=True) for name, s in lists.items()})
+            return ordered, rrf(ordered)
         share = dynamic_alpha(lists["dense"], lists["lexical"]) if fusion == "dynamic" else alpha
-        return lists, weighted(lists["dense"], lists["lexical"], share)
+        return ordered, weighted(lists["dense"], lists["lexical"], share)
 
     def _navigated(self, query: str, order: list, navigator, how: tuple) -> tuple[list, list]:
         """The order with the chunks of the sections the navigator names first (the first `navigator.documents`
@@ -303,8 +302,7 @@ class Index:
                 continue
             inside = self.store.select(Filter((exact_glob(doc_id),)))  # the document passed the search's filter, if any
             _, fused = self._fused(query, *how[:3], len(records), inside, how[3])
-            ranked = sorted(named, key=lambda row: (-fused.get(row, -1.0), row))
-            navigated += [row for row in ranked if row not in navigated]
+            navigated += sorted(named, key=lambda row: (-fused.get(row, -1.0), row))  # rows of one document each
         first = set(navigated)
         return navigated + [row for row in order if row not in first], navigated
 

@@ -67,14 +67,14 @@ class Structures:
 
 
 def test_auto_fusion_fuses_long_prose_by_its_own_rule_and_the_rest_dynamically():
-    dense = {row: 1.0 - row / 100 for row in range(20)}
-    lexical = {row: 9.0 - row / 10 for row in range(5, 25)}
+    dense = list(range(20))  # each retriever's rows, best first
+    lexical = list(range(5, 25))
     judged = set(range(10)) | set(range(5, 15))  # each leg's first ten
     rule, alpha = search.LONG_PROSE_FUSION
     expected = (rule, search.DEFAULT_ALPHA if alpha is None else alpha)
     assert search.fusion_of({"dense": dense, "lexical": lexical}, Structures(judged)) == expected
     assert search.fusion_of({"dense": dense, "lexical": lexical}, Structures(set(range(7)))) == ("dynamic", search.DEFAULT_ALPHA)
-    assert search.fusion_of({"dense": {}, "lexical": {}}, Structures(set())) == ("dynamic", search.DEFAULT_ALPHA)
+    assert search.fusion_of({"dense": [], "lexical": []}, Structures(set())) == ("dynamic", search.DEFAULT_ALPHA)
 
 
 def around(docs: list[str]):
