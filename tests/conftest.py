@@ -47,8 +47,22 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _one_share_of_the_cores_per_worker():
+    """Under pytest-xdist, each worker runs on its own share of the cores (and so does every process it starts):
+    llama.cpp, torch and ONNX Runtime size their thread pools by the cores a process may run on
+    (localcr.llm.default_threads), and two workers each spinning two llama.cpp threads on two cores made the
+    suite slower than one worker (tests/README.md)."""
+    worker, workers = os.environ.get("PYTEST_XDIST_WORKER"), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker or workers < 2 or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    number = int(worker.removeprefix("gw"))
+    os.sched_setaffinity(0, cores[number % len(cores)::workers] or cores)
+
+
 def pytest_configure(config):
     """Block every IPv4/IPv6 connection for the whole run; every test fails if it attempted one."""
+    _one_share_of_the_cores_per_worker()
     config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
     config.addinivalue_line("markers", "milvus_server: runs against a real Milvus server (LOCALCR_MILVUS_URI's, or the "
