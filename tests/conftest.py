@@ -65,6 +65,8 @@ def pytest_configure(config):
     _one_share_of_the_cores_per_worker()
     config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
+    config.addinivalue_line("markers", "measures_rates: a long LLM run measures this machine's LLM speeds first, as on "
+                            "a machine with none recorded (conftest.rates_as_if_measured spares every other test)")
     config.addinivalue_line("markers", "milvus_server: runs against a real Milvus server (LOCALCR_MILVUS_URI's, or the "
                             "standalone 2.3.5 server of PyPI's milvus package, started by tests/test_milvus.py)")
     socket.socket.connect = _refuse
@@ -101,6 +103,17 @@ def shared_embedders():
     embeddings.load_backend = shared
     yield
     embeddings.load_backend = load
+
+
+@pytest.fixture(autouse=True)
+def rates_as_if_measured(request, monkeypatch):
+    """A long LLM run on a machine with no recorded speeds measures them first (5-10 s a model, once a machine);
+    every test has a cache of its own, so every such test would measure again. Only the tests of that
+    measurement (marked `measures_rates`) do; the others estimate with the typical rates."""
+    if request.node.get_closest_marker("measures_rates") is None:
+        import localcr.contexts.run as context_run
+
+        monkeypatch.setattr(context_run, "MEASURE_FROM_TOKENS", sys.maxsize)
 
 
 @pytest.fixture(autouse=True)

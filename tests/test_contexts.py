@@ -268,10 +268,11 @@ def test_the_time_estimate_uses_the_measured_rates_and_tokens_per_context(tmp_pa
 
 
 @pytest.mark.model
+@pytest.mark.measures_rates
 def test_a_long_run_on_a_machine_with_no_rates_measures_them_first_and_says_so(tmp_path, cache_dir):
     spec = _registry(tmp_path, n_ctx=4096)
-    lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(200)]
-    doc, chunks = _corpus("\n".join(lines) + "\n", "agent.txt", "text", pieces=["\n".join(lines[i:i + 50]) for i in range(0, 200, 50)])
+    lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(400)]
+    doc, chunks = _corpus("\n".join(lines) + "\n", "agent.txt", "text", pieces=["\n".join(lines[i:i + 100]) for i in range(0, 400, 100)])
     runner = L.LlamaRunner(spec, parallel=2)
     try:
         run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)

@@ -23,9 +23,10 @@ class LlmRates(NamedTuple):
 # machine with no rates recorded.
 TYPICAL_RATES = LlmRates(65.0, 25.0)
 TYPICAL_MODEL_BYTES = 1_117_320_768
-# A run that evaluates this many prompt tokens or more (half a minute at typical rates) first measures the
-# rates when none are recorded: a few hundred tokens, about 20 s for the 1.5B on 2 AVX2 cores, once.
-MEASURE_FROM_TOKENS = 2000
+# A run that evaluates this many prompt tokens or more (1.5 minutes at typical rates, 4-5 on an AVX2 laptop) first
+# measures the rates when none are recorded: a few hundred tokens, about 20 s for the 1.5B on 2 AVX2 cores, once.
+# A shorter run (the demo's 11 contexts) is estimated with the typical rates: measuring would cost it a fifth.
+MEASURE_FROM_TOKENS = 6000
 
 
 def _rates_key(spec, threads: int, parallel: int) -> str:

@@ -62,6 +62,7 @@ def write_llm_contexts(
     on_chunk: Callable[[Chunk], None] | None = None,
     reuse: bool = True,
     runner: LlamaRunner | None = None,
+    load_runner: Callable[[], LlamaRunner] | None = None,
     use_cache: bool = True,
     parallel: int = DEFAULT_PARALLEL,
     composition: str = DEFAULT_COMPOSITION,
@@ -76,7 +77,8 @@ def write_llm_contexts(
     context); on_chunk: called after each generated context is stored; reuse=False evaluates every prompt
     from scratch, one chunk at a time (the naive baseline of benchmarks); parallel: how many chunks of a
     document are generated side by side on its shared prefix (1 = one after another); runner: an already
-    loaded model to use (not closed here; its own `parallel` applies); log: where the time estimate goes;
+    loaded model to use (not closed here; its own `parallel` applies); load_runner: where the model comes from when
+    one is needed, for a caller that keeps it across calls (not closed here); log: where the time estimate goes;
     stats: the counters to fill and return (a caller's on_chunk can read them while the run goes on)."""
     from localcr.cache import open_cache
 
@@ -96,8 +98,8 @@ def write_llm_contexts(
     try:
         todo = _from_cache(docs, chunks_by_doc, spec, fingerprint, cache, guard, stats, composition)
         if todo:
-            own_runner = runner is None
-            runner = runner or LlamaRunner(spec, parallel=parallel)
+            own_runner = runner is None and load_runner is None
+            runner = runner or (load_runner() if load_runner else LlamaRunner(spec, parallel=parallel))
             run = Run(runner, spec, fingerprint, cache, guard, stats, composition, reuse, limit, on_chunk)
             _announce(run, todo, log or (lambda m: print(m, file=sys.stderr)))
             run.generate(todo, progress)
