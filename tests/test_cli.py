@@ -435,3 +435,19 @@ def test_a_multilingual_corpus_gets_the_multilingual_embedder_and_lexical_search
     named = tmp_path / "named"
     assert warning in run("index", docs, "--index", named, "-q", "--embedder", "minilm")
     assert warning in run("stats", "--index", named)
+
+
+@pytest.mark.model
+def test_the_demo_says_what_it_will_do_and_how_long_then_indexes_and_searches(tmp_path, monkeypatch):
+    """`localcr demo` (structural contexts here: the LLM's part is the same `index --contexts llm` tested above)."""
+    from localcr import cli as cli_module
+    from localcr.models import load_registry
+
+    monkeypatch.chdir(tmp_path)
+    said = run("demo", "--contexts", "structural")
+    assert said.startswith("localcr demo: index the 4 files of the bundled sample corpus; then three hybrid searches")
+    assert said.count("$ localcr search") == 3 and "$ localcr stats --index demo-index" in said
+    assert "operations.md" in said.split("$ localcr search")[1]  # the timeout question finds the troubleshooting
+    plan = cli_module._demo_plan(load_registry(), str(tmp_path / "new"), "llm", "gemma3-270m")
+    assert "gemma3-270m writes every chunk's context, about" in plan  # before any run: by typical speeds
+    assert "writes" not in cli_module._demo_plan(load_registry(), "demo-index", "llm", None)  # built: cached
