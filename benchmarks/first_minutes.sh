@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The first minutes of a new user, as BENCHMARKS.md reports them: `./setup.sh --test` in a fresh clone of this
+# repository with nothing cached (empty pip and uv caches, no assembled models), the same again (nothing to do),
+# the whole suite, and `localcr demo` on an empty cache. Debian's packages are whatever this machine has: on a
+# machine without them, setup.sh installs them in the background.
+#
+#   bash benchmarks/first_minutes.sh [WORKDIR]      (default: a new temporary directory; about 15 minutes on 2 cores)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$(mktemp -d)}
+mkdir -p "$work"
+git clone -q "$repo" "$work/clone"
+cd "$work/clone"
+export PIP_CACHE_DIR="$work/pip-cache" UV_CACHE_DIR="$work/uv-cache" LOCALCR_MODELS_DIR="$work/models"
+export LOCALCR_CACHE_DIR="$work/cache"
+timed() {  # timed LABEL COMMAND...: the seconds COMMAND took; its output goes to WORKDIR/LABEL.log
+  local label=$1 start=$SECONDS; shift
+  "$@" > "$work/$label.log" 2>&1 || { tail -20 "$work/$label.log"; exit 1; }
+  echo $((SECONDS - start))
+}
+lscpu | grep -m1 "Model name"
+grep -q -m1 -w avx512f /proc/cpuinfo && echo "AVX-512" || echo "AVX2 (no AVX-512)"
+echo "setup.sh --test, fresh: $(timed setup ./setup.sh --test) s"
+grep "==>" "$work/setup.log"
+echo "setup.sh --test, again: $(timed setup-again ./setup.sh --test) s"
+echo "pytest: $(timed pytest .venv/bin/python -m pytest -q -p no:cacheprovider) s ($(tail -1 "$work/pytest.log"))"
+echo "localcr demo, empty cache: $(timed demo .venv/bin/localcr demo --index "$work/demo-index") s"
+grep "^localcr demo:" "$work/demo.log"
