@@ -1,0 +1,154 @@
+"""Scans: text recognised by Tesseract, offline, in an image file (PNG, JPEG, TIFF; a TIFF's frames are its pages)
+or on a PDF page with no text layer (rendered by the PDF reader).
+
+pytesseract runs the `tesseract` program that the system's packages install (Debian: tesseract-ocr and one
+tesseract-ocr-<lang> package per language). The language pack is chosen per page from those installed: Tesseract's
+script detection (OSD) tells Latin from Cyrillic, Arabic, Han and Japanese; a Latin page is read as English, then
+again as German or Spanish when its words say so (py3langid) and that pack is installed. A page's words whose mean
+confidence is under LOW_CONFIDENCE keep their text with a warning naming the page. What a page reads as is cached
+(localcr.cache, store "ocr") by the page's pixels, so a re-index never recognises a page twice.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import shutil
+
+from localcr.readers import Read, ReaderError, paged
+
+LOW_CONFIDENCE = 60  # a page's mean word confidence (0-100) under which its text is said to be unreliable
+RENDER_SCALE = 300 / 72  # PDF pages are rendered at 300 dpi, Tesseract's own recommendation
+MAX_PIXELS = 100_000_000  # an image larger than this (10,000 x 10,000) is refused, not decoded
+MIN_PIXELS = 250_000  # ... and one smaller than 500 x 500 (an icon, a logo: no page of text) is not recognised
+PACKS = {"en": "eng", "de": "deu", "es": "spa", "ru": "rus", "ar": "ara", "zh": "chi_sim", "ja": "jpn"}
+_SCRIPT_PACKS = {"Cyrillic": "rus", "Arabic": "ara", "Han": "chi_sim", "Japanese": "jpn", "Hiragana": "jpn",
+                 "Katakana": "jpn"}
+INSTALL = "apt-get install tesseract-ocr " + " ".join(f"tesseract-ocr-{p.replace('_', '-')}" for p in PACKS.values())
+NOT_INSTALLED = f"OCR needs Tesseract, which is not installed ({INSTALL})"
+
+
+@functools.cache
+def installed_packs() -> list[str]:
+    """The language packs of localcr's languages that Tesseract has here (none when it is not installed)."""
+    if shutil.which("tesseract") is None:
+        return []
+    import pytesseract
+
+    have = set(pytesseract.get_languages())
+    return [pack for pack in PACKS.values() if pack in have]
+
+
+def describe() -> str:
+    """What reads scans on this machine: Tesseract's version and language packs, and the packs it lacks."""
+    packs = installed_packs()
+    if not packs:
+        return NOT_INSTALLED
+    import pytesseract
+
+    missing = [f"tesseract-ocr-{pack.replace('_', '-')}" for pack in PACKS.values() if pack not in packs]
+    return (f"Tesseract {pytesseract.get_tesseract_version()}, language packs {', '.join(packs)} (chosen per page by "
+            "script and words)" + (f"; not installed: {' '.join(missing)}" if missing else ""))
+
+
+def read_image(data: bytes) -> Read:
+    """An image file, one page per frame (a multi-page TIFF)."""
+    from PIL import Image, ImageSequence, UnidentifiedImageError
+
+    if not installed_packs():
+        raise ReaderError(f"a scan: {NOT_INSTALLED}")
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+    try:
+        image = Image.open(io.BytesIO(data))
+        if image.width * image.height < MIN_PIXELS:
+            raise ReaderError(f"an image of {image.width}x{image.height} pixels: too small to be a scanned page")
+        frames = [frame.convert("L") for frame in ImageSequence.Iterator(image)]
+    except UnidentifiedImageError:
+        raise ReaderError("not a readable image (not a PNG, JPEG or TIFF that Pillow can decode)") from None
+    except (Image.DecompressionBombError, OSError, ValueError) as exc:
+        raise ReaderError(f"not a readable image ({' '.join(str(exc).split())[:200]})") from None
+    texts, warnings = recognise(frames)
+    if not any(texts):
+        raise ReaderError("OCR found no text in it")
+    text, pages = paged(texts)
+    return Read(text, "", warnings, pages=pages if len(pages) > 1 else [])
+
+
+def recognise(pages: list, numbers: list[int] | None = None) -> tuple[list[str], list[str]]:
+    """Each page image's text, and a warning for each page whose recognition is not to be trusted (numbers: the
+    pages' numbers as the document counts them, 1, 2, 3 ... unless given)."""
+    texts, warnings = [], []
+    for number, image in zip(numbers or range(1, len(pages) + 1), pages):
+        text, confidence = _cached_page_text(image)
+        texts.append(text)
+        if not text:
+            warnings.append(f"page {number}: no text layer, and OCR found no text")
+        elif confidence < LOW_CONFIDENCE:
+            warnings.append(f"page {number}: OCR confidence {confidence:.0f}% (under {LOW_CONFIDENCE}%): its text may be wrong")
+    return texts, warnings
+
+
+def _cached_page_text(image) -> tuple[str, float]:
+    from localcr import cache
+
+    import pytesseract
+
+    version = str(pytesseract.get_tesseract_version())
+    key = cache.key("ocr", version, ",".join(installed_packs()), f"{image.size}", hashlib.sha256(image.tobytes()).hexdigest())
+    with cache.open_cache("ocr") as store:
+        if (found := store.get(key)) is not None:
+            return found
+        result = _page_text(image)
+        store.set(key, result, cache.tag("tesseract", version))
+    return result
+
+
+def _page_text(image) -> tuple[str, float]:
+    """A page's text (lines as Tesseract found them, a blank line between its paragraphs) and its mean word
+    confidence, in the pack its script and words choose."""
+    packs = installed_packs()
+    pack = _SCRIPT_PACKS.get(_script(image), "eng")
+    pack = pack if pack in packs else packs[0]
+    text, confidence = _tesseract(image, pack)
+    if pack == "eng" and (better := _latin_pack(text, packs)) != "eng":
+        text, confidence = _tesseract(image, f"{better}+eng")
+    return text, confidence
+
+
+def _script(image) -> str:
+    """The page's script as Tesseract's OSD names it ("Latin", "Cyrillic", "Han" ...); "" when it cannot tell
+    (too little text, or no osd pack)."""
+    import pytesseract
+
+    try:
+        return pytesseract.image_to_osd(image, output_type=pytesseract.Output.DICT)["script"]
+    except (pytesseract.TesseractError, KeyError):
+        return ""
+
+
+def _latin_pack(text: str, packs: list[str]) -> str:
+    """The installed pack of the Latin-script language the words read as English say they are in."""
+    if len(text.split()) < 8:
+        return "eng"
+    from localcr.language import document_language
+
+    pack = PACKS.get(document_language(text, False), "eng")
+    return pack if pack in packs and pack not in _SCRIPT_PACKS.values() else "eng"
+
+
+def _tesseract(image, pack: str) -> tuple[str, float]:
+    import pytesseract
+
+    found = pytesseract.image_to_data(image, lang=pack, output_type=pytesseract.Output.DICT)
+    lines: dict[tuple[int, int, int], list[str]] = {}
+    confidences = []
+    for word, confidence, *where in zip(found["text"], found["conf"], found["block_num"], found["par_num"], found["line_num"]):
+        if word.strip():
+            lines.setdefault(tuple(where), []).append(word)
+            confidences.append(float(confidence))
+    space = "" if pack in ("chi_sim", "jpn") else " "  # Tesseract's words in Chinese and Japanese are characters
+    text, last = "", None
+    for (block, paragraph, _line), words in lines.items():
+        text += ("" if last is None else "\n" if last == (block, paragraph) else "\n\n") + space.join(words)
+        last = (block, paragraph)
+    return text, sum(confidences) / len(confidences) if confidences else 0.0
