@@ -17,7 +17,9 @@ import shutil
 
 from localcr.readers import Read, ReaderError, paged
 
+LAYOUT = "blocks"  # how a page's words are laid out as text (in the cache key: a new layout recognises again)
 LOW_CONFIDENCE = 60  # a page's mean word confidence (0-100) under which its text is said to be unreliable
+PAGE_TIMEOUT = 120  # seconds Tesseract may take over one page (a page takes a few); past it the page is missing
 RENDER_SCALE = 300 / 72  # PDF pages are rendered at 300 dpi, Tesseract's own recommendation
 MAX_PIXELS = 100_000_000  # an image larger than this (10,000 x 10,000) is refused, not decoded
 MIN_PIXELS = 250_000  # ... and one smaller than 500 x 500 (an icon, a logo: no page of text) is not recognised
@@ -79,13 +81,25 @@ def recognise(pages: list, numbers: list[int] | None = None) -> tuple[list[str],
     pages' numbers as the document counts them, 1, 2, 3 ... unless given)."""
     texts, warnings = [], []
     for number, image in zip(numbers or range(1, len(pages) + 1), pages):
-        text, confidence = _cached_page_text(image)
+        text, warning = _checked_page_text(image)
         texts.append(text)
-        if not text:
-            warnings.append(f"page {number}: no text layer, and OCR found no text")
-        elif confidence < LOW_CONFIDENCE:
-            warnings.append(f"page {number}: OCR confidence {confidence:.0f}% (under {LOW_CONFIDENCE}%): its text may be wrong")
+        warnings += [f"page {number}: {warning}"] if warning else []
     return texts, warnings
+
+
+def _checked_page_text(image) -> tuple[str, str]:
+    """A page's text, and what to say of it: nothing found, low confidence, or Tesseract failing on it."""
+    import pytesseract
+
+    try:
+        text, confidence = _cached_page_text(image)
+    except (RuntimeError, pytesseract.TesseractError) as exc:  # pytesseract's timeout is a RuntimeError
+        return "", f"OCR failed ({' '.join(str(exc).split())[:200]}): its text is missing"
+    if not text:
+        return "", "no text layer, and OCR found no text"
+    if confidence < LOW_CONFIDENCE:
+        return text, f"OCR confidence {confidence:.0f}% (under {LOW_CONFIDENCE}%): its text may be wrong"
+    return text, ""
 
 
 def _cached_page_text(image) -> tuple[str, float]:
@@ -94,7 +108,7 @@ def _cached_page_text(image) -> tuple[str, float]:
     import pytesseract
 
     version = str(pytesseract.get_tesseract_version())
-    key = cache.key("ocr", version, ",".join(installed_packs()), f"{image.size}", hashlib.sha256(image.tobytes()).hexdigest())
+    key = cache.key("ocr", LAYOUT, version, ",".join(installed_packs()), f"{image.size}", hashlib.sha256(image.tobytes()).hexdigest())
     with cache.open_cache("ocr") as store:
         if (found := store.get(key)) is not None:
             return found
@@ -121,7 +135,7 @@ def _script(image) -> str:
     import pytesseract
 
     try:
-        return pytesseract.image_to_osd(image, output_type=pytesseract.Output.DICT)["script"]
+        return pytesseract.image_to_osd(image, output_type=pytesseract.Output.DICT, timeout=PAGE_TIMEOUT)["script"]
     except (pytesseract.TesseractError, KeyError):
         return ""
 
@@ -139,7 +153,7 @@ def _latin_pack(text: str, packs: list[str]) -> str:
 def _tesseract(image, pack: str) -> tuple[str, float]:
     import pytesseract
 
-    found = pytesseract.image_to_data(image, lang=pack, output_type=pytesseract.Output.DICT)
+    found = pytesseract.image_to_data(image, lang=pack, output_type=pytesseract.Output.DICT, timeout=PAGE_TIMEOUT)
     lines: dict[tuple[int, int, int], list[str]] = {}
     confidences = []
     for word, confidence, *where in zip(found["text"], found["conf"], found["block_num"], found["par_num"], found["line_num"]):
@@ -147,8 +161,10 @@ def _tesseract(image, pack: str) -> tuple[str, float]:
             lines.setdefault(tuple(where), []).append(word)
             confidences.append(float(confidence))
     space = "" if pack in ("chi_sim", "jpn") else " "  # Tesseract's words in Chinese and Japanese are characters
-    text, last = "", None
-    for (block, paragraph, _line), words in lines.items():
-        text += ("" if last is None else "\n" if last == (block, paragraph) else "\n\n") + space.join(words)
-        last = (block, paragraph)
+    blocks: dict[int, list[str]] = {}
+    for (block, _paragraph, _line), words in lines.items():
+        blocks.setdefault(block, []).append(space.join(words))
+    # A blank line between blocks (text regions) only: Tesseract takes many a single line for a paragraph, and a text
+    # layer's lines (PDFium's) have no blank line between them either, so chunks are cut alike.
+    text = "\n\n".join("\n".join(block) for block in blocks.values())
     return text, sum(confidences) / len(confidences) if confidences else 0.0

@@ -21,8 +21,9 @@ READ_TIMEOUT = 120.0  # seconds a batch of files may take; plain text of hundred
 # crashes or hangs its worker is read again one file per task, to find the file at fault.
 BATCH_FILES = 64
 BATCH_BYTES = 4 << 20
-# A scan's pages are recognised by OCR, seconds each: a batch gets this many more seconds per MiB of PDFs and images.
-OCR_SECONDS_PER_MIB = 60
+# A scan's pages are recognised by OCR, seconds each: a batch gets this many more seconds per MiB of PDFs and images
+# (a bi-level scan compresses to 30-50 KB a page; Tesseract itself is stopped after ocr.PAGE_TIMEOUT on one page).
+OCR_SECONDS_PER_MIB = 300
 _OCR_READERS = (READERS["pdf"], READERS["image"])
 
 
