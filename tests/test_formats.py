@@ -88,7 +88,7 @@ def test_a_message_is_titled_by_its_subject_with_its_people_in_context_and_its_q
     assert (doc.kind, doc.title) == ("mail", "Re: Warehouse lease")
     assert "\n\n## Quoted: On Mon, 13 May 2024, Bruno Costa <bruno@example.com> wrote:\n\n> Shall we renew?" in doc.text
     chunks = _contexts(doc, tokens=12)
-    assert all("From: Ana Ribeiro <ana@example.com>; To: Board <board@example.com>; Date: Tue, 14 May 2024" in c.context for c in chunks)
+    assert all("Mail from Ana Ribeiro <ana@example.com>, to Board <board@example.com>, sent Tue, 14 May 2024" in c.context for c in chunks)
     assert "Section: Re: Warehouse lease > Quoted: On Mon, 13 May 2024," in chunks[-1].context
 
 

@@ -21,6 +21,7 @@ _QUOTE_START = re.compile(
     r"|-{2,}\s*(?:Original Message|Forwarded message|Ursprüngliche Nachricht|Mensaje original)\s*-{2,})\s*$",
     re.MULTILINE | re.IGNORECASE | re.DOTALL)
 _ADDRESS_HEADERS = ("From", "To", "Cc")
+_ABOUT = (("From", "from"), ("To", "to"), ("Cc", "cc"), ("Date", "sent"))  # as a chunk's context says them
 MAX_ATTACHMENT_DEPTH = 3  # a message attached to a message attached to ...: read this deep, no deeper
 
 
@@ -65,7 +66,8 @@ def _message(message, depth: int) -> Read:
     warnings: list[str] = []
     blocks = [f"# {subject}" if subject else "", "\n".join(people), _with_quoted_section(_body(message))]
     parts = _attachments(message, depth, warnings)
-    about = "Mail " + "; ".join(people) + "." if people else ""
+    said = [f"{word} {value}" for name, word in _ABOUT if (value := _header(message, name))]
+    about = "Mail " + ", ".join(said) + "." if said else ""
     return Read("\n\n".join(b for b in blocks if b) + "\n", "", warnings, title=subject, about=about, parts=parts)
 
 

@@ -2,9 +2,10 @@
 or on a PDF page with no text layer (rendered by the PDF reader).
 
 pytesseract runs the `tesseract` program that the system's packages install (Debian: tesseract-ocr and one
-tesseract-ocr-<lang> package per language). The language pack is chosen per page from those installed: Tesseract's
-script detection (OSD) tells Latin from Cyrillic, Arabic, Han and Japanese; a Latin page is read as English, then
-again as German or Spanish when its words say so (py3langid) and that pack is installed. A page's words whose mean
+tesseract-ocr-<lang> package per language). The language pack is chosen per page from those installed: a page is
+read as English; one that reads badly so is read again in the pack of the script Tesseract's script detection
+(OSD) finds (Cyrillic, Arabic, Han, Japanese), and a Latin one again as German or Spanish when its words say so
+(py3langid). A page's words whose mean
 confidence is under LOW_CONFIDENCE keep their text with a warning naming the page. What a page reads as is cached
 (localcr.cache, store "ocr") by the page's pixels, so a re-index never recognises a page twice.
 """
@@ -17,7 +18,7 @@ import shutil
 
 from localcr.readers import Read, ReaderError, paged
 
-LAYOUT = "blocks"  # how a page's words are laid out as text (in the cache key: a new layout recognises again)
+LAYOUT = "blocks, English first"  # how a page's words are laid out as text (in the cache key: a new layout recognises again)
 LOW_CONFIDENCE = 60  # a page's mean word confidence (0-100) under which its text is said to be unreliable
 PAGE_TIMEOUT = 120  # seconds Tesseract may take over one page (a page takes a few); past it the page is missing
 RENDER_SCALE = 300 / 72  # PDF pages are rendered at 300 dpi, Tesseract's own recommendation
@@ -118,15 +119,26 @@ def _cached_page_text(image) -> tuple[str, float]:
 
 
 def _page_text(image) -> tuple[str, float]:
-    """A page's text (lines as Tesseract found them, a blank line between its paragraphs) and its mean word
-    confidence, in the pack its script and words choose."""
+    """A page's text (lines as Tesseract found them, a blank line between its blocks) and its mean word confidence.
+    Read as English first (most pages are Latin script; script detection costs a fifth of a page's time); a page
+    that reads badly so is read again in another script's pack (the best read kept), a Latin one in German or
+    Spanish when its words say so."""
     packs = installed_packs()
-    pack = _SCRIPT_PACKS.get(_script(image), "eng")
-    pack = pack if pack in packs else packs[0]
-    text, confidence = _tesseract(image, pack)
-    if pack == "eng" and (better := _latin_pack(text, packs)) != "eng":
-        text, confidence = _tesseract(image, f"{better}+eng")
+    first = "eng" if "eng" in packs else packs[0]
+    text, confidence = _tesseract(image, first)
+    if confidence < LOW_CONFIDENCE:
+        return max([(text, confidence), *(_tesseract(image, pack) for pack in _other_scripts(image, packs))], key=lambda r: r[1])
+    if first == "eng" and (better := _latin_pack(text, packs)) != "eng":
+        return _tesseract(image, f"{better}+eng")
     return text, confidence
+
+
+def _other_scripts(image, packs: list[str]) -> list[str]:
+    """The installed packs of other scripts to read a page in: the one of the script OSD finds, else (OSD needs
+    more text than a few lines) all of them, the best read kept."""
+    found = _SCRIPT_PACKS.get(_script(image))
+    others = [pack for pack in packs if pack in _SCRIPT_PACKS.values()]
+    return [found] if found in others else others
 
 
 def _script(image) -> str:
