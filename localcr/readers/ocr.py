@@ -5,9 +5,9 @@ pytesseract runs the `tesseract` program that the system's packages install (Deb
 tesseract-ocr-<lang> package per language). The language pack is chosen per page from those installed: a page is
 read as English; one that reads badly so is read again in the pack of the script Tesseract's script detection
 (OSD) finds (Cyrillic, Arabic, Han, Japanese), and a Latin one again as German or Spanish when its words say so
-(py3langid). A page's words whose mean
-confidence is under LOW_CONFIDENCE keep their text with a warning naming the page. What a page reads as is cached
-(localcr.cache, store "ocr") by the page's pixels, so a re-index never recognises a page twice.
+(py3langid). A page whose words' mean confidence is under LOW_CONFIDENCE keeps its text with a warning naming the
+page. What a page reads as is cached (localcr.cache, store "ocr") by the page's pixels, so a re-index never
+recognises a page twice.
 """
 from __future__ import annotations
 

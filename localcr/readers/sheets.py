@@ -5,7 +5,8 @@ row (its first row of two or more cells) is what localcr.structure carries into 
 that sheet, so a chunk of rows 900 to 940 still says which column is "Q3" and which "Branch". XLSX is read by
 openpyxl in read-only mode with cached values: a formula reads as the value it showed when last saved, and the
 rows stream, so a huge sheet never has all its cells in memory at once (defusedxml keeps its XML from expanding
-entities). ODS is read by odfpy (through defusedxml too). The text a file may give is bounded (MAX_CHARS).
+entities). ODS is read by odfpy (through defusedxml too; it holds the whole document in memory, bounded by the
+worker's memory limit). A sheet's text is bounded (MAX_CHARS).
 """
 from __future__ import annotations
 
