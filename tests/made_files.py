@@ -55,6 +55,33 @@ def odt(heading: str, paragraphs: list[str]) -> bytes:
     return odf("text", build)
 
 
+def odp(slides: list[tuple[str, str]]) -> bytes:
+    """A presentation of (title, body) slides, the title in a frame of presentation class "title" as an office suite
+    writes it (odfpy's own checks do not allow that attribute, so it is set by namespace)."""
+    from odf.draw import Frame, Page, TextBox
+    from odf.namespaces import PRESENTATIONNS
+    from odf.style import MasterPage, PageLayout
+    from odf.text import P
+
+    def build(document):
+        layout = PageLayout(name="layout")
+        document.automaticstyles.addElement(layout)
+        master = MasterPage(name="master", pagelayoutname=layout)
+        document.masterstyles.addElement(master)
+        for title, body in slides:
+            page = Page(masterpagename=master)
+            for role, text in (("title", title), ("outline", body)):
+                frame = Frame(width="20cm", height="3cm", x="1cm", y="1cm")
+                frame.setAttrNS(PRESENTATIONNS, "class", role)
+                box = TextBox()
+                box.addElement(P(text=text))
+                frame.addElement(box)
+                page.addElement(frame)
+            document.presentation.addElement(page)
+
+    return odf("presentation", build)
+
+
 def ods(rows: list[list[str]], name: str = "Sheet1") -> bytes:
     from odf.table import Table, TableCell, TableRow
     from odf.text import P

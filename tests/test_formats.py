@@ -120,8 +120,11 @@ def test_an_epub_reads_its_chapters_in_spine_order_titled_by_its_table_of_conten
 def test_odt_odp_and_rtf_are_read(tmp_path):
     (tmp_path / "memo.odt").write_bytes(made.odt("Budget memo", ["Travel is cut by a tenth."]))
     (tmp_path / "letter.rtf").write_bytes(made.rtf(["Dear Ms Lefèvre,", "the café reopens in June."]))
+    (tmp_path / "plan.odp").write_bytes(made.odp([("Roadmap", "Ship the harbour app in May."), ("Risks", "The ferry API may change.")]))
     docs = {d.kind: d for d in load_paths([tmp_path]).documents}
     assert docs["odt"].text == "# Budget memo\n\nTravel is cut by a tenth.\n"
+    assert docs["odp"].text == "# Roadmap\n\nShip the harbour app in May.\n\n# Risks\n\nThe ferry API may change.\n"
+    assert docs["odp"].pages == [0, docs["odp"].text.index("# Risks")]  # a page per slide
     assert docs["rtf"].text == "Dear Ms Lefèvre,\nthe café reopens in June.\n"
 
 

@@ -87,12 +87,13 @@ def _slide_text(page) -> str:
     """A slide's title (its frame of class "title") as a heading, then the text of its other frames and notes."""
     from odf import teletype
     from odf.draw import Frame
+    from odf.namespaces import PRESENTATIONNS
     from odf.text import P
 
     heading, texts = "", []
     for frame in page.getElementsByType(Frame):
         text = "\n".join(teletype.extractText(p).strip() for p in frame.getElementsByType(P)).strip()
-        if frame.getAttribute("class") == "title" and not heading:
+        if frame.attributes.get((PRESENTATIONNS, "class")) == "title" and not heading:
             heading = " ".join(text.split())
         elif text:
             texts.append(text)
