@@ -213,3 +213,16 @@ def test_each_format_s_needle_is_the_first_hit_of_one_index(tmp_path):
     for kind, expected in (("sheet", {"branches.xlsx", "staff.csv"}), ("mail", {"archive.mbox#1", "archive.mbox#2"})):
         hits = run("search", "branch clause trip", "--index", index, "--kind", kind, "-k", 20, "--json")
         assert {line.split('"doc_id": "')[1].split('"')[0].split("/", 1)[1] for line in hits.splitlines()} <= expected
+
+
+def test_without_tesseract_scans_are_skipped_with_what_to_install(monkeypatch):
+    from localcr.readers import ReaderError, ocr, pdf
+
+    monkeypatch.setattr(ocr, "installed_packs", lambda: [])
+    with pytest.raises(ReaderError, match=r"^a scan: OCR needs Tesseract, which is not installed \(apt-get install tesseract-ocr tesseract-ocr-eng "):
+        ocr.read_image(_scan_png())
+    with pytest.raises(ReaderError, match=r"^no text layer \(scanned PDF\?\): OCR needs Tesseract"):
+        pdf.read(make_pdf([[]]))
+    mixed = pdf.read(make_pdf([["A typed page."], []]))
+    assert mixed.warnings == [f"1 of 2 pages have no text layer (scanned?): their text is missing ({ocr.NOT_INSTALLED})"]
+    assert "not installed" in ocr.describe()
