@@ -38,6 +38,7 @@ STORES = {
     "expansions": "cached query expansions will be generated again",
     "answers": "cached answers will be written again",
     "navigation": "cached outline navigations (and outlines' KV states) will be computed again",
+    "ocr": "cached OCR text of scanned pages will be recognised again",
 }
 DEFAULT_LIMIT = 20 * 2**30
 UNTAGGED = "untagged (older localcr)"

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from localcr.documents import Chunk, Document
 from localcr.parsing import code, markdown
+from localcr.readers import SHEET_KINDS
 from localcr.structure import recognised_sections
 
 TokenCounter = Callable[[list[str]], list[int]]
@@ -33,8 +34,11 @@ _SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
 _SPACE = re.compile(r"\s+")
 _SECTIONED = [_HEADING, _PARAGRAPH, _LINE, _SENTENCE, _SPACE]
 LEVELS = {
-    # Markdown and reST; the HTML, DOCX and PPTX readers write headings (slide titles) as Markdown headings
-    "markdown": _SECTIONED, "rst": _SECTIONED, "html": _SECTIONED, "docx": _SECTIONED, "pptx": _SECTIONED,
+    # Markdown and reST; the HTML, Office, OpenDocument, EPUB and mail readers write headings (slide titles, a
+    # message's subject) as Markdown headings
+    **dict.fromkeys(("markdown", "rst", "html", "docx", "pptx", "odt", "odp", "epub", "mail"), _SECTIONED),
+    # a spreadsheet's sheets are headings, its rows lines: rows are never cut at a blank line or a sentence
+    **dict.fromkeys(SHEET_KINDS, [_HEADING, _LINE, _SPACE]),
     "code": [_TOP_LEVEL, _PARAGRAPH, _LINE, _SPACE],
     "text": [_PARAGRAPH, _LINE, _SENTENCE, _SPACE],
 }

@@ -699,13 +699,17 @@ def stats(ctx, index_dir, list_skipped, as_json):
         dead = f", {info['dead_chunks']} dead chunks of replaced or deleted documents until `localcr compact`" if info["dead_chunks"] else ""
         _echo(f"segments    {info['segments']}{dead}")
         _echo(f"on disk     {_human(info['total_bytes'])} (" + ", ".join(f"{k} {_human(v)}" for k, v in sorted(info["bytes"].items())) + ")")
-    for recorded in ("encodings", "languages"):
+    for recorded in ("kinds", "encodings", "languages"):
         counts = info[recorded]
         if counts is None:
             shown = "not recorded (index built by an older localcr)"
         else:
             shown = counted(counts) or "none (no text files)"
         _echo(f"{recorded:<11} {shown}")
+    if {"pdf", "image"} & set(info["kinds"]):  # what reads their scans on this machine
+        from localcr.readers.ocr import describe
+
+        _echo(f"ocr         {describe()}")
     if info["structure"]:
         from localcr.documents import LONG_PROSE
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from localcr.errors import LocalcrError
 from localcr.parsing.code import parses_cleanly
-from localcr.readers import Read, kind_of, reader_for
+from localcr.readers import Part, Read, kind_of, reader_for
 from localcr.readers.workers import READ_TIMEOUT, read_files
 
 GUESS_CHARS = 64_000  # enough of a record to tell code from prose
@@ -48,7 +48,7 @@ class Chunk:
 class Document:
     doc_id: str
     path: str
-    kind: str  # "markdown", "rst", "html", "pdf", "docx", "pptx", "text", or "code:<suffix>"
+    kind: str  # a kind of localcr.readers.KIND_BY_SUFFIX ("markdown", "pdf", "xlsx", "mail" ...), or "code:<suffix>"
     text: str
     size: int
     external_id: str | None = None  # an imported corpus's own document id (e.g. original_uuid)
@@ -57,6 +57,7 @@ class Document:
     pages: list[int] = field(default_factory=list)  # where each page (slide) starts in `text`; empty without pages
     title: str = ""  # the title in the file's metadata (PDF, Office), for its structural context
     bookmarks: list[tuple[int, str, int]] = field(default_factory=list)  # a PDF's outline: (level, title, offset)
+    about: str = ""  # what the file's metadata says besides its title (a message's sender, recipients, date): context
     card: str = ""  # one LLM sentence saying what the document is (localcr.contexts.cards), when it has one
     language: str = ""  # ISO 639-1, set when indexed (localcr.language); decides the BM25 analysis
     # How the document's structure was read, set when chunked: a code file's "tree-sitter:<grammar>" or "regex"; LONG_PROSE
@@ -124,6 +125,7 @@ def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = 
     report = LoadReport()
     readers = {suffix.lower(): name for suffix, name in (readers or {}).items()}
     found: list[list[Document] | tuple[Path, str, str]] = []  # in order: imported documents, or (file, kind, id) to read
+    parts = _parts_by_file(known)
     for given in paths:
         root = Path(given).expanduser()
         if not root.exists():
@@ -144,8 +146,9 @@ def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = 
                 except OSError as exc:  # a link to nowhere, a file gone since the walk
                     report.skip(file, f"unreadable: {(exc.strerror or str(exc)).lower()}")
                     continue
-                if known.get(doc_id) == (stat.st_size, stat.st_mtime_ns):
-                    report.unchanged.append(doc_id)
+                ids = ([doc_id] if doc_id in known else []) + parts.get(doc_id, [])  # the file's, its parts'
+                if ids and all(known[i] == (stat.st_size, stat.st_mtime_ns) for i in ids):
+                    report.unchanged.extend(ids)
                     continue
                 found.append((file, kind, doc_id, stat.st_mtime_ns))
     to_read = [f for f in found if isinstance(f, tuple)]
@@ -154,24 +157,52 @@ def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = 
     for item in found:
         if isinstance(item, list):
             _add(report, seen, item)
-        elif (doc := _document(*item, read[item[0]], report)) is not None:
-            _add(report, seen, [doc])
+        else:
+            _add(report, seen, _documents(*item, read[item[0]], report))
     report.skipped.sort(key=lambda skipped: skipped.path)
     return report
 
 
-def _document(file: Path, kind: str, doc_id: str, mtime: int, outcome: Read | str, report: LoadReport) -> Document | None:
-    """The document a reader made of a file, or None (and the reason recorded) when there is none."""
+def _documents(file: Path, kind: str, doc_id: str, mtime: int, outcome: Read | str, report: LoadReport) -> list[Document]:
+    """The documents a reader made of a file: its own text's, then its parts' (`<id>#<name>`, a part's part
+    `<id>#<name>/<name>`), each with the file's size and mtime, so that an unchanged file is not read again;
+    none (and the reason recorded) when there are none."""
     if isinstance(outcome, str):
         report.skip(file, outcome)
-        return None
-    report.warnings.extend(f"{file}: {warning}" for warning in outcome.warnings)
-    if not outcome.text.strip():
+        return []
+    if not outcome.text.strip() and not outcome.parts:
         report.skip(file, "empty")
-        return None
-    return Document(doc_id=doc_id, path=str(file), kind=kind, text=outcome.text, size=outcome.size,
-                    encoding=outcome.encoding, pages=outcome.pages, title=outcome.title, mtime=mtime,
-                    bookmarks=outcome.bookmarks)
+        return []
+    docs = []
+    for name, part_kind, read in [("", kind, outcome), *_flattened(outcome.parts)]:
+        path, part_id = (f"{file}#{name}", f"{doc_id}#{name}") if name else (str(file), doc_id)
+        report.warnings.extend(f"{path}: {warning}" for warning in read.warnings)
+        if not read.text.strip():
+            if name:
+                report.skip(path, "empty")
+            continue
+        docs.append(Document(doc_id=part_id, path=path, kind=part_kind, text=read.text, size=outcome.size,
+                             encoding=read.encoding, pages=read.pages, title=read.title, mtime=mtime,
+                             bookmarks=read.bookmarks, about=read.about))
+    return docs
+
+
+def _flattened(parts: list[Part], within: str = "") -> list[tuple[str, str, Read]]:
+    """(name within the file, kind, Read) of parts and their parts, depth first."""
+    found = []
+    for part in parts:
+        name = f"{within}/{part.name}" if within else part.name
+        found += [(name, part.kind, part.read), *_flattened(part.read.parts, name)]
+    return found
+
+
+def _parts_by_file(known: dict[str, tuple[int, int | None]]) -> dict[str, list[str]]:
+    """The ids of the known documents that are parts of a file (`<file id>#<name>`), by the file's id."""
+    parts: dict[str, list[str]] = {}
+    for doc_id in known:
+        if "#" in doc_id:
+            parts.setdefault(doc_id.partition("#")[0], []).append(doc_id)
+    return parts
 
 
 def _add(report: LoadReport, seen: set[str], docs: list[Document]) -> None:

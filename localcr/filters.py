@@ -22,8 +22,10 @@ from functools import cached_property
 from localcr.errors import ArgumentError
 
 # The kinds a user names (--kind): every document kind (localcr.documents.Document.kind), and two families.
-KINDS = ("code", "markdown", "rst", "text", "html", "pdf", "office", "docx", "pptx")
-FAMILIES = {"office": ("docx", "pptx")}  # "code" is every "code:<suffix>" kind (and "code" of an imported corpus)
+KINDS = ("code", "markdown", "rst", "text", "html", "pdf", "office", "docx", "pptx", "odt", "odp", "rtf", "sheet", "csv",
+         "tsv", "xlsx", "ods", "mail", "epub", "image")
+# "code" is every "code:<suffix>" kind (and "code" of an imported corpus); a kind may be in more than one family.
+FAMILIES = {"office": ("docx", "pptx", "xlsx", "odt", "odp", "ods", "rtf"), "sheet": ("csv", "tsv", "xlsx", "ods")}
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
 SELECTIONS_KEPT = 64  # the filters whose selections a backend keeps: a served index sees the same few again and again
 

@@ -706,6 +706,7 @@ class StoreReader:
             "embedder": m["embedder"], "chunking": m["chunking"], "contexts": m["contexts"],
             "context_sources": dict(sources), "sources": m["sources"],
             "encodings": self._live_counts("documents", "encoding"), "languages": self._live_counts("documents", "language"),
+            "kinds": self._live_counts("documents", "kind"),
             "structure": self._live_counts("documents", "structure"), "regex_fallback": self._fallback_documents(),
             "skipped": m.get("skipped", []),
             "bytes": dict(sizes), "total_bytes": sum(sizes.values()),

@@ -3,7 +3,8 @@
 For every chunk: the document's path, a one-line summary of the document (its title, or the leading
 doc comment of a source file), for prose its *lead* (the first informative sentence, which usually names the
 subject, product or period that later paragraphs only refer to), the heading path above the chunk (Markdown,
-reStructuredText, HTML and DOCX converted to Markdown) with the lead of the chunk's section, and, for code, the
+reStructuredText, HTML and DOCX converted to Markdown) with the lead of the chunk's section, for a spreadsheet
+the header row of the chunk's sheet, for a message its sender, recipients and date, and, for code, the
 definitions that enclose the chunk's first line (impl, class, fn, def, struct ...). This is what a person skimming
 the file would use to place the chunk, costs microseconds, and fills the same slot an LLM-written context fills
 later. A lead the chunk itself holds is left out: it would add nothing.
@@ -19,8 +20,10 @@ from typing import NamedTuple
 
 from localcr.documents import Chunk, Document
 from localcr.parsing import code, markdown, plaintext
+from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 
 MAX_WORDS = 48
+HEADER_WORDS = 40  # a spreadsheet's header row in a chunk's context is cut after this many words
 MAX_OUTLINE = 8
 CARD_WORDS = 40  # a document card (localcr.contexts.cards) is one sentence; never more than this
 LEAD_WORDS = 30  # a document's lead sentence is cut after this many words
@@ -52,7 +55,7 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
     """Set chunk.context (and context_source) for every chunk of one document. leads: add the document's and
     the section's lead sentences to prose chunks (see document_lead)."""
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", doc.text)]
-    lead, section_leads = None, []
+    lead, section_leads, headers = None, [], []
     if doc.is_code:
         scopes, outline = _code_scopes(doc)
         about = [document_summary(doc), _package(doc.text)]
@@ -61,19 +64,24 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
     else:
         sections = _heading_paths(doc)
         scopes = [[title for title, _ in path] for path in sections]
-        about = [document_summary(doc)]
-        if leads and not _recognised(doc):
+        about = [document_summary(doc), doc.about]
+        if doc.kind in SHEET_KINDS:  # rows, not prose: no leads; the sheet's header row instead
+            headers = _sheet_headers(doc.text, sections, line_starts)
+        elif leads and not _recognised(doc):
             lead = document_lead(doc)
             section_leads = _section_leads(doc, sections, line_starts)
     head = ([f"File {doc.doc_id}."] if with_path and not doc.path.endswith(f"#{doc.doc_id}") else []) + [a for a in about if a]
     card = _clip(doc.card, CARD_WORDS) if doc.card else ""
     for chunk in chunks:
-        scope, section_lead = [], None
+        scope, section_lead, header = [], None, None
         if chunk.start >= 0:
             line = bisect.bisect_right(line_starts, chunk.start) - 1
             scope = [s for s in scopes[line] if not chunk.text.lstrip().startswith(s)]
             section_lead = section_leads[line] if section_leads else None
+            header = headers[line] if headers else None  # a chunk that holds its header row starts above it: None
         tail = (("In " if doc.is_code else "Section: ") + " > ".join(scope) + ".") if scope else ""
+        if header:
+            tail = f"{tail} Columns: {_clip(header[0], HEADER_WORDS)}.".lstrip()
         extra = [ld.text for ld in (lead, section_lead) if ld and not ld.within(chunk)]
         if len(extra) == 2 and extra[0] == extra[1]:
             extra.pop()
@@ -81,6 +89,20 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
         room = MAX_WORDS - len(tail.split())
         chunk.context = " ".join(p for p in (_clip(" ".join(head), max(room, 8)), card, tail, *extra) if p)
         chunk.context_source = "structural"
+
+
+def _sheet_headers(text: str, sections: list[list[tuple[str, int]]], line_starts: list[int]) -> list[tuple[str, int] | None]:
+    """For each line of a spreadsheet's text, its sheet's header row and where it begins: the first row of two
+    cells or more in the sheet (a sheet's section begins at its heading); None above it."""
+    headers: list[tuple[str, int] | None] = []
+    sheet, header = None, None
+    for number, (line, path) in enumerate(zip(text.split("\n"), sections)):
+        if (path[-1][1] if path else None) != sheet:
+            sheet, header = (path[-1][1] if path else None), None
+        headers.append(header)
+        if header is None and CELL_SEPARATOR in line:
+            header = (line, line_starts[number])
+    return headers
 
 
 def outline_items(doc: Document) -> list[str]:
@@ -103,7 +125,7 @@ def document_summary(doc: Document) -> str:
     lines = doc.text.split("\n")
     if doc.kind == "markdown" and (title := front_matter_title(doc.text)):
         return _clip(title, 16) + "."
-    if _recognised(doc):
+    if _recognised(doc) or doc.kind in SHEET_KINDS:  # a workbook's first heading is only its first sheet's name
         return ""
     if not doc.is_code:  # the first heading as the parser reads it: a `#` line inside a code fence is none
         first = next((path[-1][1] for path in _heading_paths(doc) if path), None)

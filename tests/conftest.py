@@ -219,7 +219,7 @@ def corpus(tmp_path) -> Path:
     (root / "docs" / "guide.md").write_text(GUIDE)
     (root / "src" / "scheduler.py").write_text(SCHEDULER)
     (root / "src" / "journal.rs").write_text(JOURNAL)
-    (root / "docs" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (root / "docs" / "logo.gif").write_bytes(b"GIF89a\0\0\0")  # images localcr does not read (PNG, JPEG and TIFF are scans)
     (root / "docs" / "dump.txt").write_bytes(b"\0\1\2 not text")
     (root / "docs" / "notes.txt").write_bytes("Caf\xe9 menu: the daemon restarts nightly.\n".encode("latin-1"))
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")

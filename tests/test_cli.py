@@ -39,9 +39,9 @@ def test_skipped_files_are_named_and_legacy_text_is_searchable(corpus, tmp_path)
     result = CliRunner().invoke(cli, ["index", str(corpus), "--index", str(index), "-q"])
     assert result.exit_code == 0, result.output
     assert "dump.txt: binary file, skipped" in result.output
-    assert f"2 files skipped: {corpus / 'docs' / 'dump.txt'} (binary file); {corpus / 'docs' / 'logo.png'} (unsupported file type)" in result.output
+    assert f"2 files skipped: {corpus / 'docs' / 'dump.txt'} (binary file); {corpus / 'docs' / 'logo.gif'} (unsupported file type)" in result.output
     listed = run("stats", "--index", index, "--skipped").splitlines()  # the files on stdout, the count on stderr
-    assert listed[:2] == [f"{corpus / 'docs' / 'dump.txt'}: binary file", f"{corpus / 'docs' / 'logo.png'}: unsupported file type"]
+    assert listed[:2] == [f"{corpus / 'docs' / 'dump.txt'}: binary file", f"{corpus / 'docs' / 'logo.gif'}: unsupported file type"]
     assert listed[2].startswith("2 files skipped by the build of ")
     assert "encodings   utf-8 3, cp1252 1" in run("stats", "--index", index)
     hit = json.loads(run("search", "Café menu", "--index", index, "--mode", "lexical", "-k", 1, "--json"))

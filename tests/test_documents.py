@@ -23,7 +23,7 @@ def test_ids_are_relative_to_the_named_folder_and_skips_are_reported(corpus):
     ids = sorted(d.doc_id for d in report.documents)
     assert ids == ["orbit/docs/guide.md", "orbit/docs/notes.txt", "orbit/src/journal.rs", "orbit/src/scheduler.py"]
     assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
-        ("dump.txt", "binary file"), ("logo.png", "unsupported file type")]  # .git is not walked
+        ("dump.txt", "binary file"), ("logo.gif", "unsupported file type")]  # .git is not walked
     notes = next(d for d in report.documents if d.doc_id.endswith("notes.txt"))
     assert notes.text.startswith("Café menu") and notes.kind == "text" and notes.encoding == "cp1252"
     assert {d.kind for d in report.documents} >= {"markdown", "code:py", "code:rs"}

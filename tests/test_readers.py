@@ -11,11 +11,15 @@ from conftest import make_pdf, run, saved
 
 from localcr.chunking import chunk_document
 from localcr.documents import load_paths
+from localcr.readers import ocr
 from localcr.search import page_at
 from localcr.structure import document_summary, structural_contexts
 
 PAGE_ONE = ["Orbit field manual, part one.", "The daemon starts at boot and reads its configuration."]
 PAGE_TWO = ["Glacier storage keeps cold archives.", "Restoring an archive takes twelve hours."]
+# A grey box is all a page of make_pdf's scan shows: OCR finds no text on it (tests/test_formats.py reads real scans).
+NO_TEXT = ("no text layer (scanned PDF?), and OCR found no text" if ocr.installed_packs()
+           else f"no text layer (scanned PDF?): {ocr.NOT_INSTALLED}")
 
 
 def _encrypted(pdf: bytes) -> bytes:
@@ -55,9 +59,9 @@ def test_unreadable_pdfs_are_skipped_with_their_reasons_while_the_rest_is_read(t
     assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
         ("broken.pdf", "not a readable PDF (damaged, or not a PDF)"),
         ("locked.pdf", "encrypted"),
-        ("scan.pdf", "no text layer (scanned PDF?)"),
+        ("scan.pdf", NO_TEXT),
     ]
-    assert f"{tmp_path / 'scan.pdf'}: no text layer (scanned PDF?), skipped" in report.warnings
+    assert f"{tmp_path / 'scan.pdf'}: {NO_TEXT}, skipped" in report.warnings
 
 
 def test_a_pdf_with_some_pages_scanned_is_read_with_a_warning(tmp_path):
@@ -65,7 +69,9 @@ def test_a_pdf_with_some_pages_scanned_is_read_with_a_warning(tmp_path):
     report = load_paths([tmp_path / "mixed.pdf"])
     (doc,) = report.documents
     assert page_at(doc.pages, doc.text.index(PAGE_TWO[0])) == 3
-    assert report.warnings == [f"{tmp_path / 'mixed.pdf'}: 1 of 3 pages have no text layer (scanned?): their text is missing"]
+    blank = ("page 2: no text layer, and OCR found no text" if ocr.installed_packs()
+             else f"1 of 3 pages have no text layer (scanned?): their text is missing ({ocr.NOT_INSTALLED})")
+    assert report.warnings == [f"{tmp_path / 'mixed.pdf'}: {blank}"]
 
 
 def _report_docx():

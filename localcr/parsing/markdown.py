@@ -7,8 +7,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-# Document kinds whose text is Markdown: Markdown files, and what the HTML, DOCX and PPTX readers write.
-KINDS = {"markdown", "html", "docx", "pptx"}
+# Document kinds whose text is Markdown: Markdown files, and what the HTML, DOCX, PPTX, ODT, ODP and EPUB readers write.
+KINDS = {"markdown", "html", "docx", "pptx", "odt", "odp", "epub"}
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """PDF: the text layer, page by page, with where each page starts, so a hit can name its page.
 
 pypdfium2 is PDFium, the parser Chrome uses on hostile PDFs every day: fast, permissively licensed, shipped
-as wheels. A PDF with no text layer at all (a scan) is skipped: localcr does no OCR.
+as wheels. A page with no text layer (a scan) is rendered and its text recognised by Tesseract
+(localcr.readers.ocr); where Tesseract is not installed, such pages are missing with a warning, and a PDF with no
+text layer at all is skipped with what to install.
 """
 from __future__ import annotations
 
-from localcr.readers import Read, ReaderError, paged
+from localcr.readers import Read, ReaderError, ocr, paged
 
 
 def read(data: bytes) -> Read:
@@ -17,17 +19,39 @@ def read(data: bytes) -> Read:
         raise ReaderError(_why_unreadable(exc.err_code)) from None
     try:
         texts = [_page_text(pdf[i]) for i in range(len(pdf))]
+        warnings = _recognise_scans(pdf, texts)
         title = pdf.get_metadata_value("Title")
         outline = _outline(pdf)
     finally:
         pdf.close()
     if not any(texts):
-        raise ReaderError("no text layer (scanned PDF?)")
-    blank = texts.count("")
-    warnings = [f"{blank} of {len(texts)} pages have no text layer (scanned?): their text is missing"] if blank else []
+        raise ReaderError("no text layer (scanned PDF?), and OCR found no text" if ocr.installed_packs()
+                          else f"no text layer (scanned PDF?): {ocr.NOT_INSTALLED}")
     text, pages = paged(texts)
     bookmarks = [(level, name, _where(text, name, pages[page])) for level, name, page in outline if page < len(pages)]
     return Read(text, "", warnings, pages=pages, title=" ".join(title.split()), bookmarks=bookmarks)
+
+
+def _recognise_scans(pdf, texts: list[str]) -> list[str]:
+    """Fill in the text of the pages with no text layer by OCR (in place); the warnings to give."""
+    blank = [i for i, text in enumerate(texts) if not text]
+    if not blank:
+        return []
+    if not ocr.installed_packs():
+        return [f"{len(blank)} of {len(texts)} pages have no text layer (scanned?): their text is missing ({ocr.NOT_INSTALLED})"]
+    images = [_rendered(pdf[i]) for i in blank]
+    recognised, warnings = ocr.recognise(images, [i + 1 for i in blank])
+    for i, text in zip(blank, recognised):
+        texts[i] = text
+    return warnings
+
+
+def _rendered(page):
+    """A page as a greyscale image at the resolution OCR wants."""
+    try:
+        return page.render(scale=ocr.RENDER_SCALE, grayscale=True).to_pil()
+    finally:
+        page.close()
 
 
 def _outline(pdf) -> list[tuple[int, str, int]]:

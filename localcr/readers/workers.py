@@ -14,13 +14,17 @@ from concurrent.futures import TimeoutError
 from pathlib import Path
 from typing import Iterator
 
-from localcr.readers import Read, ReaderError
+from localcr.readers import READERS, Read, ReaderError
 
 READ_TIMEOUT = 120.0  # seconds a batch of files may take; plain text of hundreds of MB reads in a few
 # Files go to the workers in batches (a task per file costs more than reading a small file); a batch that
 # crashes or hangs its worker is read again one file per task, to find the file at fault.
 BATCH_FILES = 64
 BATCH_BYTES = 4 << 20
+# A scan's pages are recognised by OCR, seconds each: a batch gets this many more seconds per MiB of PDFs and images
+# (a bi-level scan compresses to 30-50 KB a page; Tesseract itself is stopped after ocr.PAGE_TIMEOUT on one page).
+OCR_SECONDS_PER_MIB = 300
+_OCR_READERS = (READERS["pdf"], READERS["image"])
 
 
 def read_files(files: list[tuple[Path, str]], timeout: float = READ_TIMEOUT) -> Iterator[tuple[Path, Read | str]]:
@@ -35,14 +39,15 @@ def read_files(files: list[tuple[Path, str]], timeout: float = READ_TIMEOUT) -> 
     with pebble.ProcessPool(max_workers=workers, initializer=_limit_memory, initargs=(_memory_limit(workers),),
                             context=context) as pool:
         def schedule(batch):
-            return pool.schedule(_read_batch, args=([(str(path), reader) for path, reader in batch],), timeout=timeout)
+            limit = _time_limit(batch, timeout)
+            return pool.schedule(_read_batch, args=([(str(path), reader) for path, reader in batch],), timeout=limit), limit
 
-        futures = [(batch, schedule(batch)) for batch in batches]
-        for batch, future in futures:
-            outcome = _outcome(future, timeout)
+        futures = [(batch, *schedule(batch)) for batch in batches]
+        for batch, future, limit in futures:
+            outcome = _outcome(future, limit)
             if isinstance(outcome, str) and len(batch) > 1:
                 singles = [schedule([file]) for file in batch]
-                outcomes = [_outcome(single, timeout) for single in singles]
+                outcomes = [_outcome(single, single_limit) for single, single_limit in singles]
                 yield from ((path, o if isinstance(o, str) else o[0]) for (path, _), o in zip(batch, outcomes))
             else:
                 yield from zip((path for path, _ in batch), [outcome] if isinstance(outcome, str) else outcome)
@@ -60,13 +65,22 @@ def _outcome(future, timeout: float) -> list[Read | str] | str:
         return f"its reader crashed the worker process (exit code {exc.exitcode})"
 
 
+def _time_limit(batch: list[tuple[Path, str]], timeout: float) -> float:
+    """The seconds a batch may take: `timeout`, and time for OCR by the bytes of its PDFs and images."""
+    return timeout + OCR_SECONDS_PER_MIB * sum(_size(path) for path, reader in batch if reader in _OCR_READERS) / (1 << 20)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # the worker will say why it cannot be read
+
+
 def _batches(files: list[tuple[Path, str]]) -> list[list[tuple[Path, str]]]:
     batches, size = [[]], 0
     for file in files:
-        try:
-            nbytes = file[0].stat().st_size
-        except OSError:
-            nbytes = 0  # the worker will say why it cannot be read
+        nbytes = _size(file[0])
         if batches[-1] and (len(batches[-1]) >= BATCH_FILES or size + nbytes > BATCH_BYTES):
             batches.append([])
             size = 0
@@ -108,9 +122,17 @@ def _read(path: str, reader: str) -> Read:
         raise ReaderError(f"unreadable ({exc.strerror})") from None
     except MemoryError:
         raise ReaderError("too large to read within the worker's memory limit") from None
+    read = read_with(reader, data)
+    read.size = len(data)
+    return read
+
+
+def read_with(reader: str, data: bytes) -> Read:
+    """Bytes through the named reader, in this process (a worker's: a file's, or a part of one such as a
+    message's attachment); every failure becomes a ReaderError."""
     try:
         module, _, name = reader.partition(":")
-        read = getattr(importlib.import_module(module), name)(data)
+        return getattr(importlib.import_module(module), name)(data)
     except ReaderError:
         raise
     except MemoryError:
@@ -118,5 +140,3 @@ def _read(path: str, reader: str) -> Read:
     except Exception as exc:  # a reader's bug on hostile input costs this file only
         detail = " ".join(str(exc).split())[:200]
         raise ReaderError(f"its reader failed ({type(exc).__name__}: {detail})") from None
-    read.size = len(data)
-    return read

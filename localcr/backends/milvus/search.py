@@ -207,7 +207,7 @@ class MilvusBackend:
             "directory": self.location, "generation": self.generation, "created": m["created"], "localcr": m["localcr"],
             "documents": len(documents), "chunks": sum(sources.values()), "windows": self.connection.count(self.generation, ""),
             "embedder": m["embedder"], "chunking": m["chunking"], "contexts": m["contexts"], "context_sources": dict(sources),
-            "sources": m["sources"], "encodings": counts("encoding"), "languages": counts("language"),
+            "sources": m["sources"], "encodings": counts("encoding"), "languages": counts("language"), "kinds": counts("kind"),
             "structure": counts("structure"), "regex_fallback": sorted(i for i, d in documents.items() if d.get("structure") == "regex"),
             "skipped": m.get("skipped", []),
             "milvus": {"server": server, "alias": self.connection.location.name, "collection": self.generation, "lexical": lexical},

@@ -1,0 +1,115 @@
+"""Spreadsheets: CSV, TSV, XLSX and ODS, one line per row (cells separated by " | "), one section per sheet.
+
+A workbook's sheets become `# <sheet name>` headings, so each is a section of the document; a sheet's header
+row (its first row of two or more cells) is what localcr.structure carries into the context of every chunk of
+that sheet, so a chunk of rows 900 to 940 still says which column is "Q3" and which "Branch". XLSX is read by
+openpyxl in read-only mode with cached values: a formula reads as the value it showed when last saved, and the
+rows stream, so a huge sheet never has all its cells in memory at once (defusedxml keeps its XML from expanding
+entities). ODS is read by odfpy (through defusedxml too; it holds the whole document in memory, bounded by the
+worker's memory limit). A sheet's text is bounded (MAX_CHARS).
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+from typing import Iterable
+
+from localcr.readers import CELL_SEPARATOR, Read, ReaderError, bounded_zip, plain
+
+MAX_CHARS = 64 << 20  # characters of text a spreadsheet may give; a sheet past it is cut with a warning
+
+
+def read_csv(data: bytes) -> Read:
+    return _delimited(data, None)
+
+
+def read_tsv(data: bytes) -> Read:
+    return _delimited(data, "\t")
+
+
+def _delimited(data: bytes, delimiter: str | None) -> Read:
+    """A CSV file decoded as text files are (localcr.readers.plain), its delimiter sniffed (`,` `;` tab `|`)."""
+    read = plain.read(data)
+    if delimiter is None:
+        try:
+            delimiter = csv.Sniffer().sniff(read.text[:8192], delimiters=",;\t|").delimiter
+        except csv.Error:  # one column, or no consistent delimiter
+            delimiter = ","
+    try:
+        read.text, cut = _sheet_text("", csv.reader(io.StringIO(read.text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise ReaderError(f"not a readable CSV file ({exc})") from None
+    read.text += "\n"
+    read.warnings += [cut] if cut else []
+    return read
+
+
+def read_xlsx(data: bytes) -> Read:
+    import openpyxl
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    bounded_zip(data, "XLSX")
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        try:
+            sheets = [(sheet.title, sheet.iter_rows(values_only=True)) for sheet in book.worksheets]
+            read = _workbook(sheets, book.properties.title or "")
+        finally:
+            book.close()
+    except (KeyError, ValueError, TypeError, InvalidFileException) as exc:
+        raise ReaderError(f"not a readable XLSX file ({' '.join(str(exc).split())[:200]})") from None
+    return read
+
+
+def read_ods(data: bytes) -> Read:
+    from odf.table import Table
+
+    from localcr.readers.opendocument import load, table_rows, title_of
+
+    document = load(data, "ODS")
+    if document.spreadsheet is None:
+        raise ReaderError("not a readable ODS file (it holds no spreadsheet)")
+    tables = document.spreadsheet.getElementsByType(Table)
+    return _workbook([(table.getAttribute("name") or "", table_rows(table)) for table in tables], title_of(document))
+
+
+def _workbook(sheets: list[tuple[str, Iterable]], title: str) -> Read:
+    """Sheets (name, rows) as one text, each under its name as a heading; empty sheets left out."""
+    texts, warnings = [], []
+    for name, rows in sheets:
+        text, cut = _sheet_text(name, rows)
+        texts += [text] if text.strip() else []
+        warnings += [cut] if cut else []
+    return Read("\n\n".join(texts) + "\n", "", warnings, title=" ".join(title.split()))
+
+
+def _sheet_text(name: str, rows: Iterable) -> tuple[str, str]:
+    """A sheet as lines of cells under its name (none for a CSV), empty rows and trailing empty cells left out;
+    and a warning when the sheet was cut at MAX_CHARS."""
+    lines, size = [f"# {' '.join(name.split())}", ""] if name.strip() else [], 0
+    for n, row in enumerate(rows, 1):
+        cells = [_cell(value) for value in row]
+        while cells and not cells[-1]:
+            cells.pop()
+        if not cells:
+            continue
+        line = CELL_SEPARATOR.join(cells)
+        lines.append("\\" + line if line.startswith("#") else line)  # a cell is never a heading
+        size += len(line) + 1
+        if size > MAX_CHARS:
+            return "\n".join(lines), f"sheet {name or '1'} cut after row {n}: its text passed {MAX_CHARS >> 20} M characters"
+    return "\n".join(lines), ""
+
+
+def _cell(value) -> str:
+    """A cell's value as text: whole numbers without `.0`, dates as ISO dates, white space folded."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time():
+        return value.date().isoformat()
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return " ".join(str(value).split())
