@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from localcr.filters import KINDS
 from localcr.serve.service import MAX_K, AskRequest, SearchRequest
 
 pytestmark = [pytest.mark.model, pytest.mark.anyio]
@@ -122,8 +123,8 @@ async def test_get_document_gives_every_chunk_in_order(client):
     ("search", {"query": "backoff", "k": MAX_K + 1}, f"k: Input should be less than or equal to {MAX_K}"),
     ("search", {"query": "backoff", "mode": "fuzzy"}, "mode: Input should be 'hybrid', 'dense' or 'lexical'"),
     ("get_chunk", {"window": 1}, "chunk_id: Field required"),
-    ("search", {"query": "backoff", "kind": "movie"}, "kind='movie': unknown document kind; choose one of code, markdown, "
-     "rst, text, html, pdf, office, docx, pptx (or code:SUFFIX, e.g. code:py)"),
+    ("search", {"query": "backoff", "kind": "movie"}, "kind='movie': unknown document kind; choose one of "
+     f"{', '.join(KINDS)} (or code:SUFFIX, e.g. code:py)"),
 ])
 async def test_errors_are_one_line_tool_errors_and_the_server_goes_on(client, tool, arguments, message):
     result = await client.call_tool(tool, arguments)
