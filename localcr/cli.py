@@ -236,7 +236,8 @@ def _discover(as_json: bool) -> None:
 @click.pass_context
 def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, lexical,
           quiet):
-    """Index files and folders (text, Markdown, reST, HTML, PDF, DOCX, PPTX, source code) or a pre-chunked corpus JSON.
+    """Index files and folders (text, Markdown, reST, HTML, PDF, Office and OpenDocument files, spreadsheets, mail,
+    EPUB, RTF, scans, source code) or a pre-chunked corpus JSON.
 
     Run it again to bring the index up to date: new and changed documents are added, deleted ones
     dropped, and cached embeddings and contexts reused; a damaged segment (a file missing or written over) is
