@@ -1,14 +1,14 @@
 """What OCR costs: scanned pages against the text layer of the same filings, in seconds and in retrieval.
 
-    .venv/bin/python benchmarks/ocr.py --data ../shared/data [--docs doc-016,doc-014,doc-059]
+    .venv/bin/python benchmarks/ocr.py --data ../shared/data [--docs doc-028,doc-016,...]
 
-Three short financebench-dev filings that hold gold questions are laid out as pages (100 characters a line, 66
+The six shortest financebench-dev filings that hold gold questions are laid out as pages (100 characters a line, 66
 lines a page, DejaVu Sans at 300 dpi, as a clean office scan looks) and saved as PDFs of images: no text layer.
 localcr's PDF reader recognises them with Tesseract (the pages per second of this CPU are measured on that read,
 the OCR cache emptied first), and two indexes are built with structural contexts: one of the text layer those pages
 would have (the filings' text as the set ships it, laid out in the same lines and pages: a blank line between
 pages, as localcr's PDF reader writes them) and one of the scans. Both are scored on the questions whose
-evidence lies in the three filings, by the same measure (span offsets do not carry over to recognised text): a
+evidence lies in those filings, by the same measure (span offsets do not carry over to recognised text): a
 hit covers a question's evidence when it holds at least half of the evidence's distinct words (at most 20 needed);
 Pass@k is the share of questions covered by a hit of their filing in the top k (hybrid search), and token recall
 @10 the share of the evidence's words held by the top 10 hits of their filing. The table goes to stdout and
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _common import machine, parser, set_directory, table  # noqa: E402
 
-DOCS = ("doc-016", "doc-014", "doc-059")  # the shortest filings that hold gold questions (9 questions)
+DOCS = ("doc-028", "doc-016", "doc-060", "doc-014", "doc-059", "doc-072")  # the shortest with gold questions
 LINE_CHARS, PAGE_LINES, DPI = 100, 66, 300
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 KS = (5, 10)
