@@ -96,7 +96,8 @@ def _densest(spans: list[tuple[int, int]], width: int) -> tuple[int, int]:
 
 
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
-_OWN_LINE = re.compile(r"[ \t]*(?:#{1,6}(?:[ \t]|$)|>|\||[-*+][ \t]|\d{1,9}[.)][ \t])")  # heading, quote, table, list item
+# A heading, quote, table row (a spreadsheet's rows have no outer pipes, as GFM allows) or list item.
+_OWN_LINE = re.compile(r"[ \t]*(?:#{1,6}(?:[ \t]|$)|>|\||[^\n]*\S[ \t]\|[ \t]\S|[-*+][ \t]|\d{1,9}[.)][ \t])")
 _INDENTED_CODE = re.compile(r"(?: {4}|\t)")
 
 

@@ -93,6 +93,8 @@ def test_reflow_joins_hard_wrapped_prose_and_keeps_code_lists_and_tables():
         "Ends with a hard break\\", "and a line of its own.",
     ]
     assert [text[a:b] for a, b in moved] == ["whose", "exclusive", "whose", "retries"]
+    rows = "# 2023\nBranch | Metric | Q3 2023\nLisbon | Revenue | 145\nPorto | Revenue | 99\n"  # a spreadsheet's section
+    assert reflow(rows, [])[0] == rows
 
 
 def test_a_snippet_of_a_hard_wrapped_paragraph_is_whole_lines():
