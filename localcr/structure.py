@@ -66,7 +66,7 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
         scopes = [[title for title, _ in path] for path in sections]
         about = [document_summary(doc), doc.about]
         if doc.kind in SHEET_KINDS:  # rows, not prose: no leads; the sheet's header row instead
-            headers = _sheet_headers(doc.text, sections, line_starts)
+            headers = _sheet_headers(doc.text, sections)
         elif leads and not _recognised(doc):
             lead = document_lead(doc)
             section_leads = _section_leads(doc, sections, line_starts)
@@ -81,7 +81,7 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
             header = headers[line] if headers else None  # a chunk that holds its header row starts above it: None
         tail = (("In " if doc.is_code else "Section: ") + " > ".join(scope) + ".") if scope else ""
         if header:
-            tail = f"{tail} Columns: {_clip(header[0], HEADER_WORDS)}.".lstrip()
+            tail = f"{tail} Columns: {_clip(header, HEADER_WORDS)}.".lstrip()
         extra = [ld.text for ld in (lead, section_lead) if ld and not ld.within(chunk)]
         if len(extra) == 2 and extra[0] == extra[1]:
             extra.pop()
@@ -91,17 +91,17 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
         chunk.context_source = "structural"
 
 
-def _sheet_headers(text: str, sections: list[list[tuple[str, int]]], line_starts: list[int]) -> list[tuple[str, int] | None]:
-    """For each line of a spreadsheet's text, its sheet's header row and where it begins: the first row of two
-    cells or more in the sheet (a sheet's section begins at its heading); None above it."""
-    headers: list[tuple[str, int] | None] = []
+def _sheet_headers(text: str, sections: list[list[tuple[str, int]]]) -> list[str | None]:
+    """For each line of a spreadsheet's text, its sheet's header row: the first row of two cells or more in the
+    sheet (a sheet's section begins at its heading); None above it."""
+    headers: list[str | None] = []
     sheet, header = None, None
-    for number, (line, path) in enumerate(zip(text.split("\n"), sections)):
+    for line, path in zip(text.split("\n"), sections):
         if (path[-1][1] if path else None) != sheet:
             sheet, header = (path[-1][1] if path else None), None
         headers.append(header)
         if header is None and CELL_SEPARATOR in line:
-            header = (line, line_starts[number])
+            header = line
     return headers
 
 

@@ -20,8 +20,7 @@ _QUOTE_START = re.compile(
     r"^(?:On\s.{1,200}?\swrote:|Am\s.{1,200}?\sschrieb\s.{0,100}?:|El\s.{1,200}?\sescribió:"
     r"|-{2,}\s*(?:Original Message|Forwarded message|Ursprüngliche Nachricht|Mensaje original)\s*-{2,})\s*$",
     re.MULTILINE | re.IGNORECASE | re.DOTALL)
-_ADDRESS_HEADERS = ("From", "To", "Cc")
-_ABOUT = (("From", "from"), ("To", "to"), ("Cc", "cc"), ("Date", "sent"))  # as a chunk's context says them
+_ABOUT = {"From": "from", "To": "to", "Cc": "cc", "Date": "sent"}  # the headers shown, as a chunk's context says them
 MAX_ATTACHMENT_DEPTH = 3  # a message attached to a message attached to ...: read this deep, no deeper
 
 
@@ -62,12 +61,12 @@ def _message(message, depth: int) -> Read:
     """A message's text: its subject as the heading, its headers, its body with the quoted chain as a section;
     its attachments as parts."""
     subject = _header(message, "Subject")
-    people = [f"{name}: {value}" for name in (*_ADDRESS_HEADERS, "Date") if (value := _header(message, name))]
+    headers = {name: value for name in _ABOUT if (value := _header(message, name))}
     warnings: list[str] = []
-    blocks = [f"# {subject}" if subject else "", "\n".join(people), _with_quoted_section(_body(message))]
+    blocks = [f"# {subject}" if subject else "", "\n".join(f"{name}: {value}" for name, value in headers.items()),
+              _with_quoted_section(_body(message))]
     parts = _attachments(message, depth, warnings)
-    said = [f"{word} {value}" for name, word in _ABOUT if (value := _header(message, name))]
-    about = "Mail " + ", ".join(said) + "." if said else ""
+    about = "Mail " + ", ".join(f"{_ABOUT[name]} {value}" for name, value in headers.items()) + "." if headers else ""
     return Read("\n\n".join(b for b in blocks if b) + "\n", "", warnings, title=subject, about=about, parts=parts)
 
 
