@@ -15,8 +15,10 @@ import contextlib
 import functools
 import hashlib
 import io
+import itertools
 import os
 import shutil
+from typing import Iterable
 
 from localcr.readers import Read, ReaderError, paged
 
@@ -79,11 +81,11 @@ def read_image(data: bytes) -> Read:
     return Read(text, "", warnings, pages=pages if len(pages) > 1 else [])
 
 
-def recognise(pages: list, numbers: list[int] | None = None) -> tuple[list[str], list[str]]:
+def recognise(pages: Iterable, numbers: list[int] | None = None) -> tuple[list[str], list[str]]:
     """Each page image's text, and a warning for each page whose recognition is not to be trusted (numbers: the
     pages' numbers as the document counts them, 1, 2, 3 ... unless given)."""
     texts, warnings = [], []
-    for number, image in zip(numbers or range(1, len(pages) + 1), pages):
+    for number, image in zip(numbers or itertools.count(1), pages):
         text, warning = _checked_page_text(image)
         texts.append(text)
         warnings += [f"page {number}: {warning}"] if warning else []

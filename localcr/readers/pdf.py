@@ -39,7 +39,7 @@ def _recognise_scans(pdf, texts: list[str]) -> list[str]:
         return []
     if not ocr.installed_packs():
         return [f"{len(blank)} of {len(texts)} pages have no text layer (scanned?): their text is missing ({ocr.NOT_INSTALLED})"]
-    images = [_rendered(pdf[i]) for i in blank]
+    images = (_rendered(pdf[i]) for i in blank)  # one page's image in memory at a time (9 MB at 300 dpi)
     recognised, warnings = ocr.recognise(images, [i + 1 for i in blank])
     for i, text in zip(blank, recognised):
         texts[i] = text
