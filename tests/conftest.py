@@ -61,7 +61,8 @@ def _one_share_of_the_cores_per_worker():
 
 
 def pytest_configure(config):
-    """Block every IPv4/IPv6 connection for the whole run; every test fails if it attempted one."""
+    """Pin an xdist worker to its cores, then block every IPv4/IPv6 connection for the whole run; every test fails
+    if it attempted one."""
     _one_share_of_the_cores_per_worker()
     config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
