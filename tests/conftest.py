@@ -57,7 +57,8 @@ def _one_share_of_the_cores_per_worker():
         return
     cores = sorted(os.sched_getaffinity(0))
     number = int(worker.removeprefix("gw"))
-    os.sched_setaffinity(0, cores[number % len(cores)::workers] or cores)
+    share = cores[number::workers] if workers <= len(cores) else [cores[number % len(cores)]]
+    os.sched_setaffinity(0, share)
 
 
 def pytest_configure(config):

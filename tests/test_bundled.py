@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import hashlib
+import sys
+import types
 
 import pytest
 
@@ -55,6 +57,25 @@ def test_bundled_model_packages_are_pinned_and_hash_checked_by_setup():
     lines = [line for line in open(B.Path(__file__).parent.parent / "bundled-models.txt") if line.strip() and not line.startswith("#")]
     assert len(lines) == B.QWEN_CODER_15B.parts + B.QWEN_CODER_05B.parts + 1  # and the multilingual sentence encoder
     assert all("==" in line and "--hash=sha256:" in line for line in lines)
+
+
+def test_a_model_its_own_package_assembles_is_checked_once_until_it_changes(tmp_path, monkeypatch):
+    """Gemma's package hashes its whole GGUF on every `assemble()`: localcr stamps the check and calls it again only
+    when the file changes (a second in every process that named the model)."""
+    target, checks = tmp_path / "model.gguf", []
+    target.write_bytes(b"GGUF weights")
+
+    def assemble():
+        checks.append(target)
+        return target
+
+    package = types.SimpleNamespace(default_output_path=lambda: target, assemble=assemble,
+                                    EXPECTED_SHA256=hashlib.sha256(b"GGUF weights").hexdigest())
+    monkeypatch.setitem(sys.modules, "fake_model_package", package)
+    path = B._assembled_by_its_package("fake_model_package")
+    assert path() == path() == target and len(checks) == 1
+    target.write_bytes(b"GGUF weights, changed")
+    assert path() == target and len(checks) == 2
 
 
 @pytest.mark.model
