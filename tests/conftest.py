@@ -61,6 +61,19 @@ def _one_share_of_the_cores_per_worker():
     os.sched_setaffinity(0, share)
 
 
+# The files whose tests take longest (tests/README.md), longest first. xdist hands a worker a whole file at a time, in
+# collection order (addopts: --no-loadscope-reorder, not by how many tests a file has): a long file handed out last
+# kept one core busy while the other had nothing left to do.
+LONGEST_FIRST = ("test_milvus.py", "test_staged.py", "test_contexts.py", "test_cli.py", "test_page.py", "test_ray.py",
+                 "test_expansion.py", "test_bundled.py", "test_serve.py", "test_ask.py", "test_onnx.py", "test_mcp.py",
+                 "test_segments.py", "test_formats.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's own order is kept
+
+
 def pytest_configure(config):
     """Pin an xdist worker to its cores, then block every IPv4/IPv6 connection for the whole run; every test fails
     if it attempted one."""

