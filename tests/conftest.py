@@ -73,9 +73,9 @@ def pytest_xdist_auto_num_workers(config):
 # The files whose tests take longest (tests/README.md), longest first. xdist hands a worker a whole file at a time, in
 # collection order (addopts: --no-loadscope-reorder, not by how many tests a file has): a long file handed out last
 # kept one core busy while the other had nothing left to do.
-LONGEST_FIRST = ("test_milvus.py", "test_staged.py", "test_contexts.py", "test_cli.py", "test_page.py", "test_ray.py",
-                 "test_expansion.py", "test_bundled.py", "test_serve.py", "test_ask.py", "test_onnx.py", "test_mcp.py",
-                 "test_segments.py", "test_formats.py")
+LONGEST_FIRST = ("test_milvus.py", "test_staged.py", "test_ray.py", "test_contexts.py", "test_cli.py", "test_page.py",
+                 "test_bundled.py", "test_serve.py", "test_expansion.py", "test_ask.py", "test_segments.py", "test_mcp.py",
+                 "test_rerank.py", "test_onnx.py")
 
 
 def pytest_collection_modifyitems(items):
