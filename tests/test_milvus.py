@@ -30,9 +30,6 @@ pytest.importorskip("pymilvus")  # the test extra installs it; a user without lo
 SERVER_WAIT_SECONDS = 180  # the first start unpacks the server's binary (~4 s with a wiped data folder after that)
 # Every part of the standalone server listens on loopback, not on the machine's network address.
 SERVER_PARTS = ("rootCoord", "proxy", "queryCoord", "queryNode", "indexNode", "dataCoord", "dataNode")
-# The proxy's time tick every 20 ms, not 200: a query waits for the tick after its arrival (localcr reads what it just
-# wrote), and the tests' hundreds of queries took half the real server's time (dense-only index: 40 s -> 22 s).
-QUICK_SERVER = ("proxy.timeTickInterval=20",)
 SERVER_PID_FILE = Path("/run/milvus/standalone.pid")  # which the 2.3.5 server writes and leaves behind
 # Queries whose top hits depend on no BM25 statistics (Milvus Lite keeps them per segment and analyses with the
 # standard analyzer): dense similarity, and terms found in one chunk only.
@@ -55,7 +52,7 @@ def lite_db(tmp_path) -> Path:
     _release_lite(path)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not the session's: idle, the server still spends 3% of a core
 def milvus_server(tmp_path_factory) -> str:
     """A real Milvus server's address (milvus://HOST:PORT): LOCALCR_MILVUS_URI's, or PyPI's standalone 2.3.5 server
     started here where the milvus package is installed (skipped where it is not), on a free loopback port, in a wiped
@@ -72,8 +69,7 @@ def milvus_server(tmp_path_factory) -> str:
     port = free_port()
     log = open(data / "wrapper.log", "w")
     process = subprocess.Popen([str(wrapper), "--data", str(data), "--proxy-port", str(port),
-                                *(arg for part in SERVER_PARTS for arg in ("--extra-config", f"{part}.ip=127.0.0.1")),
-                                *(arg for setting in QUICK_SERVER for arg in ("--extra-config", setting))],
+                                *(arg for part in SERVER_PARTS for arg in ("--extra-config", f"{part}.ip=127.0.0.1"))],
                                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         _wait_for_port(process, port, data / "wrapper.log")
