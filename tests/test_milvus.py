@@ -52,7 +52,7 @@ def lite_db(tmp_path) -> Path:
     _release_lite(path)
 
 
-@pytest.fixture(scope="module")  # not the session's: idle, the server still spends 3% of a core
+@pytest.fixture(scope="module")  # not the session's: an idle server still spends CPU on its ticks
 def milvus_server(tmp_path_factory) -> str:
     """A real Milvus server's address (milvus://HOST:PORT): LOCALCR_MILVUS_URI's, or PyPI's standalone 2.3.5 server
     started here where the milvus package is installed (skipped where it is not), on a free loopback port, in a wiped
