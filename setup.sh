@@ -128,7 +128,7 @@ fi
 
 if [ -z "$packages_done" ]; then
   extras=""; [ -n "$TEST" ] && extras=" and the test tools"
-  step "localcr's dependencies$extras (about a minute)"
+  step "localcr's dependencies$extras (about two minutes, compiled to bytecode)"
   .venv/bin/python - "$TEST" > .venv/requirements.txt <<'EOF'
 import sys
 import tomllib
