@@ -297,24 +297,6 @@ AGENT_PIECES = ["\n".join(_AGENT_LINES[i:i + 4]) for i in (6, 10, 24, 37)]  # th
 
 
 @pytest.mark.model
-def test_the_estimate_counts_the_prompt_tokens_a_run_evaluates_windows_included(tmp_path, cache_dir):
-    """A document longer than n_ctx is shown in windows around its chunks, each evaluated but for the start it
-    shares with the window before: the estimate counts what the run evaluates, not the document once."""
-    spec = _registry(tmp_path, "small", n_ctx=448, max_tokens=8)
-    doc, chunks = _corpus(AGENT_LOG, "agent.txt", "text", pieces=AGENT_PIECES)
-    runner = L.LlamaRunner(spec)
-    try:
-        run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
-        expected = run.prompt_tokens([(doc, chunks, chunks)])
-        stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, runner=runner, use_cache=False)
-        assert stats.windowed_documents == 1 and stats.prefixes > 1
-        # within 2%: a later batch's request may also find its template's first tokens in the KV cache
-        assert expected == pytest.approx(stats.prefix_tokens_evaluated + stats.chunk_tokens, rel=0.02)
-    finally:
-        runner.close()
-
-
-@pytest.mark.model
 def test_limit_generates_only_that_many(tmp_path, cache_dir):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()
@@ -324,10 +306,20 @@ def test_limit_generates_only_that_many(tmp_path, cache_dir):
 
 
 @pytest.mark.model
-def test_long_document_is_windowed_with_a_tiny_context(tmp_path, cache_dir):
+def test_long_document_is_windowed_with_a_tiny_context_and_estimated_as_evaluated(tmp_path, cache_dir):
+    """A document longer than n_ctx is shown in windows around its chunks, each evaluated but for the start it
+    shares with the window before: the estimate counts what the run evaluates, not the document once."""
     spec = _registry(tmp_path, "small", n_ctx=448, max_tokens=8)
     doc, chunks = _corpus(AGENT_LOG, "agent.txt", "text", pieces=AGENT_PIECES)
-    stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False)
+    runner = L.LlamaRunner(spec, parallel=C.DEFAULT_PARALLEL)
+    try:
+        run = R.Run(runner, spec, spec.fingerprint(), None, None, C.ContextStats(), C.DEFAULT_COMPOSITION, True, None, None)
+        expected = run.prompt_tokens([(doc, chunks, chunks)])
+        stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, runner=runner)
+    finally:
+        runner.close()
+    # within 2%: a later batch's request may also find its template's first tokens in the KV cache
+    assert expected == pytest.approx(stats.prefix_tokens_evaluated + stats.chunk_tokens, rel=0.02)
     assert stats.windowed_documents == 1
     assert stats.generated == 4
     assert 1 < stats.prefixes < 4  # the two neighbouring chunks shared one window
