@@ -492,7 +492,7 @@ def demo(ctx, index_dir, contexts, llm, k):
 
 def _demo_plan(registry, index_dir: str, contexts: str, llm: str | None) -> str:
     """What the demo will do, and how long the LLM's part takes here: by this machine's recorded speeds, or typical
-    ones (an AVX-512 pair's) before any run has recorded them."""
+    ones (a core pair's of this CPU's kind, AVX-512 or AVX2) before any run has recorded them."""
     files = sum(1 for path in DEMO_CORPUS.rglob("*") if path.is_file())
     plan = f"localcr demo: index the {files} files of the bundled sample corpus"
     if contexts == "llm" and not Path(index_dir).exists():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import io
 import logging
 import os
@@ -66,9 +67,16 @@ def build_info() -> str:
         flags = stamp[1].strip() if len(stamp) > 1 else "default flags"
     except OSError:
         flags = "not built by setup.sh"
+    return f"llama-cpp-python {llama_cpp.__version__} ({flags}); CPU features in use: {' '.join(cpu_features())}"
+
+
+@functools.cache
+def cpu_features() -> tuple[str, ...]:
+    """The CPU features this llama.cpp build uses (AVX2, AVX512, NEON, ...), as llama.cpp reports them."""
+    import llama_cpp
+
     info = llama_cpp.llama_print_system_info().decode()
-    features = [f.split("=")[0].split(":")[-1].strip() for f in info.split("|") if "= 1" in f]
-    return f"llama-cpp-python {llama_cpp.__version__} ({flags}); CPU features in use: {' '.join(features)}"
+    return tuple(f.split("=")[0].split(":")[-1].strip() for f in info.split("|") if "= 1" in f)
 
 
 @contextlib.contextmanager

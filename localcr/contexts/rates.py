@@ -7,7 +7,7 @@ from typing import NamedTuple
 from localcr.contexts.stats import ContextStats
 from localcr.documents import Document
 from localcr.errors import LocalcrError
-from localcr.llm import LlamaRunner
+from localcr.llm import LlamaRunner, cpu_features
 
 
 class LlmRates(NamedTuple):
@@ -19,9 +19,12 @@ class LlmRates(NamedTuple):
     tokens_per_context: float | None = None
 
 
-# Typical rates of a 1.5B Q4_K_M model (a file of TYPICAL_MODEL_BYTES) on 2 AVX-512 cores, for a short run on a
-# machine with no rates recorded.
+# Typical rates of a 1.5B Q4_K_M model (a file of TYPICAL_MODEL_BYTES) on 2 cores, for a short run on a machine with
+# no rates recorded: on AVX-512 (this project's test machines, 65-83 prompt tokens/s), and on a CPU whose best is
+# AVX2 (the AVX2 pair of BENCHMARKS.md's "llama.cpp settings": 21 prompt tokens/s with flash attention, 9-10
+# generated side by side; at those rates the demo's contexts take about 160 s, and it took 2 min 49 s there).
 TYPICAL_RATES = LlmRates(65.0, 25.0)
+TYPICAL_AVX2_RATES = LlmRates(21.0, 10.0)
 TYPICAL_MODEL_BYTES = 1_117_320_768
 # A run that evaluates this many prompt tokens or more (1.5 minutes at typical rates, 4-5 on an AVX2 laptop) first
 # measures the rates when none are recorded: a few hundred tokens, about 20 s for the 1.5B on 2 AVX2 cores, once.
@@ -50,13 +53,17 @@ def llm_rates(runner: LlamaRunner) -> LlmRates | None:
 
 
 def typical_rates(spec) -> LlmRates:
-    """TYPICAL_RATES scaled to this model's file size: on a CPU both rates fall about in proportion to the weights
-    read per token, so a 4.7 GB 7B model is estimated about 4 times slower than the 1.1 GB 1.5B."""
+    """The typical rates of this CPU's kind (AVX2 at best, or AVX-512 and anything else) scaled to this model's file
+    size: on a CPU both rates fall about in proportion to the weights read per token, so a 4.7 GB 7B model is
+    estimated about 4 times slower than the 1.1 GB 1.5B. AVX-512's rates put the demo's contexts at 55 s, and an
+    AVX2 pair took nearly three minutes over the whole demo."""
     try:
         scale = TYPICAL_MODEL_BYTES / max(1, spec.resolve().stat().st_size)
     except (OSError, LocalcrError):
         scale = 1.0
-    return LlmRates(TYPICAL_RATES.prompt * scale, TYPICAL_RATES.generate * scale)
+    features = cpu_features()
+    typical = TYPICAL_AVX2_RATES if "AVX2" in features and "AVX512" not in features else TYPICAL_RATES
+    return LlmRates(typical.prompt * scale, typical.generate * scale)
 
 
 def _store_rates(runner: LlamaRunner, rates: LlmRates) -> None:

@@ -187,8 +187,8 @@ class Run:
     def estimate(self, todo, log: Callable[[str], None] | None = None) -> float:
         """Seconds to write these contexts: the prompt tokens the run will evaluate at the prompt rate, the
         tokens a context takes at the batched generation rate. Rates and tokens per context are this model's
-        last run on this machine; without one, a long run measures the rates first (typical ones are an
-        AVX-512 machine's: on an AVX2 laptop they put a 40-minute run at 12 minutes)."""
+        last run on this machine; without one, a long run measures the rates first (the typical ones of the
+        CPU's kind, AVX-512 or AVX2, are one pair of cores: another machine of that kind can be 2-3 times off)."""
         tokens = self.prompt_tokens(todo)
         rates = llm_rates(self.runner)
         if rates is None and tokens >= MEASURE_FROM_TOKENS:
