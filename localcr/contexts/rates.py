@@ -22,7 +22,8 @@ class LlmRates(NamedTuple):
 # Typical rates of a 1.5B Q4_K_M model (a file of TYPICAL_MODEL_BYTES) on 2 cores, for a short run on a machine with
 # no rates recorded: on AVX-512 (this project's test machines, 65-83 prompt tokens/s), and on a CPU whose best is
 # AVX2 (the AVX2 pair of BENCHMARKS.md's "llama.cpp settings": 21 prompt tokens/s with flash attention, 9-10
-# generated side by side; at those rates the demo's contexts take about 160 s, and it took 2 min 49 s there).
+# generated side by side; at those rates the demo's contexts take about 160 s, and an AVX2 pair took 2 min 49 s
+# over the whole demo).
 TYPICAL_RATES = LlmRates(65.0, 25.0)
 TYPICAL_AVX2_RATES = LlmRates(21.0, 10.0)
 TYPICAL_MODEL_BYTES = 1_117_320_768
