@@ -472,22 +472,54 @@ DEMO_PROMPT_TOKENS, DEMO_GENERATED_TOKENS = 2410, 436
 @click.option("-k", type=click.IntRange(1), default=3, show_default=True)
 @click.pass_context
 def demo(ctx, index_dir, contexts, llm, k):
-    """The whole pipeline on the bundled sample corpus: index with contexts, then three hybrid searches."""
-    from localcr.index import build_index
-
+    """The whole pipeline on the bundled sample corpus: index, then three hybrid searches. With LLM contexts, the
+    index and the searches come first with structural contexts (in seconds, on any CPU), then the LLM writes every
+    chunk's context into the same index and the searches run again, each saying what the contexts changed."""
     registry = _registry(ctx)
     _echo(_demo_plan(registry, index_dir, contexts, llm))
+    if contexts == "llm":
+        before = _demo_pass(registry, index_dir, "structural", None, k)
+        _demo_pass(registry, index_dir, "llm", llm, k, before=before)
+    else:
+        _demo_pass(registry, index_dir, contexts, None, k)
+    _echo(f"\n$ localcr stats --index {index_dir}", bold=True)
+    ctx.invoke(stats, index_dir=index_dir, as_json=False)
+
+
+def _demo_pass(registry, index_dir: str, contexts: str, llm: str | None, k: int,
+               before: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """Index the demo corpus with these contexts (an index of structural ones is upgraded in place), then run the
+    demo's searches; returns each query's hits (chunk ids). before: the hits of the structural pass, compared."""
+    from localcr.index import build_index
+
     _echo(f"\n$ localcr index {DEMO_CORPUS} --index {index_dir} --contexts {contexts}" + (f" --llm {llm}" if llm else ""),
           bold=True)
     summary = build_index([str(DEMO_CORPUS)], index_dir, registry, contexts=contexts, llm=llm, log=_log)
     _echo(summary.text())
     idx = _open_index(index_dir, registry)
+    found = {}
     for query in DEMO_QUERIES:
         _echo(f"\n$ localcr search {query!r} --index {index_dir} -k {k}", bold=True)
         hits = idx.search(query, k)
         _print_hits(hits, idx.matches(query, hits))
-    _echo(f"\n$ localcr stats --index {index_dir}", bold=True)
-    ctx.invoke(stats, index_dir=index_dir, as_json=False)
+        found[query] = [hit.chunk_id for hit in hits]
+        if before is not None:
+            _echo(_demo_change(before[query], found[query]), fg="yellow")
+    return found
+
+
+def _demo_change(before: list[str], after: list[str]) -> str:
+    """What the LLM's contexts changed in one search's hits (chunk ids, best first), in a line."""
+    if before == after:
+        return "   The same hits in the same order as with structural contexts; the contexts above are the LLM's."
+    moves = []
+    for place, chunk_id in enumerate(after, start=1):
+        was = before.index(chunk_id) + 1 if chunk_id in before else None
+        if was != place:
+            moves.append(f"{chunk_id} {was or 'new'} -> {place}")
+    gone = [chunk_id for chunk_id in before if chunk_id not in after]
+    return ("   With the LLM's contexts: " + ", ".join(moves) + (f"; out of the top {len(after)}: {', '.join(gone)}" if gone else "")
+            + ".")
 
 
 def _demo_plan(registry, index_dir: str, contexts: str, llm: str | None) -> str:
@@ -495,15 +527,20 @@ def _demo_plan(registry, index_dir: str, contexts: str, llm: str | None) -> str:
     ones (a core pair's of this CPU's kind, AVX-512 or AVX2) before any run has recorded them."""
     files = sum(1 for path in DEMO_CORPUS.rglob("*") if path.is_file())
     plan = f"localcr demo: index the {files} files of the bundled sample corpus"
-    if contexts == "llm" and not Path(index_dir).exists():
+    if contexts != "llm":
+        return plan + "; then three hybrid searches and the index's stats."
+    spec = registry.require("llm", llm)
+    plan += (" with structural contexts and run three hybrid searches (seconds); then "
+             f"{spec.name} writes every chunk's context")
+    if not Path(index_dir).exists():
         from localcr.contexts.rates import typical_rates
 
-        spec = registry.require("llm", llm)
         rates = _recorded_rates(spec) or typical_rates(spec)
         seconds = DEMO_PROMPT_TOKENS / rates.prompt + DEMO_GENERATED_TOKENS / rates.generate
-        plan += (f"; {spec.name} writes every chunk's context, about {seconds:.0f} s on this machine (cached for the "
-                 f"next run)")
-    return plan + "; then three hybrid searches and the index's stats."
+        plan += f", about {seconds:.0f} s on this machine (cached for the next run)"
+    else:
+        plan += " (from the cache where an earlier demo wrote them)"
+    return plan + ", and the same searches say what the contexts changed; then the index's stats."
 
 
 def _reranker(registry, name):

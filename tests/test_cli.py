@@ -438,16 +438,32 @@ def test_a_multilingual_corpus_gets_the_multilingual_embedder_and_lexical_search
 
 
 @pytest.mark.model
-def test_the_demo_says_what_it_will_do_and_how_long_then_indexes_and_searches(tmp_path, monkeypatch):
-    """`localcr demo` (structural contexts here: the LLM's part is the same `index --contexts llm` tested above)."""
+def test_the_demo_searches_at_once_then_says_what_the_llm_s_contexts_changed(tmp_path, monkeypatch):
+    """`localcr demo` as a new user runs it (Gemma 3 270M for the bundled 1.5B: the same path, faster): what it will
+    do and how long, a structural index searched in seconds, the LLM's contexts written into that index, the same
+    searches again with what changed, the stats."""
     from localcr import cli as cli_module
     from localcr.models import load_registry
 
     monkeypatch.chdir(tmp_path)
-    said = run("demo", "--contexts", "structural")
-    assert said.startswith("localcr demo: index the 4 files of the bundled sample corpus; then three hybrid searches")
-    assert said.count("$ localcr search") == 3 and "$ localcr stats --index demo-index" in said
-    assert "operations.md" in said.split("$ localcr search")[1]  # the timeout question finds the troubleshooting
-    plan = cli_module._demo_plan(load_registry(), str(tmp_path / "new"), "llm", "gemma3-270m")
-    assert "gemma3-270m writes every chunk's context, about" in plan  # before any run: by typical speeds
-    assert "writes" not in cli_module._demo_plan(load_registry(), "demo-index", "llm", None)  # built: cached
+    said = run("demo", "--llm", "gemma3-270m")
+    assert said.startswith("localcr demo: index the 4 files of the bundled sample corpus with structural contexts and "
+                           "run three hybrid searches (seconds); then gemma3-270m writes every chunk's context, about ")
+    structural, llm = said.split("$ localcr index")[1:]
+    assert "--contexts structural" in structural.splitlines()[0] and structural.count("$ localcr search") == 3
+    assert "operations.md" in structural.split("$ localcr search")[1]  # the timeout question finds the troubleshooting
+    assert "--contexts llm --llm gemma3-270m" in llm.splitlines()[0] and "generated 12" in llm
+    compared = [line for line in llm.splitlines() if "as with structural contexts" in line or "With the LLM's" in line]
+    assert llm.count("$ localcr search") == len(compared) == 3 and "$ localcr stats --index demo-index" in llm
+    plan = cli_module._demo_plan(load_registry(), "demo-index", "llm", "gemma3-270m")
+    assert "writes every chunk's context (from the cache where an earlier demo wrote them), and" in plan
+    assert cli_module._demo_plan(load_registry(), "new", "structural", None).endswith(
+        "sample corpus; then three hybrid searches and the index's stats.")
+
+
+def test_the_demo_names_what_the_contexts_moved():
+    from localcr.cli import _demo_change
+
+    assert "The same hits in the same order" in _demo_change(["a#1", "b#2"], ["a#1", "b#2"])
+    assert _demo_change(["a#1", "b#2", "c#0"], ["b#2", "a#1", "d#4"]) == (
+        "   With the LLM's contexts: b#2 2 -> 1, a#1 1 -> 2, d#4 new -> 3; out of the top 3: c#0.")
