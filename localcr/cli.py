@@ -466,7 +466,8 @@ DEMO_PROMPT_TOKENS, DEMO_GENERATED_TOKENS = 2410, 436
 @click.option("--index", "index_dir", default="demo-index", show_default=True, type=click.Path(file_okay=False),
               help="Where to build the demo index.")
 @click.option("--contexts", type=click.Choice(["llm", "structural", "none"]), default="llm", show_default=True,
-              help="llm: the bundled local LLM writes every chunk's context (cached after the first run).")
+              help="llm: first search the index with structural contexts, then the bundled local LLM writes every "
+                   "chunk's context (cached after the first run) and the searches run again.")
 @click.option("--llm", help="The LLM that writes the contexts (default: the registry's; qwen2.5-coder-0.5b takes half "
                             "the time, and a quarter of its contexts fall back to the structural ones).")
 @click.option("-k", type=click.IntRange(1), default=3, show_default=True)
