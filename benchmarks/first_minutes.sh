@@ -24,5 +24,11 @@ echo "setup.sh --test, fresh: $(timed setup ./setup.sh --test) s"
 grep "==>" "$work/setup.log"
 echo "setup.sh --test, again: $(timed setup-again ./setup.sh --test) s"
 echo "pytest: $(timed pytest .venv/bin/python -m pytest -q -p no:cacheprovider) s ($(tail -1 "$work/pytest.log"))"
-echo "localcr demo, empty cache: $(timed demo .venv/bin/localcr demo --index "$work/demo-index") s"
-grep "^localcr demo:" "$work/demo.log"
+# The demo's lines stamped with the seconds since its start: when the first results show, and when it ends.
+start=$(date +%s.%N)
+.venv/bin/localcr demo --index "$work/demo-index" 2> "$work/demo.err" | while IFS= read -r line; do
+  printf '%.1f\t%s\n' "$(echo "$(date +%s.%N) - $start" | bc)" "$line"; done > "$work/demo.log"
+echo "localcr demo, empty cache: $(echo "$(date +%s.%N) - $start" | bc | xargs printf '%.1f') s in all"
+awk -F'\t' 'searched && !shown {print "  its first hit shown at " $1 " s"; shown=1} $2 ~ /^\$ localcr search/ {searched=1}' \
+  "$work/demo.log"
+grep -P "^[0-9.]+\tlocalcr demo:" "$work/demo.log" | cut -f2
