@@ -248,16 +248,15 @@ def test_cache_keys_change_with_prompt_version_model_and_settings(tmp_path, cach
                                              (("AVX", "AVX2", "FMA"), "avx2"), (("NEON", "ARM_FMA"), "avx512")])
 def test_typical_rates_follow_the_cpu_kind_and_the_model_size(tmp_path, monkeypatch, features, kind):
     """Before a run has measured this machine, estimates use a core pair's rates of the CPU's kind: an AVX2 pair is
-    about three times slower than an AVX-512 one, and a model twice the size half as fast."""
+    about three times slower than an AVX-512 one, and a model a thousandth of the size a thousand times faster."""
     weights = tmp_path / "model.gguf"
-    with weights.open("wb") as f:
-        f.write(b"GGUF")
-        f.truncate(2 * RT.TYPICAL_MODEL_BYTES)  # sparse: only the size counts
+    weights.write_bytes(b"GGUF" + bytes(RT.TYPICAL_MODEL_BYTES // 1000 - 4))  # only the size counts
+    scale = RT.TYPICAL_MODEL_BYTES / weights.stat().st_size
     (tmp_path / "models.toml").write_text(f'[defaults]\nllm = "big"\n[llm.big]\npath = "{weights}"\n')
     spec = load_registry(tmp_path / "models.toml").require("llm")
     monkeypatch.setattr(RT, "cpu_features", lambda: features)
     expected = RT.TYPICAL_AVX2_RATES if kind == "avx2" else RT.TYPICAL_RATES
-    assert RT.typical_rates(spec) == (pytest.approx(expected.prompt / 2), pytest.approx(expected.generate / 2), None)
+    assert RT.typical_rates(spec) == (pytest.approx(expected.prompt * scale), pytest.approx(expected.generate * scale), None)
 
 
 def test_this_machine_s_features_name_its_vector_unit():
