@@ -1,8 +1,8 @@
 """Where the suite's CPU goes: the core-seconds each test costs, its own process and the children it reaped
 (a server stopped at the end of its module counts in that module's last test), beside pytest's wall-clock durations.
 
-    rm -rf /tmp/cpu && LOCALCR_CPU_DIR=/tmp/cpu .venv/bin/python -m pytest -p benchmarks.cpu_per_test
-    .venv/bin/python benchmarks/cpu_per_test.py /tmp/cpu
+    rm -rf /tmp/cpu && LOCALCR_CPU_DIR=/tmp/cpu .venv/bin/python -m pytest -p benchmarks.suite_cpu
+    .venv/bin/python benchmarks/suite_cpu.py /tmp/cpu
 
 As a pytest plugin it appends one JSON line a test to LOCALCR_CPU_DIR/<worker>.jsonl; as a script it prints the
 files and tests that cost most, and the sum.
