@@ -2,13 +2,14 @@
 out, and what does a question cost on this CPU? No cloud judge: every score is computed from the sets' own gold.
 
     .venv/bin/python benchmarks/answers.py --data ../shared/data [--sets xquad-en,financebench-dev,anthropic-codebase]
-        [--limit 40] [--llm qwen2.5-coder-1.5b] [-k 5] [--prompt cite] [--source-chars 1600] [--refusals 20]
+        [--limit 100] [--llm qwen2.5-coder-1.5b] [-k 3] [--prompt cite] [--evidence-chars 600] [--refusals 20]
 
 Each set is indexed with structural contexts (no LLM at index time, so the run measures the answer step; the index
-is reused from --work), a seeded sample of --limit questions asked with the defaults of `localcr ask`, and scored:
+is reused from --work), a seeded sample of --limit questions asked with the defaults of `localcr ask`, and scored
+on each half of the sample: "tune" (the first half, where defaults are chosen) and "held out" (reported beside it):
 
-- short gold answers (XQuAD, JSQuAD): the normalised gold contained in the answer, and token F1 (characters for
-  ja and zh);
+- short gold answers (XQuAD, JSQuAD): the normalised gold contained in the answer, and in the model's own text
+  before the check, and token F1 (characters for ja and zh);
 - financebench-dev: the reference answer's key figure (its first number, scale words applied) found among the
   answer's figures within 1%, on the questions whose reference has one;
 - every set: citation precision (a cited source holds gold: a gold chunk, or text overlapping a gold span; after
@@ -37,7 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _common import machine, parser, results_suffix, set_directory, table  # noqa: E402
 from long_documents import sources  # noqa: E402
 
-from localcr.evaluation.answers import ANSWER_COLUMNS, answer_cells  # noqa: E402
+from localcr.evaluation.answers import ANSWER_COLUMNS, answer_cells, means  # noqa: E402
 
 SETS = ("xquad-en", "financebench-dev", "anthropic-codebase")
 SEED = 2026
@@ -70,7 +71,7 @@ def measure(set_name: str, args) -> list[list]:
     random.Random(SEED).shuffle(sampled)
     sampled = sampled[:args.limit]
     spec = registry.require("llm", args.llm)
-    answerer = Answerer(spec, prompt=args.prompt, source_chars=args.source_chars)
+    answerer = Answerer(spec, prompt=args.prompt, source_chars=args.source_chars, evidence_chars=args.evidence_chars)
     language = "en" if set_name in ("anthropic-codebase", "financebench-dev") else None
 
     def show(query, answer, row):
@@ -84,11 +85,13 @@ def measure(set_name: str, args) -> list[list]:
     refused = [float(index.ask(q.text, args.k, answerer=answerer, glob=[f"!{doc}" for doc in gold_documents(index, q)]).refused)
                for q in sampled[:args.refusals]]
     answerer.close()
-    return [[set_name, spec.name, args.prompt, args.k, result.n_questions, *answer_cells(result.metrics),
-             f"{100 * statistics.mean(refused):.0f} (of {len(refused)})" if refused else ""]]
+    halves = {"tune": result.per_question[:len(sampled) // 2], "held out": result.per_question[len(sampled) // 2:]}
+    filtered = f"{100 * statistics.mean(refused):.0f} (of {len(refused)})" if refused else ""
+    return [[set_name, half, spec.name, args.prompt, args.evidence_chars, args.k, len(rows), *answer_cells(means(rows)),
+             filtered] for half, rows in halves.items() if rows]
 
 
-HEAD = ["set", "llm", "prompt", "k", "questions", *(title for _, title in ANSWER_COLUMNS), "refused when filtered out %"]
+HEAD = ["set", "half", "llm", "prompt", "evidence chars", "k", "questions", *(title for _, title in ANSWER_COLUMNS), "refused when filtered out %"]
 
 
 def llm_rates(llm: str | None) -> str:
@@ -111,14 +114,20 @@ def main() -> None:
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated (default {','.join(SETS)})")
     p.add_argument("--llm", help="the LLM that answers (default: models.toml's)")
     p.add_argument("--limit", type=int, default=40, help="questions sampled per set (seeded; default 40)")
-    p.add_argument("-k", type=int, default=5, help="sources read per question (default 5, as `localcr ask`)")
+    p.add_argument("-k", type=int, default=None, help="sources read per question (default: `localcr ask`'s)")
+    p.add_argument("--evidence-chars", type=int, default=None,
+                   help="characters of evidence the model reads (0: whole hits, as before; default: localcr's)")
     p.add_argument("--prompt", default=None, help="the answer prompt (localcr.answers.PROMPTS; default: localcr's)")
     p.add_argument("--source-chars", type=int, default=None, help="cut sources longer than this (default: localcr's)")
     p.add_argument("--refusals", type=int, default=10, help="of the sampled questions, how many are asked again with "
                    "their gold documents filtered out (default 10)")
     p.add_argument("--fresh", action="store_true", help="write every answer again (to time them), not from the cache")
     args = p.parse_args()
-    from localcr.answers import DEFAULT_PROMPT, SOURCE_CHARS
+    from localcr.answers import DEFAULT_PROMPT, DEFAULT_SOURCES, SOURCE_CHARS
+    from localcr.evidence import BUDGET_CHARS
+
+    args.k = args.k or DEFAULT_SOURCES
+    args.evidence_chars = BUDGET_CHARS if args.evidence_chars is None else args.evidence_chars
 
     args.source_chars = args.source_chars or SOURCE_CHARS
     args.prompt = args.prompt or DEFAULT_PROMPT
@@ -129,7 +138,7 @@ def main() -> None:
     for set_name in chosen.split(","):
         rows += measure(set_name, args)
         text = f"machine: {machine()}\n{llm_rates(args.llm)}\n\n" + table(HEAD, rows)
-        print(table(HEAD, rows[-1:]), file=sys.stderr)
+        print(table(HEAD, rows[-2:]), file=sys.stderr)
     out.write_text(text + "\n")
     print(text)
 

@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator
 
+from localcr import evidence
 from localcr.citations import WORDS, Checked, check
 from localcr.errors import LocalcrError
-from localcr.llm import Completion, OnDemandLlm, resolved_llm
+from localcr.llm import Completion, OnDemandLlm, load_grammar, resolved_llm
 from localcr.models import Registry
 from localcr.text import snippet
 
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
-ANSWER_VERSION = "ask-2026.2"
+ANSWER_VERSION = "ask-2026.3"
 ANSWER_MAX_TOKENS = 200
 # Sources an answer reads by default: on 30 XQuAD-en questions 3 held the gold about as often as 5 (53.3% against
 # 56.7%: one question), refused every question whose documents were filtered out (5: 8 of 10), and reached the first
@@ -81,6 +82,12 @@ PROMPTS = {  # the default first
 }
 DEFAULT_PROMPT = "short"
 
+# Any answer but one that starts with the refusal word: the second try when the model refused though a source
+# sentence holds most of the question's words.
+_NO_REFUSAL = 'root ::= ([^N\\n] | "N" [^O\\n] | "NO" [^T\\n]) [^\\n]*\n'
+# The share of the question's content words one source sentence must hold for a refusal to be tried again.
+RETRY_COVERAGE = 0.6
+
 # The one sentence of a refusal, in the question's language (English for any other).
 REFUSALS = {
     "en": "The indexed documents do not say.",
@@ -128,6 +135,7 @@ class Answer:
     cached: bool = False
     note: str = ""  # what was left out to fit the model's window, or why nothing was read
     timings: dict = field(default_factory=dict)  # first_token_s, total_s, prompt_tokens, generated_tokens
+    draft: str = ""  # what the model wrote, before the check (an evaluation sees what the check itself costs)
 
     @property
     def unsupported(self) -> list[str]:
@@ -141,7 +149,7 @@ class Answer:
 
     def to_dict(self) -> dict:
         checked = self.checked
-        return {"question": self.question, "answer": self.text, "refused": self.refused, "model": self.model,
+        return {"question": self.question, "answer": self.text, "refused": self.refused, "draft": self.draft, "model": self.model,
                 "cached": self.cached, "note": self.note,
                 "sentences": [s.to_dict() for s in checked.sentences] if checked else [],
                 "citations": checked.cited if checked else [], "dropped_citations": checked.dropped if checked else [],
@@ -154,12 +162,14 @@ class Answerer(OnDemandLlm):
 
     VERSION = ANSWER_VERSION
 
-    def __init__(self, spec, *, prompt: str = DEFAULT_PROMPT, source_chars: int = SOURCE_CHARS, runner=None,
-                 log: Callable[[str], None] | None = None):
+    def __init__(self, spec, *, prompt: str = DEFAULT_PROMPT, source_chars: int = SOURCE_CHARS,
+                 evidence_chars: int = evidence.BUDGET_CHARS, runner=None, log: Callable[[str], None] | None = None):
+        """evidence_chars: read only the sentences of the hits that bear on the question, this many characters in
+        all (localcr.evidence); 0 reads each hit whole, cut to source_chars around the question's terms."""
         if prompt not in PROMPTS:
             raise LocalcrError(f"answer prompt {prompt!r}: choose one of {', '.join(PROMPTS)}")
         super().__init__(spec, runner=runner, log=log)
-        self.prompt, self.source_chars = PROMPTS[prompt], source_chars
+        self.prompt, self.source_chars, self.evidence_chars = PROMPTS[prompt], source_chars, evidence_chars
 
     def loading(self) -> str:
         return f"answering with {self.spec.name} (loaded once per process)"
@@ -176,8 +186,7 @@ class Answerer(OnDemandLlm):
         Answer). `matches`: where the question's terms occur in each hit (Index.matches), for
         cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
         started = time.perf_counter()
-        sources = [Source(n, hit, self._shown(hit, found)) for n, (hit, found)
-                   in enumerate(zip(hits, matches or [{}] * len(hits)), start=1)]
+        sources = self._sources(question, hits, matches or [{}] * len(hits))
         if not sources:
             yield "sources", []
             yield "answer", self._refusal(question, [], note or "no passage of the index matches the question", cached=False,
@@ -215,22 +224,70 @@ class Answerer(OnDemandLlm):
             if not _may_refuse(written):  # the fixed word of a refusal is never shown as an answer
                 yield "text", written[shown:]
                 shown = len(written)
+        raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
+        self._record(runner, completion)
+        if is_refusal(raw) and (retry := self._answerable(question, sources)):
+            # The model refused though a source sentence holds most of the question's words: once more with the
+            # refusal word forbidden, kept only if the check finds what it writes in a source (else a refusal).
+            for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS,
+                                       grammar=load_grammar(_NO_REFUSAL)):
+                if isinstance(piece, Completion):
+                    completion = piece
+            raw = completion.text
+            evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
+            self._record(runner, completion)
+            note = " ".join(filter(None, [note, f"the model refused at first, but a source sentence holds "
+                                                f"{retry:.0%} of the question's words: asked again with refusing forbidden"]))
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
-                   "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": completion.evaluated,
-                   "generated_tokens": completion.tokens}
+                   "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
+                   "generated_tokens": generated}
+        with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
+            cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
+        answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings)
+        if answer.refused and shown:  # the text streamed so far is taken back, on a line of its own
+            why = "the model then wrote that the sources do not answer" if is_refusal(raw) else \
+                "no sentence of it is in its sources"
+            yield "withdrawn", f"withdrawn: the text above is not an answer ({why})"
+            yield "text", answer.text
+        elif answer.refused or not shown:
+            yield "text", answer.text if answer.refused else raw
+        yield "answer", answer
+
+    @staticmethod
+    def _record(runner, completion: Completion) -> None:
+        """This machine's LLM rates, for the next estimate."""
         from localcr.contexts.rates import record_generation
 
         record_generation(runner, completion.evaluated, completion.prompt_seconds, completion.tokens,
-                          completion.generate_seconds)  # the next estimate's rates
-        with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
-            cache.set(entry_key, {"text": completion.text, "sources": len(sources), "note": note}, self._tag())
-        answer = self._finish(question, completion.text, sources, note=note, cached=False, timings=timings)
-        if answer.refused:
-            yield "text", answer.text
-        yield "answer", answer
+                          completion.generate_seconds)
 
-    # -- the prompt --------------------------------------------------------------------------------------------
+    def _answerable(self, question: str, sources: list[Source]) -> float:
+        """The largest share of the question's content words (the index's analysis: stop words out, stemmed) that
+        one sentence of the sources holds, where it reaches RETRY_COVERAGE; else 0."""
+        from localcr.lexical import tokenize
+
+        language = _language(question)
+        wanted = set(tokenize(question, language))
+        if len(wanted) < 2:
+            return 0.0
+        best = 0.0
+        for source in sources:
+            for start, end in evidence.sentence_spans(source.shown, language):
+                best = max(best, len(wanted & set(tokenize(source.shown[start:end], language))) / len(wanted))
+        return best if best >= RETRY_COVERAGE else 0.0
+
+    # -- the prompt ------------------------------------------------------------------------------------------
+    def _sources(self, question: str, hits: list, matches: list[dict]) -> list[Source]:
+        """The hits as the model reads them, numbered from 1: the sentences that bear on the question
+        (localcr.evidence; a hit with none is not read), or each hit whole when evidence_chars is 0."""
+        if not self.evidence_chars:
+            return [Source(n, hit, self._shown(hit, found)) for n, (hit, found) in enumerate(zip(hits, matches), start=1)]
+        texts = [(hit.window_text or hit.text).strip() for hit in hits]
+        chosen = evidence.select(question, texts, languages=[_language(text) for text in texts], budget=self.evidence_chars)
+        read = [(hit, evidence.render(text, kept)) for hit, text, kept in zip(hits, texts, chosen) if kept]
+        return [Source(n, hit, shown) for n, (hit, shown) in enumerate(read, start=1)]
+
     def _shown(self, hit, found: dict) -> str:
         """The text of a hit the model reads: its window or chunk, cut around the question's terms if long."""
         field_name = "window_text" if hit.window_text else "text"
@@ -273,30 +330,34 @@ class Answerer(OnDemandLlm):
     # -- the result --------------------------------------------------------------------------------------------
     def _finish(self, question: str, raw: str, sources: list[Source], *, note: str, cached: bool, timings: dict) -> Answer:
         if is_refusal(raw):
-            return self._refusal(question, sources, note, cached=cached, timings=timings)
+            return self._refusal(question, sources, note, cached=cached, timings=timings, draft=raw)
         texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
-        checked = check(raw, texts, names=_language(question) != "de", question=question,  # German capitalises every noun
-                        code=[s.hit.is_code for s in sources])
+        language = _language(question)
+        checked = check(raw, texts, names=language != "de", question=question,  # German capitalises every noun
+                        code=[s.hit.is_code for s in sources], language=language,
+                        about=[f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources])
         if not any(s.supported for s in checked.sentences):  # nothing of it is in the sources: grounded or silent
             why = "the model's answer had no sentence its sources hold, so it is not shown"
-            return self._refusal(question, sources, " ".join(filter(None, [note, why])), cached=cached, timings=timings)
+            return self._refusal(question, sources, " ".join(filter(None, [note, why])), cached=cached, timings=timings,
+                                 draft=raw)
         for source in sources:
             citing = [s.text for s in checked.sentences if source.number in s.citations]
             if citing:
                 _attach_support(source, " ".join(citing))
         return Answer(question, checked.text, False, sources, checked, model=self.spec.name, cached=cached, note=note,
-                      timings=timings)
+                      timings=timings, draft=raw)
 
-    def _refusal(self, question: str, sources: list[Source], note: str, *, cached: bool, timings: dict) -> Answer:
+    def _refusal(self, question: str, sources: list[Source], note: str, *, cached: bool, timings: dict,
+                 draft: str = "") -> Answer:
         return Answer(question, REFUSALS.get(_language(question), REFUSALS["en"]), True, sources, None,
-                      model=self.spec.name, cached=cached, note=note, timings=timings)
+                      model=self.spec.name, cached=cached, note=note, timings=timings, draft=draft)
 
     def _key(self, question: str, sources: list[Source]) -> str:
         from localcr.cache import key
         from localcr.contexts.keys import settings_signature
 
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
-                   str(self.source_chars), question, *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
+                   str(self.source_chars), str(self.evidence_chars), question, *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
 
 
 def is_refusal(raw: str) -> bool:
@@ -320,21 +381,21 @@ def _language(text: str) -> str:
 
 
 def _attach_support(source: Source, citing: str) -> None:
-    """The sentence (or line) of the source's chunk that shares the most words with the sentences citing it."""
+    """The sentence (or line) of the source's chunk that shares the most words with the sentences citing it: a whole
+    sentence, never cut at a decimal point, an abbreviation or a host name (localcr.evidence.sentence_spans)."""
     hit = source.hit
     wanted = {w.casefold() for w in WORDS.findall(citing) if len(w) > 2 or w.isdigit()}
     best, best_score = None, 0
-    for match in re.finditer(r"[^.!?。！？\n]+[.!?。！？]?", hit.text):
-        score = len(wanted & {w.casefold() for w in WORDS.findall(match[0])})
+    for start, end in evidence.sentence_spans(hit.text, _language(hit.text[:400])):
+        score = len(wanted & {w.casefold() for w in WORDS.findall(hit.text[start:end])})
         if score > best_score:
-            best, best_score = match, score
+            best, best_score = (start, end), score
     if best is None:
         return
-    lead = len(best[0]) - len(best[0].lstrip())
-    source.support = best[0].strip()
+    source.support = hit.text[best[0]:best[1]]
     if hit.start >= 0:
-        source.support_start = hit.start + best.start() + lead
-        source.support_end = source.support_start + len(source.support)
+        source.support_start = hit.start + best[0]
+        source.support_end = hit.start + best[1]
 
 
 def load_answerer(registry: Registry, name: str | None = None, *, log: Callable[[str], None] | None = None,

@@ -16,6 +16,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from localcr.numerals import as_digits
+
 CITATION = re.compile(r"\s*\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 # A sentence ends at . ! ? (or their CJK forms) followed by space, or at a line break; the citations after
 # the stop belong to the sentence before it ("... in 1981. [2] Then ...").
@@ -119,12 +121,16 @@ def split_sentences(text: str) -> list[tuple[str, list[int], int]]:
     return out
 
 
-def check(answer: str, sources: list[str], *, names: bool = True, question: str = "", code: list[bool] | None = None) -> Checked:
+def check(answer: str, sources: list[str], *, names: bool = True, question: str = "", code: list[bool] | None = None,
+          language: str = "en", about: list[str] | None = None) -> Checked:
     """The answer's sentences with citations that name one of `sources` (1-based), each checked against the
     sources it cites. names: check capitalised words too (not for German, which capitalises every noun).
     question: its words are no evidence (a sentence restating the question and adding a claim is checked on
     the claim's words). code: which sources are source code, whose words an answer explains in its own: a
-    sentence citing only code is checked on its figures, names and quotes alone."""
+    sentence citing only code is checked on its figures, names and quotes alone. language: the answer's, for
+    reading numbers written in words ("fifty thousand" holds the answer's "50,000"). about: for each source, what
+    says what it is about (its path, context and whole chunk): a source answers only for the subject the question
+    names (subjects_of), so a sentence citing only sources about something else is unsupported."""
     code = code or [False] * len(sources)
     split = split_sentences(answer)
     dropped = sorted({n for _, cited, _ in split for n in cited if not 1 <= n <= len(sources)})
@@ -136,16 +142,59 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
             later = next((own[j] for j in range(i + 1, len(split)) if split[j][2] == paragraph and own[j]), [])
             citations, inherited = later, bool(later)
         words = not all(code[n - 1] for n in citations)
-        missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question, words) if citations else []
+        missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question, words, language) if citations else []
         sentence = Sentence(text, citations, bool(citations) and not missing, missing, inherited)
-        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, cited=bool(citations))):
+        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, bool(citations), language)):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
+        if sentence.supported and about is not None:
+            _keep_on_subject(sentence, subjects_of(question, names), about)
         sentences.append(sentence)
     return Checked(sentences, dropped)
 
 
-def _holder(sentence: str, sources: list[str], names: bool, question: str, code: list[bool], cited: bool) -> int | None:
+# Capitalised words of a question that ask rather than name.
+_ASKING = {"What", "Which", "Who", "Whom", "Whose", "When", "Where", "Why", "How", "Did", "Does", "Do", "Is", "Was",
+           "Were", "Are", "Has", "Have", "Had", "Can", "Could", "Will", "Would", "Should", "Please", "Based", "Using",
+           "Given", "Assume", "Answer", "Round", "Calculate", "Compute", "What's", "FY", "Fiscal", "Year", "Q",
+           # a date's month may be written otherwise in the source ("Feb.", "2/2015"); its year is checked
+           "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"}
+_YEAR_IN_QUESTION = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+
+
+def subjects_of(question: str, names: bool = True) -> list[str]:
+    """What a question is about: the names it gives (capitalised words but its first, possessives stripped:
+    "Amazon's" names Amazon) and the years it names (FY2019 names 2019). German capitalises every noun: there
+    only the years count."""
+    found = re.findall(r"(?<![\w.])\d+[A-Z][\w&]*", question) if names else []  # 3M, 7UP
+    if names:
+        for name in names_in(question):
+            name = re.sub(r"['\u2019]s?$", "", name)
+            if name not in _ASKING and not re.fullmatch(r"(FY|Q[1-4])?\d*", name) and len(name) > 1:
+                found.append(name)
+    found += _YEAR_IN_QUESTION.findall(question)
+    return list(dict.fromkeys(found))
+
+
+def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str]) -> None:
+    """A supported sentence keeps the citations of sources about every subject the question names; with none
+    left it is unsupported, naming the subject its sources are not about."""
+    if not subjects:
+        return
+    folded = {n: _fold(about[n - 1]) for n in sentence.citations}
+    off = {n: [s for s in subjects if _fold(s) not in folded[n]] for n in sentence.citations}
+    kept = [n for n in sentence.citations if not off[n]]
+    if kept:
+        sentence.citations = kept
+        return
+    absent = list(dict.fromkeys(s for n in sentence.citations for s in off[n]))
+    sentence.supported = False
+    sentence.missing = [f"{s} (what the question asks about: its sources are about something else)" for s in absent]
+
+
+def _holder(sentence: str, sources: list[str], names: bool, question: str, code: list[bool], cited: bool,
+            language: str = "en") -> int | None:
     """The source that holds every figure, name and quote of a sentence whose cited sources do not, or that cites
     none (small models cite the source beside the right one, or forget to): of those, the one holding the most of
     the words it adds to the question (for a sentence that cited nothing, at least MIN_CLAIM_WORDS of them: a
@@ -154,7 +203,7 @@ def _holder(sentence: str, sources: list[str], names: bool, question: str, code:
     figures = len(figures_with_scale(sentence))
     best, most = None, -1 if cited else MIN_CLAIM_WORDS - 1
     for n, source in enumerate(sources, start=1):
-        if unsupported_facts(sentence, [source], names, question, not code[n - 1]):
+        if unsupported_facts(sentence, [source], names, question, not code[n - 1], language):
             continue
         haystack = _fold(source)
         held = sum(_holds(haystack, word) for word in added) + figures
@@ -168,12 +217,15 @@ def _holds(haystack: str, word: str) -> bool:
     return word[:max(3, 2 * len(word) // 3)] in haystack
 
 
-def unsupported_facts(sentence: str, cited: list[str], names: bool = True, question: str = "", words: bool = True) -> list[str]:
+def unsupported_facts(sentence: str, cited: list[str], names: bool = True, question: str = "", words: bool = True,
+                      language: str = "en") -> list[str]:
     """The figures, names and quoted phrases of a sentence that none of its cited sources holds; and (words) where
-    most of the words it adds to the question are in no cited source, those words."""
+    most of the words it adds to the question are in no cited source, those words. Numbers written in words count
+    as their figures on both sides (localcr.numerals)."""
     haystack = _fold(" ".join(cited))
-    numbers = figures_in(" ".join(cited))
-    missing = [shown for shown, value, scaled in figures_with_scale(sentence) if not _figure_found(value, scaled, numbers)]
+    numbers = set().union(*(figures_in(as_digits(source, language)) for source in cited)) if cited else set()
+    missing = [shown for shown, value, scaled in figures_with_scale(as_digits(sentence, language))
+               if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
     missing += [name for name in names_in(sentence) if names and _fold(name) not in haystack]
     added = claim_words(sentence, question) if words else []

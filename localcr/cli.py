@@ -366,6 +366,9 @@ def ask(ctx, question, index_dir, k, llm, mode, fusion, alpha, rerank_name, cand
         for event, value in events:
             if event == "text" and not as_json:
                 click.echo(printable(value), nl=False)
+            elif event == "withdrawn" and not as_json:  # the streamed text is taken back, on a line of its own
+                click.echo()
+                _echo(value, fg="yellow")
             elif event == "estimate":
                 _log(value)
             elif event == "answer":

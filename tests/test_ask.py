@@ -79,12 +79,11 @@ def test_a_filter_no_document_passes_is_a_refusal_that_says_why(index, answerer)
 def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answerer):
     """An answer as a small model may write it (stored where the answer cache keeps it): a citation to a source that
     does not exist is dropped, a figure no cited source holds is unsupported, a wrong citation is corrected."""
-    from localcr.answers import Source
     from localcr.cache import open_cache
 
     question = "When must the Kestrel pump be serviced, and who founded the company?"
     hits = index.search(question, 5)
-    sources = [Source(n, hit, answerer._shown(hit, {})) for n, hit in enumerate(hits, start=1)]
+    sources = answerer._sources(question, hits, [{}] * len(hits))
     pump = next(s.number for s in sources if "500" in s.shown and "Bergen" in s.shown)
     other = next(s.number for s in sources if s.number != pump)
     written = (f"The pump must be serviced every 500 operating hours [{pump}][9]. It was founded in 1881 [{pump}]. "

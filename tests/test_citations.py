@@ -93,3 +93,40 @@ def test_refusals_are_recognised():
     assert is_refusal("  not found.")
     assert is_refusal("The sources do not mention the plant's size.")
     assert not is_refusal("The plant opened in 1981 [2].")
+
+
+def test_numbers_written_in_words_hold_the_same_figure_in_digits():
+    source = ["In 1863 General Halloway commanded fifty thousand men along the valley road."]
+    for answer in ("Halloway commanded 50,000 men [1].", "Halloway commanded 50 thousand men [1].",
+                   "Halloway commanded fifty thousand men [1]."):
+        assert check(answer, source).sentences[0].supported, answer
+    assert not check("Halloway commanded 60,000 men [1].", source).sentences[0].supported
+    assert check("Halloway befehligte 50.000 Männer [1].", ["Halloway befehligte fünfzigtausend Männer."], names=False,
+                 language="de").sentences[0].supported is False  # "50.000" is German for fifty thousand: not read so
+    assert check("哈洛韦指挥了50000人[1]。", ["哈洛韦将军指挥了五万人。"], language="zh").sentences[0].supported
+    assert check("Халлоуэй командовал 50000 солдат [1].", ["Халлоуэй командовал пятьюдесятью тысячами солдат."],
+                 language="ru").sentences[0].supported
+
+
+def test_a_source_about_another_subject_does_not_support_the_answer():
+    northwind = "Net revenue was $4.2 million in 2022, up from $3.9 million."
+    about = ["reports/northwind.txt\nNorthwind Traders, annual report 2022\n" + northwind]
+    asked = check("Revenue was $4.2 million in 2022 [1].", [northwind], question="What was Contoso's revenue in 2022?",
+                  about=about)
+    assert not asked.sentences[0].supported and asked.sentences[0].missing[0].startswith("Contoso")
+    right = check("Revenue was $4.2 million in 2022 [1].", [northwind], question="What was Northwind's revenue in 2022?",
+                  about=about)
+    assert right.sentences[0].supported
+    other_year = check("Revenue was $4.2 million [1].", [northwind], question="What was Northwind's revenue in 2019?",
+                       about=about)
+    assert not other_year.sentences[0].supported
+
+
+def test_what_a_question_is_about():
+    from localcr.citations import subjects_of
+
+    assert subjects_of("What is Amazon's FY2019 net income attributable to shareholders?") == ["Amazon", "2019"]
+    assert subjects_of("Does 3M pay a dividend in FY2022?") == ["3M", "2022"]
+    assert subjects_of("How many points did the Panthers defense surrender?") == ["Panthers"]
+    assert subjects_of("Who resigned in February 2015?") == ["2015"]
+    assert subjects_of("Wie viele Männer befehligte General Halloway 1863?", names=False) == []

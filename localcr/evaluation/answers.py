@@ -5,7 +5,8 @@
     print(format_answer_table([result]))
 
 Per question: whether the normalised reference answer is contained in the answer (case, punctuation, articles and
-spacing folded, English number words as digits), token F1 (characters for Japanese and Chinese), and for a
+spacing folded, English number words as digits), and in what the model wrote before the check (so the check's own
+cost shows: a right answer it withdrew), token F1 (characters for Japanese and Chinese), and for a
 reference that states a figure (a filing's "$831 million"), whether the answer states it within 1% in any scale.
 Per cited source: whether it holds gold (a gold chunk, a chunk of a gold document, or text overlapping a gold
 span): citation precision. Per sentence: unsupported, or its citation corrected (localcr.citations). And the
@@ -103,6 +104,7 @@ def score_answer(answer, query: Query, language: str) -> dict:
     sentences = answer.checked.sentences if answer.checked else []
     return {
         "contains": None if not reference else float(not refused and contains(answer.text, reference)),
+        "draft_contains": None if not reference else float(contains(answer.draft, reference)),
         "f1": None if not reference else (0.0 if refused else token_f1(answer.text, reference, language)),
         "figure": None if figure is None else float(not refused and states_figure(answer.text, figure)),
         "cited_gold": [holds_gold(source.hit, query) for source in cited],
@@ -129,10 +131,10 @@ def evaluate_answers(index: Any, queries: QuerySet, answerer, *, k: int = 5, lan
         rows.append(row)
         if on_answer is not None:
             on_answer(query, answer, row)
-    return AnswerResult(label, len(rows), _means(rows), rows)
+    return AnswerResult(label, len(rows), means(rows), rows)
 
 
-def _means(rows: list[dict]) -> dict[str, float | None]:
+def means(rows: list[dict]) -> dict[str, float | None]:
     def share(values: list) -> float | None:
         return 100 * statistics.mean(values) if values else None
 
@@ -141,13 +143,14 @@ def _means(rows: list[dict]) -> dict[str, float | None]:
 
     flat = lambda name: [v for row in rows for v in row[name]]  # noqa: E731
     timed = lambda name: statistics.median(of(name)) if of(name) else None  # noqa: E731
-    return {"contains": share(of("contains")), "f1": share(of("f1")), "figure": share(of("figure")),
+    return {"contains": share(of("contains")), "draft_contains": share(of("draft_contains")), "f1": share(of("f1")), "figure": share(of("figure")),
             "figure_questions": len(of("figure")), "citation_precision": share(flat("cited_gold")),
             "unsupported": share(flat("unsupported")), "corrected": share(flat("corrected")),
             "refused": share(of("refused")), "first_token_s": timed("first_token_s"), "total_s": timed("total_s")}
 
 
-ANSWER_COLUMNS = [("contains", "contains gold %"), ("f1", "token F1"), ("figure", "key figure %"),
+ANSWER_COLUMNS = [("contains", "contains gold %"), ("draft_contains", "model's text contains gold %"), ("f1", "token F1"),
+                  ("figure", "key figure %"),
                   ("citation_precision", "citation precision %"), ("unsupported", "unsupported sentences %"),
                   ("corrected", "citations corrected %"), ("refused", "refused %"),
                   ("first_token_s", "first token s (median)"), ("total_s", "total s (median)")]

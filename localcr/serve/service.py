@@ -167,7 +167,8 @@ class Service:
     def ask(self, request: AskRequest) -> Iterator[dict]:
         """The answer's events as JSON objects: {"event": "sources", "sources": [...]}, {"event": "estimate",
         "text": "reading 5 sources (1,204 tokens), about 9 s here"} unless cached, then {"event": "text", "text":
-        piece} as the model writes, then {"event": "answer", ...Answer.to_dict()}. Retrieval and the first
+        piece} as the model writes ({"event": "withdrawn", "text": why} where the text so far is taken back), then
+        {"event": "answer", ...Answer.to_dict()}. Retrieval and the first
         event happen before this returns, so a bad request or a model that cannot load is an error, not a stream;
         a problem later is a last {"event": "error", "error": one line}. Questions are answered one at a time (one
         LLM); a waiting one waits its turn."""
@@ -184,7 +185,7 @@ class Service:
                 for event, value in events:
                     if event == "sources":
                         yield {"event": "sources", "sources": [source.to_dict() for source in value]}
-                    elif event in ("text", "estimate"):
+                    elif event in ("text", "estimate", "withdrawn"):
                         yield {"event": event, "text": value}
                     else:
                         yield {"event": "answer", **value.to_dict()}

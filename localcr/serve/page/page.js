@@ -320,6 +320,7 @@ async function ask() {
       if (event.event === "sources") showSources(event.sources || []);
       else if (event.event === "estimate") $("summary").textContent = String(event.text) + "…";
       else if (event.event === "text") $("answer-text").append(String(event.text)); // a text node, never markup
+      else if (event.event === "withdrawn") $("answer-text").replaceChildren(); // taken back: the refusal follows
       else if (event.event === "answer") answered = showAnswer(event);
       else if (event.event === "error") failure = new ApiError(0, String(event.error));
     }

@@ -1,0 +1,137 @@
+"""Evidence for an answer: the sentences of the best hits that bear on the question, so a small model reads a few
+hundred tokens instead of whole chunks.
+
+A 1.5B model given three XQuAD paragraphs (about 1,300 tokens) often picks the wrong figure or name among them and
+takes seconds per hundred tokens to read them; given the few sentences that share the question's words and meaning
+it reads less and has fewer wrong candidates (sentence-level pruning, as Provence did, arXiv 2501.16214). Each
+sentence of the hits is ranked by BM25 over the hits' sentences (localcr.lexical, the index's own analysis) and by
+its hit's rank, the two fused by RRF; the best sentences are kept up to a budget of characters, each with the
+sentence before it (pronouns point back). A hit none of whose sentences is kept is not read. A line of a table
+keeps its table's first line (the column heads say which year a figure is). Sentences are cut by sentencex, which
+knows abbreviations and decimal points in every language the index supports; each line is cut on its own, so a
+table row is a sentence.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+HIT_PRIOR = False
+KEEP_EACH = False
+GAP = " … "  # between kept sentences that are not next to each other
+# Characters of evidence kept over all sources. Chosen on the "tune" half of XQuAD-en's questions by
+# benchmarks/evidence.py (BENCHMARKS.md "Answers"): at 600 the gold answer stayed in 98% of the kept texts (99% in
+# whole chunks) at a third of the characters (767 against 2,285); 300 kept it in 92%. The embedder's vote lowered
+# it (96 against 98 at 600) and a rule that every hit keeps its best sentence spent the budget on the wrong hits
+# (76%): neither is used.
+BUDGET_CHARS = 600
+_TABLE_ROW = re.compile(r"(\|.*\|)|(\S\s{2,}\S.*\d)|(\t)")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    source: int  # which hit (0-based)
+    start: int  # offsets in that hit's text
+    end: int
+
+    def text(self, texts: list[str]) -> str:
+        return texts[self.source][self.start:self.end].strip()
+
+
+@lru_cache(maxsize=512)
+def sentence_spans(text: str, language: str = "en") -> tuple[tuple[int, int], ...]:
+    """(start, end) of each sentence of a text, each line cut on its own; blank lines and bare markup skipped."""
+    from sentencex import segment
+
+    spans = []
+    line_start = 0
+    for line in text.split("\n"):
+        cursor = 0
+        for piece in segment(_segmenter_language(language), line) if line.strip() else ():
+            start = line.find(piece, cursor)
+            if start < 0 or not piece:
+                continue
+            cursor = start + len(piece)
+            if any(ch.isalnum() for ch in piece):
+                lead = len(piece) - len(piece.lstrip())
+                spans.append((line_start + start + lead, line_start + start + len(piece.rstrip())))
+        line_start += len(line) + 1
+    return tuple(spans)
+
+
+def _segmenter_language(language: str) -> str:
+    return language if language and language != "und" else "en"
+
+
+def select(question: str, texts: list[str], *, languages: list[str] | None = None, embedder=None,
+           budget: int = BUDGET_CHARS) -> list[list[Sentence]]:
+    """For each text (a hit's, best hit first), the sentences kept, in text order: the best over all texts until
+    `budget` characters, each with the sentence before it. A text may keep none. Sentences are ranked by BM25 and
+    by their hit's rank (and the embedder's cosine, where one is given), fused by RRF."""
+    from localcr.lexical import LexicalIndex
+    from localcr.search import RRF_K, rrf
+
+    languages = languages or ["en"] * len(texts)
+    sentences = [Sentence(i, start, end) for i, (text, language) in enumerate(zip(texts, languages))
+                 for start, end in sentence_spans(text, language)]
+    if not sentences:
+        return [[] for _ in texts]
+    plain = [s.text(texts) for s in sentences]
+    lexical = LexicalIndex.build(plain, [languages[s.source] for s in sentences]).scores(question)
+    rankings = {"lexical": [int(i) for i in np.argsort(-lexical, kind="stable")]}
+    if embedder is not None:
+        vectors, _ = embedder.embed(plain)
+        rankings["dense"] = [int(i) for i in np.argsort(-(vectors @ embedder.embed_query(question)), kind="stable")]
+    fused = rrf(rankings)
+    for i, sentence in enumerate(sentences):  # the search's own order: every sentence of a hit shares its rank
+        fused[i] += 1.0 / (RRF_K + sentence.source + 1)
+    order = sorted(range(len(sentences)), key=lambda i: -fused[i])
+    kept: set[int] = set()
+    used = 0
+
+    def keep(i: int) -> None:
+        nonlocal used
+        for j in _with_company(i, sentences, texts):
+            if j not in kept:
+                kept.add(j)
+                used += len(plain[j])
+
+    for i in order:
+        if used >= budget:
+            break
+        keep(i)
+    chosen: list[list[Sentence]] = [[] for _ in texts]
+    for i in sorted(kept):
+        chosen[sentences[i].source].append(sentences[i])
+    return chosen
+
+
+def _with_company(i: int, sentences: list[Sentence], texts: list[str]) -> list[int]:
+    """A sentence and what it needs to be read right: the sentence before it in the same text, and for a table's
+    row the table's first line (its column heads)."""
+    out = [i]
+    sentence = sentences[i]
+    if i > 0 and sentences[i - 1].source == sentence.source:
+        out.insert(0, i - 1)
+    if _TABLE_ROW.search(sentence.text(texts)):
+        j = i
+        while j > 0 and sentences[j - 1].source == sentence.source and _TABLE_ROW.search(sentences[j - 1].text(texts)):
+            j -= 1
+        out.insert(0, j)
+    return out
+
+
+def render(text: str, kept: list[Sentence]) -> str:
+    """The kept sentences of one text in order, a gap mark between those not next to each other."""
+    out, last = "", None
+    for sentence in kept:
+        piece = text[sentence.start:sentence.end].strip()
+        if last is not None:
+            between = text[last:sentence.start]
+            out += ("\n" if "\n" in between else " ") if not between.strip() else GAP
+        out += piece
+        last = sentence.end
+    return out
