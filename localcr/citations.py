@@ -190,7 +190,7 @@ def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str]) 
         return
     absent = list(dict.fromkeys(s for n in sentence.citations for s in off[n]))
     sentence.supported = False
-    sentence.missing = [f"{s} (what the question asks about: its sources are about something else)" for s in absent]
+    sentence.missing = [f"{s} (the question's subject)" for s in absent]
 
 
 def _holder(sentence: str, sources: list[str], names: bool, question: str, code: list[bool], cited: bool,

@@ -139,3 +139,58 @@ def test_eval_scores_answers_against_the_reference(corpus, index, answerer, tmp_
     assert row["contains"] == 100.0 and row["citation_precision"] == 100.0 and row["refused"] == 0.0
     table = run("eval", "--index", corpus / "index", "--queries", queries, "--k", "3", "--answers", "-q")
     assert "contains gold %" in table and "citation precision %" in table
+
+
+class ScriptedAnswerRunner:
+    """Stands for the LLM in the answer step's plumbing tests: writes the given texts, one per generation, in pieces
+    as a model streams them (what the check then makes of them is the real path)."""
+
+    def __init__(self, spec, *texts: str):
+        self.spec, self.n_ctx, self.threads, self.texts = spec, 4096, 1, list(texts)
+
+    def render(self, prefix_message: str, suffix_message: str, system: str = ""):
+        return list((system + prefix_message).encode()), list(suffix_message.encode())
+
+    def keep_prefix(self, tokens, *args, **kwargs) -> str:
+        return "kept"
+
+    def cached_prefix(self, tokens) -> int:
+        return 0
+
+    def stream(self, prefix, suffix, *, max_tokens, stops=None, grammar=None):
+        from localcr.llm import Completion
+
+        text = self.texts.pop(0)
+        yield from (text[i:i + 4] for i in range(0, len(text), 4))
+        yield Completion(text=text, tokens=len(text) // 4, finished=True, reused=0, evaluated=len(prefix) + len(suffix),
+                         prompt_seconds=0.01, generate_seconds=0.01)
+
+    def close(self) -> None:
+        pass
+
+
+def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(index):
+    from localcr.answers import Answerer
+
+    spec = index.registry.require("llm", None)
+    answerer = Answerer(spec, runner=ScriptedAnswerRunner(spec, "The pump is painted bright green [1]."))
+    events = list(answerer.stream("What colour is the Kestrel pump?", index.search("Kestrel pump colour", 2)))
+    kinds = [kind for kind, _ in events]
+    assert kinds.index("withdrawn") > kinds.index("text") and kinds[-2:] == ["text", "answer"]
+    assert dict(events)["withdrawn"].startswith("withdrawn: the text above is not an answer")
+    assert events[-1][1].refused and events[-2][1] == "The indexed documents do not say."
+    assert events[-1][1].draft == "The pump is painted bright green [1]."
+
+
+def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index):
+    """The model refuses though a source sentence holds most of the question's words: it is asked once more with
+    refusing forbidden, and what it then writes stands where the check finds it in a source."""
+    from localcr.answers import Answerer
+
+    spec = index.registry.require("llm", None)
+    runner = ScriptedAnswerRunner(spec, "NOT FOUND", "Every 500 operating hours [1].")
+    answer = index.ask(QUESTION, answerer=Answerer(spec, runner=runner), fresh=True)
+    assert not answer.refused and "500" in answer.text and "asked again with refusing forbidden" in answer.note
+    runner.texts = ["NOT FOUND"]
+    refused = index.ask("Which database stores the Kestrel pump's telemetry?", answerer=Answerer(spec, runner=runner), fresh=True)
+    assert refused.refused and "asked again" not in refused.note  # no sentence holds the question's words
