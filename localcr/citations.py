@@ -147,10 +147,32 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
         if (missing or not citations) and (holder := _holder(text, sources, names, question, code, bool(citations), language)):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
+        if sentence.supported and question and adds_nothing(text, question, language):
+            sentence.supported, sentence.missing = False, ["nothing the question does not already say"]
         if sentence.supported and about is not None:
             _keep_on_subject(sentence, subjects_of(question, names), about)
         sentences.append(sentence)
     return Checked(sentences, dropped)
+
+
+# An answer's first word that answers a yes-or-no question, in the languages answers are checked in.
+_YES_NO = {"yes", "no", "ja", "nein", "oui", "non", "si", "sí", "да", "нет", "نعم", "لا", "是", "否", "不", "はい", "いいえ"}
+
+
+def adds_nothing(sentence: str, question: str, language: str = "en") -> bool:
+    """Whether a sentence only restates the question ("The pump stores its telemetry in a database" for "Which
+    database does the pump store its telemetry in?"): no figure, name or word of its own (a word counts as the
+    question's by its first two thirds: "stores" is "store"), and no yes or no."""
+    words = WORDS.findall(_fold(sentence))
+    if words and words[0] in _YES_NO:
+        return False
+    asked = _fold(question)
+    if any(not _holds(asked, word) for word in claim_words(sentence)):
+        return False
+    asked_figures = figures_in(as_digits(question, language))
+    if any(value not in asked_figures for _, value, _ in figures_with_scale(as_digits(sentence, language))):
+        return False
+    return all(_fold(name) in asked for name in names_in(sentence))
 
 
 # Capitalised words of a question that ask rather than name.

@@ -23,6 +23,19 @@ The Kestrel pump must be serviced every 500 operating hours. Use only grade B oi
 
 Kestrel Pumps was founded in Bergen in 1921 by Ingrid Solberg.
 """
+RIVERBEND = """The Battle of Riverbend
+
+In the spring of 1863 the northern army gathered near Riverbend. General Halloway commanded fifty thousand men, and
+the supply trains stretched for miles along the valley road. The campaign lasted eleven weeks.
+"""
+CALIBRATION = """Calibration notes
+
+The sensor drift rate was 0.003 per hour at the reference host lab.example.org. Dr. Chen repeated the test twice.
+"""
+NORTHWIND = """Northwind Traders annual report 2022
+
+Net revenue was $4.2 million in 2022, up from $3.9 million in 2021. The company opened two warehouses.
+"""
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +44,8 @@ def corpus(tmp_path_factory):
     (root / "docs").mkdir()
     (root / "docs" / "guide.md").write_text(GUIDE)
     (root / "docs" / "pump.md").write_text(MANUAL)
+    for name, text in (("riverbend.txt", RIVERBEND), ("calibration.txt", CALIBRATION), ("northwind.txt", NORTHWIND)):
+        (root / "docs" / name).write_text(text)
     run("index", root / "docs", "--index", root / "index", "--contexts", "structural", "-q")
     return root
 
@@ -69,6 +84,26 @@ def test_a_question_the_documents_do_not_answer_is_refused(index, answerer):
     assert answer.refused, answer.text
     assert answer.text == "The indexed documents do not say."
     assert answer.sources  # the nearest ones, shown beside the refusal
+
+
+def test_a_number_written_in_words_answers_a_question_in_figures(index, answerer):
+    answer = index.ask("How many men did General Halloway command?", answerer=answerer)
+    assert not answer.refused, answer.to_dict()
+    assert any(figure in answer.text for figure in ("50,000", "50000", "50 thousand", "fifty thousand")), answer.text
+    assert answer.cited_sources and all(s.hit.path.endswith("riverbend.txt") for s in answer.cited_sources)
+
+
+def test_a_company_the_corpus_does_not_hold_is_refused_though_another_states_the_figure(index, answerer):
+    answer = index.ask("What was Contoso's net revenue in 2022?", answerer=answerer)
+    assert answer.refused, answer.to_dict()
+    assert any(s.hit.path.endswith("northwind.txt") for s in answer.sources)  # read, and not taken for Contoso's
+
+
+def test_the_supporting_quote_holds_a_decimal_number_whole(index, answerer):
+    answer = index.ask("What was the sensor drift rate at the reference host?", answerer=answerer)
+    assert not answer.refused, answer.to_dict()
+    assert [s.support for s in answer.cited_sources] == [
+        "The sensor drift rate was 0.003 per hour at the reference host lab.example.org."]
 
 
 def test_a_filter_no_document_passes_is_a_refusal_that_says_why(index, answerer):

@@ -130,3 +130,18 @@ def test_what_a_question_is_about():
     assert subjects_of("How many points did the Panthers defense surrender?") == ["Panthers"]
     assert subjects_of("Who resigned in February 2015?") == ["2015"]
     assert subjects_of("Wie viele Männer befehligte General Halloway 1863?", names=False) == []
+
+
+def test_a_sentence_that_only_restates_the_question_is_no_answer():
+    from localcr.citations import adds_nothing
+
+    question = "Which database does the Kestrel pump store its telemetry in?"
+    assert adds_nothing("The Kestrel pump stores its telemetry in a database.", question)
+    assert not adds_nothing("The Kestrel pump stores its telemetry in PostgreSQL.", question)
+    assert not adds_nothing("It stores it in the cloud archive.", question)
+    assert not adds_nothing("Yes.", "Does the pump store telemetry?")
+    assert not adds_nothing("4", "How many balls did Josh Norman intercept?")
+    assert not adds_nothing("four", "How many balls did Josh Norman intercept?")
+    checked = check("The Kestrel pump stores its telemetry in a database [1].", ["The Kestrel pump database."],
+                    question=question)
+    assert not checked.sentences[0].supported
