@@ -93,6 +93,11 @@ def test_refusals_are_recognised():
     assert is_refusal("  not found.")
     assert is_refusal("The sources do not mention the plant's size.")
     assert not is_refusal("The plant opened in 1981 [2].")
+    for words in ("Die Quellen enthalten dazu keine Angaben.", "Les sources ne mentionnent pas la taille.",
+                  "Las fuentes no dicen nada de eso.", "В источниках нет информации об этом.", "لا تذكر المصادر ذلك.",
+                  "资料中没有提到工厂的面积。", "文書には工場の広さは記載されていません。"):
+        assert is_refusal(words), words
+    assert not is_refusal("Die Anlage wurde 1981 eröffnet [2].") and not is_refusal("工厂于1981年开业[2]。")
 
 
 def test_numbers_written_in_words_hold_the_same_figure_in_digits():
