@@ -326,10 +326,21 @@ def _insert(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({','.join('?' * len(columns))})"
 
 
-def _dense_index(dimension: int):
-    from usearch.index import Index
+def _usearch():
+    """usearch's module, imported after ONNX Runtime: with usearch 2.26 (its numkong kernels) loaded first, importing
+    onnxruntime 1.31 later in the same process crashes (SIGSEGV in its pybind module), as a process that indexes
+    with the numpy-only multilingual embedder and then loads MiniLM does. ONNX Runtime loads in about 0.1 s."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    import usearch.index
 
-    return Index(ndim=dimension, metric=DENSE_METRIC, dtype=DENSE_DTYPE, connectivity=DENSE_CONNECTIVITY,
+    return usearch.index
+
+
+def _dense_index(dimension: int):
+    return _usearch().Index(ndim=dimension, metric=DENSE_METRIC, dtype=DENSE_DTYPE, connectivity=DENSE_CONNECTIVITY,
                  expansion_add=DENSE_EXPANSION_ADD, expansion_search=DENSE_EXPANSION_SEARCH, enable_key_lookups=False)
 
 
@@ -504,10 +515,9 @@ class DenseSegment:
 def _nearest(vectors: np.ndarray, labels: np.ndarray, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k of these windows nearest the vector by cosine distance, nearest first: usearch's exhaustive search on
     one thread (numpy's matrix product on a busy 2-core machine took ten times as long, its BLAS threads contending)."""
-    from usearch.index import MetricKind, search
-
-    found = search(np.ascontiguousarray(vectors[labels], dtype=np.float32), np.asarray(vector, dtype=np.float32).ravel(),
-                   k, MetricKind.Cos, exact=True, threads=1)
+    usearch = _usearch()
+    found = usearch.search(np.ascontiguousarray(vectors[labels], dtype=np.float32),
+                           np.asarray(vector, dtype=np.float32).ravel(), k, usearch.MetricKind.Cos, exact=True, threads=1)
     return labels[found.keys.astype(np.int64)], found.distances.astype(np.float32)
 
 
