@@ -431,7 +431,7 @@ def test_a_multilingual_corpus_gets_the_multilingual_embedder_and_lexical_search
     stats = run("stats", "--index", index)
     assert "languages   de 1, en 1, ja 1, zh 1" in stats and choice in stats
     warning = ("warning: 3 of 4 documents are in languages the embedder minilm was not trained for (de 1, ja 1, zh 1): "
-               "dense search will be weak on them, lexical search is not (README: Languages)")
+               "dense search will be weak on them, lexical search is not (docs/files-and-languages.md: Languages)")
     named = tmp_path / "named"
     assert warning in run("index", docs, "--index", named, "-q", "--embedder", "minilm")
     assert warning in run("stats", "--index", named)
