@@ -447,12 +447,12 @@ def test_the_demo_searches_at_once_then_says_what_the_llm_s_contexts_changed(tmp
 
     monkeypatch.chdir(tmp_path)
     said = run("demo", "--llm", "gemma3-270m")
-    assert said.startswith("localcr demo: index the 4 files of the bundled sample corpus with structural contexts and "
+    assert said.startswith("localcr demo: index the 7 files of the bundled sample corpus with structural contexts and "
                            "run three hybrid searches (seconds); then gemma3-270m writes every chunk's context, about ")
     structural, llm = said.split("$ localcr index")[1:]
     assert "--contexts structural" in structural.splitlines()[0] and structural.count("$ localcr search") == 3
     assert "operations.md" in structural.split("$ localcr search")[1]  # the timeout question finds the troubleshooting
-    assert "--contexts llm --llm gemma3-270m" in llm.splitlines()[0] and "generated 12" in llm
+    assert "--contexts llm --llm gemma3-270m" in llm.splitlines()[0] and "generated 16" in llm
     compared = [line for line in llm.splitlines() if "as with structural contexts" in line or "With the LLM's" in line]
     assert llm.count("$ localcr search") == len(compared) == 3 and "$ localcr stats --index demo-index" in llm
     plan = cli_module._demo_plan(load_registry(), "demo-index", "llm", "gemma3-270m")
