@@ -33,7 +33,7 @@ ANSWER_VERSION = "ask-2026.3"
 ANSWER_MAX_TOKENS = 200
 # Sources an answer reads by default: on 30 XQuAD-en questions 3 held the gold about as often as 5 (53.3% against
 # 56.7%: one question), refused every question whose documents were filtered out (5: 8 of 10), and reached the first
-# token in half the time (benchmarks/answers.py, BENCHMARKS.md "Answers").
+# token in half the time (benchmarks/answers/answers.py, BENCHMARKS.md "Answers").
 DEFAULT_SOURCES = 3
 # A source longer than this (a window, a long report's chunk) is cut to the part around the question's terms.
 SOURCE_CHARS = 1600
@@ -70,7 +70,7 @@ _SHORT = ("Answer the question at the end using only the numbered sources below.
 _CITED = (f'root ::= "{NOT_FOUND}" | sentence (" " sentence){{0,2}}\n'
           'sentence ::= [^\\[\\]\\n]+ cite+ "."?\n'
           'cite ::= " [" [1-9] [0-9]? "]"\n')
-# Measured by benchmarks/answers.py (BENCHMARKS.md, "Answers"): "short" refused a third as often as "cite" on
+# Measured by benchmarks/answers/answers.py (BENCHMARKS.md, "Answers"): "short" refused a third as often as "cite" on
 # answerable XQuAD questions (10% against 30%) and contained the gold answer more often (60% against 50%); the
 # worked example drew whole paragraphs copied without citations; the grammar kept every sentence cited but
 # answered as "cite" did.

@@ -31,7 +31,7 @@ _NUMBER_WORDS = {w: float(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty".split())}
 # A sentence that adds at least MIN_CLAIM_WORDS words to the question, more than MAX_ABSENT_SHARE of them in no
-# cited source, says something its sources do not (chosen on benchmarks/answers.py: see BENCHMARKS.md "Answers").
+# cited source, says something its sources do not (chosen on benchmarks/answers/answers.py: see BENCHMARKS.md "Answers").
 MIN_CLAIM_WORDS = 2
 MAX_ABSENT_SHARE = 0.5
 WORDS = re.compile(r"\w+")

@@ -23,7 +23,7 @@ HIT_PRIOR = False
 KEEP_EACH = False
 GAP = " … "  # between kept sentences that are not next to each other
 # Characters of evidence kept over all sources. Chosen on the "tune" half of XQuAD-en's questions by
-# benchmarks/evidence.py (BENCHMARKS.md "Answers"): at 600 the gold answer stayed in 98% of the kept texts (99% in
+# benchmarks/answers/evidence.py (BENCHMARKS.md "Answers"): at 600 the gold answer stayed in 98% of the kept texts (99% in
 # whole chunks) at a third of the characters (767 against 2,285); 300 kept it in 92%. The embedder's vote lowered
 # it (96 against 98 at 600) and a rule that every hit keeps its best sentence spent the budget on the wrong hits
 # (76%): neither is used.

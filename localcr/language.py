@@ -1,7 +1,7 @@
 """The language a document is written in: what decides how BM25 analyses its words.
 
 Detected with py3langid (a pure-numpy langid.py; it named the language of every document of the seven
-shared prose sets correctly: benchmarks/lexical_languages.py). Code is analysed as English whatever its
+shared prose sets correctly: benchmarks/retrieval/lexical_languages.py). Code is analysed as English whatever its
 comments say: identifiers are English-like and their splitting is what matters there.
 """
 from __future__ import annotations
@@ -42,4 +42,5 @@ def embedder_warning(counts: dict[str, int], embedder: str, trained_for: str) ->
     if not known or 2 * sum(other.values()) <= sum(counts.values()):
         return None
     return (f"{sum(other.values())} of {sum(counts.values())} documents are in languages the embedder {embedder} was not "
-            f"trained for ({counted(other)}): dense search will be weak on them, lexical search is not (README: Languages)")
+            f"trained for ({counted(other)}): dense search will be weak on them, lexical search is not "
+            "(docs/files-and-languages.md: Languages)")

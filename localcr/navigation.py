@@ -28,7 +28,7 @@ from localcr.models import Registry
 
 # Version of the prompt below: part of every cached navigation's key, bumped whenever its text changes.
 NAVIGATION_VERSION = "navigate-2026.1"
-# Documents navigated per search: the first ones of the fused ranking. Chosen by benchmarks/navigation.py on
+# Documents navigated per search: the first ones of the fused ranking. Chosen by benchmarks/retrieval/navigation.py on
 # financebench-dev (BENCHMARKS.md, "Long documents, part four").
 DOCUMENTS = 1
 MAX_ENTRIES = 160  # an outline longer than this keeps its shallower entries: the model must read it whole

@@ -28,7 +28,7 @@ MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("auto", "dynamic", "weighted", "rrf")
 RRF_K = 60
 # How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
-# benchmarks/depth.py on the code and prose sets (see BENCHMARKS.md).
+# benchmarks/retrieval/depth.py on the code and prose sets (see BENCHMARKS.md).
 DEFAULT_CANDIDATES = 150
 # How hybrid search fuses the two lists. "auto" fuses each query by what its candidates are: where most of the two
 # retrievers' first CANDIDATES_JUDGED are chunks of long untitled prose (filings, a report's text layer:

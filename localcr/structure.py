@@ -290,7 +290,7 @@ def document_lead(doc: Document) -> Lead | None:
     for a run of paragraphs with no heading (plain text, a PDF's pages, a pre-chunked record), where the first
     paragraph is as likely one passage among others as an introduction: measured on XQuAD, whose records are
     such runs, giving every paragraph the first one's opening sentence cost 1.8 points of hybrid Pass@1
-    (benchmarks/contexts_composition.py)."""
+    (benchmarks/retrieval/contexts_composition.py)."""
     if doc.is_code or _recognised(doc) or not any(_heading_paths(doc)):
         return None
     body = markdown.outline(doc.text).body_start if doc.kind == "markdown" else 0  # after the front matter

@@ -431,7 +431,7 @@ def test_a_multilingual_corpus_gets_the_multilingual_embedder_and_lexical_search
     stats = run("stats", "--index", index)
     assert "languages   de 1, en 1, ja 1, zh 1" in stats and choice in stats
     warning = ("warning: 3 of 4 documents are in languages the embedder minilm was not trained for (de 1, ja 1, zh 1): "
-               "dense search will be weak on them, lexical search is not (README: Languages)")
+               "dense search will be weak on them, lexical search is not (docs/files-and-languages.md: Languages)")
     named = tmp_path / "named"
     assert warning in run("index", docs, "--index", named, "-q", "--embedder", "minilm")
     assert warning in run("stats", "--index", named)
@@ -447,12 +447,12 @@ def test_the_demo_searches_at_once_then_says_what_the_llm_s_contexts_changed(tmp
 
     monkeypatch.chdir(tmp_path)
     said = run("demo", "--llm", "gemma3-270m")
-    assert said.startswith("localcr demo: index the 4 files of the bundled sample corpus with structural contexts and "
+    assert said.startswith("localcr demo: index the 7 files of the bundled sample corpus with structural contexts and "
                            "run three hybrid searches (seconds); then gemma3-270m writes every chunk's context, about ")
     structural, llm = said.split("$ localcr index")[1:]
     assert "--contexts structural" in structural.splitlines()[0] and structural.count("$ localcr search") == 3
     assert "operations.md" in structural.split("$ localcr search")[1]  # the timeout question finds the troubleshooting
-    assert "--contexts llm --llm gemma3-270m" in llm.splitlines()[0] and "generated 12" in llm
+    assert "--contexts llm --llm gemma3-270m" in llm.splitlines()[0] and "generated 16" in llm
     compared = [line for line in llm.splitlines() if "as with structural contexts" in line or "With the LLM's" in line]
     assert llm.count("$ localcr search") == len(compared) == 3 and "$ localcr stats --index demo-index" in llm
     plan = cli_module._demo_plan(load_registry(), "demo-index", "llm", "gemma3-270m")

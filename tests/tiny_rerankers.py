@@ -1,4 +1,4 @@
-"""The tiny cross-encoders tests and benchmarks/rerankers.py build, and their GGUF copies.
+"""The tiny cross-encoders tests and benchmarks/speed/rerankers.py build, and their GGUF copies.
 
 No reranker weights exist on these machines, so a randomly initialised BERT sequence classifier with MiniLM's
 tokenizer stands in, saved as a Hugging Face directory, and written as a GGUF reranker with the `gguf` package's

@@ -55,7 +55,7 @@ PROMPTS = {  # the default first
 DEFAULT_PROMPT = "marked"
 # Appended to the request of a document not in English when the llm's context_language is on: an English
 # instruction draws an English answer. Off by default: with Qwen2.5-Coder-1.5B on German and Chinese prose the
-# answers came in the document's language but retrieval was no better (benchmarks/context_language.py).
+# answers came in the document's language but retrieval was no better (benchmarks/retrieval/context_language.py).
 # English prompts stay unchanged either way, and so do their cache keys.
 LANGUAGE_REQUEST = " Write the context in the language of the document ({language})."
 BEGINS_WORDS = 12  # words of the chunk quoted in a marked request, so the model finds the right marker

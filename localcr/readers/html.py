@@ -4,7 +4,7 @@ headings (so heading paths work) and its `<pre>` blocks as fenced code.
 Boilerplate goes: scripts and styles, navigation, headers' menus, footers, sidebars, forms, cookie and consent
 banners (by element, ARIA role, or class/id words such as `cookie`, `sidebar`, `breadcrumb`). The text then
 comes from the page's `<main>` (or `role="main"`), else its `<article>`, else its body. Measured on the Python
-manual (benchmarks/html_text.py): against trafilatura, as complete and cleaner on its pages' main text, with
+manual (benchmarks/formats/html_text.py): against trafilatura, as complete and cleaner on its pages' main text, with
 more of its headings kept, and about twenty times faster.
 """
 from __future__ import annotations

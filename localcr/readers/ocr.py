@@ -126,7 +126,7 @@ def _cached_page_text(image) -> tuple[str, float]:
 @contextlib.contextmanager
 def _one_thread():
     """Tesseract on one thread: its OpenMP threads slow it down, most of all with two reader workers side by side
-    (benchmarks/ocr.py on 2 AVX-512 cores: 5.65 s a page with its default threads, 2.24 s on one).
+    (benchmarks/formats/ocr.py on 2 AVX-512 cores: 5.65 s a page with its default threads, 2.24 s on one).
     pytesseract hands os.environ to the program, so the limit is set there while a page is read, then put back."""
     before = os.environ.get("OMP_THREAD_LIMIT")
     os.environ["OMP_THREAD_LIMIT"] = "1"

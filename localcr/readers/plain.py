@@ -22,7 +22,7 @@ class Decoded:
 
 def decode(data: bytes) -> Decoded:
     """The text of a file's bytes: by its BOM, else UTF-8, else the encoding chardet recognises (measured on
-    legacy-encoded prose in seven languages against charset-normalizer: benchmarks/encodings.py), else UTF-8
+    legacy-encoded prose in seven languages against charset-normalizer: benchmarks/formats/encodings.py), else UTF-8
     with replacement."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):

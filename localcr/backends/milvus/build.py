@@ -17,13 +17,13 @@ from localcr.errors import BackendError, LocalcrError
 
 # "none": a dense-only index, for a server without sparse vectors (Milvus 2.3).
 LEXICAL_KINDS = ("function", "client", "none")
-# Chosen by benchmarks/milvus.py (BENCHMARKS.md): localcr's analysis kept the local index's Pass@k exactly on the code
+# Chosen by benchmarks/scale/milvus.py (BENCHMARKS.md): localcr's analysis kept the local index's Pass@k exactly on the code
 # set and XQuAD en; Milvus Lite's BM25 function (standard analyzer) lost 25 points of lexical Pass@5 on code.
 DEFAULT_LEXICAL = "client"
 MAX_VARCHAR = 65_535  # Milvus's limit on a VARCHAR field, in bytes
 MAX_ID = 4096
 # The dense index: HNSW with the local store's graph parameters (see localcr.store); on a cluster of 100 M chunks,
-# IVF_PQ or DiskANN instead (README, "Milvus: when one machine is not enough").
+# IVF_PQ or DiskANN instead (docs/milvus-and-ray.md, "Milvus: when one machine is not enough").
 HNSW_PARAMS = {"M": 32, "efConstruction": 200}
 K1, B = 1.2, 0.75  # BM25 as the local index scores it (localcr.lexical)
 INDEX_POLL_SECONDS = 0.5
