@@ -159,20 +159,24 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
 _YES_NO = {"yes", "no", "ja", "nein", "oui", "non", "si", "sí", "да", "нет", "نعم", "لا", "是", "否", "不", "はい", "いいえ"}
 
 
+# A question that offers a choice ("high or low?"): an answer made of its words answers it.
+_CHOICE = re.compile(r"\b(or|oder|ou|o|или|أو)\b|还是|或者|それとも", re.IGNORECASE)
+
+
 def adds_nothing(sentence: str, question: str, language: str = "en") -> bool:
     """Whether a sentence only restates the question ("The pump stores its telemetry in a database" for "Which
-    database does the pump store its telemetry in?"): no figure, name or word of its own (a word counts as the
-    question's by its first two thirds: "stores" is "store"), and no yes or no."""
+    database does the pump store its telemetry in?"): every word of it, as the index analyses words (stop words
+    out, stemmed: "stores" is "store"), is the question's, and so is every figure; a yes or no, or a pick among
+    the alternatives a question offers ("high or low?"), is an answer."""
+    from localcr.lexical import tokenize
+
     words = WORDS.findall(_fold(sentence))
-    if words and words[0] in _YES_NO:
+    if not words or words[0] in _YES_NO or _CHOICE.search(question):
         return False
-    asked = _fold(question)
-    if any(not _holds(asked, word) for word in claim_words(sentence)):
+    if not set(tokenize(sentence, language)) <= set(tokenize(question, language)):
         return False
     asked_figures = figures_in(as_digits(question, language))
-    if any(value not in asked_figures for _, value, _ in figures_with_scale(as_digits(sentence, language))):
-        return False
-    return all(_fold(name) in asked for name in names_in(sentence))
+    return all(value in asked_figures for _, value, _ in figures_with_scale(as_digits(sentence, language)))
 
 
 # Capitalised words of a question that ask rather than name.

@@ -150,3 +150,5 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     checked = check("The Kestrel pump stores its telemetry in a database [1].", ["The Kestrel pump database."],
                     question=question)
     assert not checked.sentences[0].supported
+    assert not adds_nothing("NFL", "The Los Angeles Rams are an example of what kind of sports team?")
+    assert not adds_nothing("High", "Is the focus on spiritual mentorship in Hinduism high or low?")
