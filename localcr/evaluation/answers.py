@@ -31,22 +31,25 @@ _YEAR = re.compile(r"(19|20)\d\d")
 FIGURE_TOLERANCE = 0.01
 
 
-def normalise(text: str) -> str:
-    """Case, punctuation, articles and spacing folded; English number words as digits ("Three" = "3")."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+def normalise(text: str, language: str = "en") -> str:
+    """Case, punctuation, articles and spacing folded; number words as digits ("Three" = "3", "drei" = "3",
+    "三" = "3": localcr.numerals, as the answer check reads them)."""
+    from localcr.numerals import as_digits
+
+    text = as_digits(unicodedata.normalize("NFKC", text), language).casefold()
     text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
     text = re.sub(r"\b(a|an|the)\b", " ", text)
     return " ".join(_NUMBER_WORDS.get(word, word) for word in text.split())
 
 
-def contains(answer: str, reference: str) -> bool:
-    return normalise(reference) in normalise(answer)
+def contains(answer: str, reference: str, language: str = "en") -> bool:
+    return normalise(reference, language) in normalise(answer, language)
 
 
 def token_f1(answer: str, reference: str, language: str = "en") -> float:
     """Token F1 of the normalised texts; characters for languages written without spaces (ja, zh)."""
     def tokens(text: str) -> list[str]:
-        text = normalise(text)
+        text = normalise(text, language)
         return [c for c in text if not c.isspace()] if language in ("ja", "zh") else text.split()
 
     a, g = tokens(answer), tokens(reference)
@@ -103,8 +106,8 @@ def score_answer(answer, query: Query, language: str) -> dict:
     cited = answer.cited_sources
     sentences = answer.checked.sentences if answer.checked else []
     return {
-        "contains": None if not reference else float(not refused and contains(answer.text, reference)),
-        "draft_contains": None if not reference else float(contains(answer.draft, reference)),
+        "contains": None if not reference else float(not refused and contains(answer.text, reference, language)),
+        "draft_contains": None if not reference else float(contains(answer.draft, reference, language)),
         "f1": None if not reference else (0.0 if refused else token_f1(answer.text, reference, language)),
         "figure": None if figure is None else float(not refused and states_figure(answer.text, figure)),
         "cited_gold": [holds_gold(source.hit, query) for source in cited],
