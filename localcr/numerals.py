@@ -50,9 +50,13 @@ def _read(text: str, language: str) -> str:
 
             return parse(text, language="ru")
         if language in ("zh", "ja") and _HAN_NUMERAL.search(text):
+            import warnings
+
             import cn2an
 
-            return cn2an.transform(text, "cn2an")
+            with warnings.catch_warnings():  # it warns of each numeral it leaves as written ("百万" alone)
+                warnings.simplefilter("ignore")
+                return cn2an.transform(text, "cn2an")
     except (ValueError, KeyError, IndexError, TypeError):  # a reader that trips over odd text leaves it as written
         return text
     return text
