@@ -1,5 +1,6 @@
-"""Answers from the index (`localcr ask`): the local LLM reads the best hits as numbered sources and writes a short
-answer that cites them; the citations are then checked (localcr.citations).
+"""Answers from the index (`localcr ask`): the local LLM reads the sentences of the best hits that bear on the
+question (localcr.evidence) as numbered sources and writes a short answer that cites them; the citations are then
+checked (localcr.citations).
 
     import localcr
 
@@ -186,15 +187,13 @@ class Answerer(OnDemandLlm):
         return f"answering with {self.spec.name} (loaded once per process)"
 
     def _grammar(self):
-        from localcr.llm import load_grammar
-
         return load_grammar(self.prompt.grammar) if self.prompt.grammar else None
 
     def stream(self, question: str, hits: list, *, matches: list[dict] | None = None, fresh: bool = False,
                note: str = "") -> Iterator[tuple[str, object]]:
         """The answer as it is written: ("sources", [Source]) first, ("estimate", "reading 5 sources (1,204
-        tokens), about 9 s here") before a generation, then ("text", piece) as the model writes, then ("answer",
-        Answer). `matches`: where the question's terms occur in each hit (Index.matches), for
+        tokens), about 9 s here") before a generation, then ("text", piece) as the model writes, ("withdrawn", why)
+        where the check takes streamed text back (the refusal's text follows), then ("answer", Answer). `matches`: where the question's terms occur in each hit (Index.matches), for
         cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
         started = time.perf_counter()
         sources = self._sources(question, hits, matches or [{}] * len(hits))
@@ -237,18 +236,12 @@ class Answerer(OnDemandLlm):
                 shown = len(written)
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
         self._record(runner, completion)
-        if is_refusal(raw) and (retry := self._answerable(question, sources)):
-            # The model refused though a source sentence holds most of the question's words: once more with the
-            # refusal word forbidden, kept only if the check finds what it writes in a source (else a refusal).
-            for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS,
-                                       grammar=load_grammar(_NO_REFUSAL)):
-                if isinstance(piece, Completion):
-                    completion = piece
+        if is_refusal(raw) and (share := self._answerable(question, sources)):
+            completion = self._without_refusal(prefix, suffixes)
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
-            self._record(runner, completion)
             note = " ".join(filter(None, [note, f"the model refused at first, but a source sentence holds "
-                                                f"{retry:.0%} of the question's words: asked again with refusing forbidden"]))
+                                                f"{share:.0%} of the question's words: asked again with refusing forbidden"]))
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
@@ -264,6 +257,16 @@ class Answerer(OnDemandLlm):
         elif answer.refused or not shown:
             yield "text", answer.text if answer.refused else raw
         yield "answer", answer
+
+    def _without_refusal(self, prefix: list[int], suffixes: list[int]) -> Completion:
+        """The answer written again with the refusal word forbidden (a grammar): for a refusal the sources seem to
+        contradict; what it writes stands only if the check finds it in a source (else the answer is a refusal)."""
+        for piece in self.runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS,
+                                        grammar=load_grammar(_NO_REFUSAL)):
+            if isinstance(piece, Completion):
+                self._record(self.runner, piece)
+                return piece
+        raise AssertionError("the stream ended without its completion")
 
     @staticmethod
     def _record(runner, completion: Completion) -> None:
