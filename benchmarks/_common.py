@@ -124,3 +124,36 @@ def subset_quality(chunks_file: Path, queries_file: Path, docs, contexts: dict[s
     queries = evaluation.load_queries(subset_queries, index)
     results = evaluation.evaluate(index, queries, [evaluation.parse_config(c) for c in configs], ks, progress=False)
     return [[100 * r.metrics[f"pass@{k}"] for k in ks] for r in results], len(queries)
+
+
+# The answer benchmarks' sample of each set's questions (benchmarks/answers/): the same on every run.
+ANSWERS_SEED = 2026
+
+
+def indexed_set(set_name: str, data: Path, work: Path, folder: str, contexts: str):
+    """(registry, index, queries) of a set indexed under work/folder with these contexts (an index a run left
+    there with the same settings is reused)."""
+    from retrieval.long_documents import sources
+
+    from localcr import evaluation
+    from localcr.index import build_index
+    from localcr.models import load_registry
+    from localcr.search import Index
+
+    registry = load_registry()
+    source, queries_file = sources(set_directory(data, set_name))
+    directory = work / folder / f"index-{set_name}-{contexts}"
+    build_index([source], directory, registry, contexts=contexts, progress=False, log=lambda message: None)
+    index = Index(directory, registry)
+    return registry, index, evaluation.load_queries(queries_file, index)
+
+
+def indexed_sample(set_name: str, data: Path, work: Path, limit: int | None):
+    """(registry, index, queries, sampled): a set indexed with structural contexts and a seeded sample of `limit`
+    of its queries (all of them for None), the same on every run."""
+    import random
+
+    registry, index, queries = indexed_set(set_name, data, work, "answers", "structural")
+    sampled = list(queries.queries)
+    random.Random(ANSWERS_SEED).shuffle(sampled)
+    return registry, index, queries, sampled[:limit]

@@ -26,7 +26,6 @@ benchmarks/results/answers[-SETS].md.
 from __future__ import annotations
 
 import os
-import random
 import statistics
 import sys
 from pathlib import Path
@@ -35,13 +34,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import machine, parser, results_suffix, set_directory, table  # noqa: E402
-from retrieval.long_documents import sources  # noqa: E402
+from _common import indexed_sample, machine, parser, results_suffix, table  # noqa: E402
 
 from localcr.evaluation.answers import ANSWER_COLUMNS, answer_cells, means  # noqa: E402
 
 SETS = ("xquad-en", "financebench-dev", "anthropic-codebase")
-SEED = 2026
 
 
 def gold_documents(index, query) -> list[str]:
@@ -57,19 +54,8 @@ def measure(set_name: str, args) -> list[list]:
 
     from localcr import evaluation
     from localcr.answers import Answerer
-    from localcr.index import build_index
-    from localcr.models import load_registry
-    from localcr.search import Index
 
-    registry = load_registry()
-    source, queries_file = sources(set_directory(args.data, set_name))
-    directory = args.work / "answers" / f"index-{set_name}-structural"
-    build_index([source], directory, registry, contexts="structural", progress=False, log=lambda message: None)
-    index = Index(directory, registry)
-    queries = evaluation.load_queries(queries_file, index)
-    sampled = list(queries.queries)
-    random.Random(SEED).shuffle(sampled)
-    sampled = sampled[:args.limit]
+    registry, index, queries, sampled = indexed_sample(set_name, args.data, args.work, args.limit)
     spec = registry.require("llm", args.llm)
     answerer = Answerer(spec, prompt=args.prompt, source_chars=args.source_chars, evidence_chars=args.evidence_chars)
     language = "en" if set_name in ("anthropic-codebase", "financebench-dev") else None

@@ -14,7 +14,6 @@ question's terms. Table to stdout and benchmarks/results/evidence[-SETS].md.
 """
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -22,11 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import machine, parser, results_suffix, set_directory, table  # noqa: E402
-from retrieval.long_documents import sources  # noqa: E402
+from _common import indexed_sample, machine, parser, results_suffix, table  # noqa: E402
 
 SETS = ("xquad-en", "financebench-dev")
-SEED = 2026
 
 
 def holds(query, hit, kept_text: str, kept_spans: list[tuple[int, int]]) -> bool:
@@ -41,22 +38,11 @@ def holds(query, hit, kept_text: str, kept_spans: list[tuple[int, int]]) -> bool
 
 
 def measure(set_name: str, args) -> list[list]:
-    from localcr import evaluation
     from localcr.answers import Answerer
     from localcr.evidence import render, select
-    from localcr.index import build_index
     from localcr.language import detect
-    from localcr.models import load_registry
-    from localcr.search import Index
 
-    registry = load_registry()
-    source, queries_file = sources(set_directory(args.data, set_name))
-    directory = args.work / "answers" / f"index-{set_name}-structural"
-    build_index([source], directory, registry, contexts="structural", progress=False, log=lambda message: None)
-    index = Index(directory, registry)
-    queries = list(evaluation.load_queries(queries_file, index).queries)
-    random.Random(SEED).shuffle(queries)
-    queries = queries[:args.limit] if args.limit else queries
+    registry, index, _, queries = indexed_sample(set_name, args.data, args.work, args.limit or None)
     halves = {"tune": queries[:len(queries) // 2], "held out": queries[len(queries) // 2:]}
     whole = Answerer(registry.require("llm", None))
     configs = [("whole", None, False)] + [(f"{b} chars{' + embedder' if e else ''}", b, e)

@@ -25,8 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import machine, parser, results_suffix, set_directory, table  # noqa: E402
-from long_documents import sources  # noqa: E402
+from _common import indexed_set, machine, parser, results_suffix, table  # noqa: E402
 
 SETS = ("financebench-dev", "anthropic-codebase")
 KS = (1, 5, 10, 20)
@@ -35,16 +34,8 @@ KS = (1, 5, 10, 20)
 def measure(set_name: str, work: Path, data: Path, llm: str | None, limit: int | None) -> list[list]:
     from localcr import evaluation
     from localcr.expansion import Expander
-    from localcr.index import build_index
-    from localcr.models import load_registry
-    from localcr.search import Index
 
-    registry = load_registry()
-    source, queries_file = sources(set_directory(data, set_name))
-    directory = work / "long-documents" / f"index-{set_name}-auto-default"
-    build_index([source], directory, registry, contexts="auto", progress=False, log=lambda message: None)
-    index = Index(directory, registry)
-    queries = evaluation.load_queries(queries_file, index)
+    registry, index, queries = indexed_set(set_name, data, work, "long-documents", "auto")
     if limit:
         queries = replace(queries, queries=queries.queries[:limit])
     spec = registry.require("llm", llm)
