@@ -324,7 +324,8 @@ class Answerer(OnDemandLlm):
         window with room for the answer; and how many were left out. A window too small for one source is an error."""
         runner = self.runner
         for keep in range(len(sources), 0, -1):
-            body = "Sources:\n" + "".join(self._source_block(s) for s in sources[:keep]) + f"Question: {question}\nAnswer:"
+            body = ("Sources:\n" + "".join(self._source_block(s) for s in sources[:keep]) + f"Question: {question}\n"
+                    + _in_language(question) + "Answer:")
             prefix, suffix = runner.render(self.prompt.instruction, body, self.prompt.system)
             if len(prefix) + len(suffix) + ANSWER_MAX_TOKENS <= runner.n_ctx:
                 return prefix, suffix, len(sources) - keep
@@ -371,13 +372,26 @@ class Answerer(OnDemandLlm):
         from localcr.contexts.keys import settings_signature
 
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
-                   str(self.source_chars), str(self.evidence_chars), question, *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
+                   str(self.source_chars), str(self.evidence_chars), question, *filter(None, [_in_language(question)]),
+                   *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
 
 
 def is_refusal(raw: str) -> bool:
     """Whether the model said the sources do not answer (its fixed word, or the usual ways of saying it)."""
     text = raw.strip()
     return not text or NOT_FOUND in text.upper() or bool(_REFUSING.match(text))
+
+
+# The languages answers are checked in, by name: a question in one of them is told which language to answer in
+# (the 1.5B answered German questions half in English when told only "in the language of the question").
+LANGUAGE_NAMES = {"de": "German", "fr": "French", "es": "Spanish", "ru": "Russian", "ar": "Arabic", "zh": "Chinese",
+                  "ja": "Japanese"}
+
+
+def _in_language(question: str) -> str:
+    """The line after a question not in English that names the language of the answer; "" for English."""
+    name = LANGUAGE_NAMES.get(_language(question))
+    return f"Write the answer in {name}.\n" if name else ""
 
 
 def _may_refuse(written: str) -> bool:
