@@ -109,6 +109,16 @@ def test_a_mailbox_gives_each_message_and_each_attachment_a_document_of_its_own(
     assert (again.documents, sorted(again.unchanged)) == ([], sorted(known))
 
 
+def test_a_mailbox_may_begin_with_blank_lines_and_a_bom_as_python_s_mailbox_allows(tmp_path):
+    messages = made.mbox([made.message("Harbour fees", "Fees rise in June."), made.message("Ferry", "The ferry is late.")])
+    (tmp_path / "blank.mbox").write_bytes(b"\n  \n\t\r\n" + messages)  # as git's sample.mbox begins
+    (tmp_path / "bom.mbox").write_bytes(b"\xef\xbb\xbf\n" + messages)
+    report = load_paths([tmp_path])
+    assert report.skipped == [] and report.warnings == []
+    assert sorted(d.doc_id.split("/")[1] for d in report.documents) == ["blank.mbox#1", "blank.mbox#2", "bom.mbox#1", "bom.mbox#2"]
+    assert {d.title for d in report.documents} == {"Harbour fees", "Ferry"}
+
+
 def test_an_epub_reads_its_chapters_in_spine_order_titled_by_its_table_of_contents(tmp_path):
     (tmp_path / "book.epub").write_bytes(made.epub("Harbour Tales", [("The Lighthouse", "Keeper Ines lit the lamp."),
                                                                      ("The Storm", "Waves broke the pier.")]))
