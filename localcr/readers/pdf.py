@@ -75,7 +75,8 @@ def _where(text: str, title: str, page_start: int) -> int:
 
 def _page_text(page) -> str:
     """One page's text with Unix line ends; PDFium marks a hyphen it breaks a line at as U+0002 and may end
-    a page with a NUL."""
+    a page with a NUL. (A hyphen it joins two lines at, U+FFFE, stays: every document's text carries it as a soft
+    hyphen, localcr.text.HYPHENATION_POINT.)"""
     textpage = page.get_textpage()
     try:
         text = textpage.get_text_range()
