@@ -76,9 +76,9 @@ def test_csv_and_tsv_rows_are_lines_of_cells_under_their_header(tmp_path):
 
 
 def test_an_ods_sheet_is_read_like_a_workbook(tmp_path):
-    (tmp_path / "b.ods").write_bytes(made.ods([["Branch", "Q3"], ["Lisbon", "42"]], name="Sales"))
+    (tmp_path / "b.ods").write_bytes(made.ods([["Branch", "Population\nin millions"], ["Lisbon", "42"]], name="Sales"))
     (doc,) = load_paths([tmp_path]).documents
-    assert (doc.kind, doc.text) == ("ods", "# Sales\n\nBranch | Q3\nLisbon | 42\n")
+    assert (doc.kind, doc.text) == ("ods", "# Sales\n\nBranch | Population in millions\nLisbon | 42\n")  # a cell's lines joined
 
 
 def test_a_message_is_titled_by_its_subject_with_its_people_in_context_and_its_quoted_chain_a_section(tmp_path):
@@ -136,6 +136,29 @@ def test_odt_odp_and_rtf_are_read(tmp_path):
     assert docs["odp"].text == "# Roadmap\n\nShip the harbour app in May.\n\n# Risks\n\nThe ferry API may change.\n"
     assert docs["odp"].pages == [0, docs["odp"].text.index("# Risks")]  # a page per slide
     assert docs["rtf"].text == "Dear Ms Lefèvre,\nthe café reopens in June.\n"
+
+
+def test_a_slide_s_text_is_read_from_every_drawing_shape_top_to_bottom(tmp_path):
+    (tmp_path / "cols.odp").write_bytes(made.odp_shapes("Columns", [
+        ("custom-shape", "12cm", "Third: the harbour crane is rented."), ("rect", "4cm", "First: the quay is dredged."),
+        ("group", "8cm", "Second: the pier lamps are replaced.")]))
+    (doc,) = load_paths([tmp_path]).documents
+    assert doc.text == ("# Columns\n\nFirst: the quay is dredged.\n\nSecond: the pier lamps are replaced.\n\n"
+                        "Third: the harbour crane is rented.\n")
+
+    def page_anchored_shape(document):  # a text document's shape anchored to the page stands among its paragraphs
+        from odf.draw import CustomShape
+        from odf.text import P
+
+        document.text.addElement(P(text="Before the box."))
+        shape = CustomShape(width="8cm", height="2cm", x="2cm", y="2cm", anchortype="page")
+        shape.addElement(P(text="The ferry leaves at nine."))
+        document.text.addElement(shape)
+
+    (tmp_path / "cols.odp").unlink()
+    (tmp_path / "memo.odt").write_bytes(made.odf("text", page_anchored_shape))
+    (doc,) = load_paths([tmp_path]).documents
+    assert doc.text == "Before the box.\n\nThe ferry leaves at nine.\n"
 
 
 def test_broken_files_of_every_new_kind_are_skipped_with_their_reasons(tmp_path):
