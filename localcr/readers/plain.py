@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import codecs
+import re
+import unicodedata
 from dataclasses import dataclass
 
 from localcr.readers import Read, ReaderError
@@ -11,40 +13,80 @@ _BOMS = [  # UTF-32 first: its little-endian BOM begins with UTF-16's
     (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"),
 ]
 _DETECT_BYTES = 1 << 16  # enough text to recognise an encoding; detection time grows with the sample
+MIXED_WORDS = 0.1  # the share of a decoded text's non-ASCII words that may mix scripts (see _fits)
+MOSTLY_ASCII = 0.75  # a file this much ASCII is Latin-script text: one a legacy guess reads as junk is damaged UTF-8
+NO_ENCODING = "no text encoding fits its bytes; undecodable bytes replaced with U+FFFD"
+_LETTERS = re.compile(r"[^\W\d_]+")
+# The scripts a word is not expected to mix, by the first word of a letter's Unicode name; other letters (µ, ª) and
+# the scripts written without spaces (Han, kana, hangul: `JISです` is one run of letters) belong to none.
+_SCRIPT_OF = {"LATIN": "Latin", "CYRILLIC": "Cyrillic", "GREEK": "Greek", "ARABIC": "Arabic", "HEBREW": "Hebrew",
+              "THAI": "Thai", "DEVANAGARI": "Devanagari", "ARMENIAN": "Armenian", "GEORGIAN": "Georgian"}
 
 
 @dataclass
 class Decoded:
     text: str
     encoding: str  # a Python codec name
-    lossy: bool = False  # no encoding fitted: undecodable bytes were replaced with U+FFFD
+    lossy: bool = False  # undecodable bytes were replaced with U+FFFD
+    warning: str = ""  # what to say of the decoding: bytes replaced, or an encoding guessed that some words do not fit
 
 
 def decode(data: bytes) -> Decoded:
     """The text of a file's bytes: by its BOM, else UTF-8, else the encoding chardet recognises (measured on
     legacy-encoded prose in seven languages against charset-normalizer: benchmarks/encodings.py), else UTF-8
-    with replacement."""
+    with replacement. A guess is checked by what it reads: a word of letters of two scripts (`cafй`, Latin and
+    Cyrillic, from cp1251) or a control character means it does not fit; UTF-8 with a few stray bytes (valid
+    multi-byte characters as many as the bytes that are not, or mostly ASCII that the guess reads as junk) is read
+    as UTF-8, its stray bytes replaced, with a warning; a guess that does not fit a file that is not mostly ASCII is
+    kept, with a warning naming it. chardet's own confidence says nothing here (13% for a clean Latin-1 line)."""
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
                 return Decoded(data[len(bom):].decode(encoding), encoding)
             except UnicodeDecodeError:
-                return Decoded(data[len(bom):].decode(encoding, errors="replace"), encoding, lossy=True)
+                return Decoded(data[len(bom):].decode(encoding, errors="replace"), encoding, lossy=True, warning=NO_ENCODING)
     try:
         return Decoded(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         pass
+    replaced = data.decode("utf-8", errors="replace")
+    stray = replaced.count("\ufffd") - data.count(b"\xef\xbf\xbd")
+    damaged_utf8 = Decoded(replaced, "utf-8", lossy=True,
+                           warning=f"not valid UTF-8: {stray} stray byte{'s' * (stray > 1)} replaced with U+FFFD")
+    if sum(1 for c in replaced if ord(c) > 127 and c != "\ufffd") >= stray:
+        return damaged_utf8
+    guessed = _guessed(data)
+    if guessed is None:
+        return Decoded(replaced, "utf-8", lossy=True, warning=NO_ENCODING)
+    if _fits(guessed.text[:_DETECT_BYTES]):
+        return guessed
+    if sum(1 for b in data[:_DETECT_BYTES] if b < 128) >= MOSTLY_ASCII * len(data[:_DETECT_BYTES]):
+        return damaged_utf8
+    guessed.warning = f"not UTF-8, and its encoding is a guess ({guessed.encoding}) that some of its words do not fit"
+    return guessed
+
+
+def _guessed(data: bytes) -> Decoded | None:
+    """The bytes in the legacy encoding chardet recognises; None when it names none that decodes them."""
     import chardet
 
     # The encodings of today's systems (Windows code pages, Shift_JIS, GBK, EUC-KR, KOI8 ...): allowing
     # Mac and DOS ones too turned short German text into MacTurkish.
     guess = chardet.detect(data[:_DETECT_BYTES], encoding_era=chardet.EncodingEra.MODERN_WEB, prefer_superset=True)["encoding"]
-    if guess:
-        try:
-            return Decoded(data.decode(guess), codecs.lookup(guess).name)
-        except (LookupError, UnicodeDecodeError):
-            pass
-    return Decoded(data.decode("utf-8", errors="replace"), "utf-8", lossy=True)
+    try:
+        return Decoded(data.decode(guess), codecs.lookup(guess).name) if guess else None
+    except (LookupError, UnicodeDecodeError):
+        return None
+
+
+def _fits(text: str) -> bool:
+    """Whether decoded text reads as text: no control character but white space, and few of its words that are not
+    ASCII mix letters of two scripts (real text has a few: `cредние`, a Latin c typed in a Russian word)."""
+    if any(unicodedata.category(c) == "Cc" and not c.isspace() for c in text if not c.isascii() or c < " "):
+        return False
+    foreign = [word for word in _LETTERS.findall(text) if not word.isascii()]
+    mixed = sum(1 for word in foreign if len({_SCRIPT_OF.get(unicodedata.name(c, "").split(" ")[0]) for c in word} - {None}) > 1)
+    return mixed <= MIXED_WORDS * len(foreign)
 
 
 def is_binary(data: bytes) -> bool:
@@ -56,5 +98,5 @@ def read(data: bytes) -> Read:
     if is_binary(data):
         raise ReaderError("binary file")
     decoded = decode(data)
-    warnings = ["no text encoding fits its bytes; undecodable bytes replaced with U+FFFD"] if decoded.lossy else []
+    warnings = [decoded.warning] if decoded.warning else []
     return Read(decoded.text.removeprefix("\ufeff").replace("\r\n", "\n"), decoded.encoding, warnings)
