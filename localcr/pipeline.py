@@ -23,7 +23,7 @@ from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import LONG_PROSE, Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.language import counted, document_language, embedder_warning, languages_of
+from localcr.language import counted, detected, document_language, embedder_warning, languages_of, settled
 from localcr.models import ModelSpec, Registry
 from localcr.parsing.code import label as code_structure
 from localcr.structure import structural_contexts
@@ -130,11 +130,15 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     summary.removed = len(gone) - summary.changed
     summary.unchanged = len(kept)
     summary.waiting = len(improve)
-    for doc in docs + improve:
-        doc.language = document_language(doc.text, doc.is_code)
+    reading = {d.doc_id: d for d in docs + improve}
+    found = {i: d.language for i, d in stored.items() if i in kept and i not in reading}  # the languages of before
+    found |= {i: document_language(d.text, d.is_code) for i, d in reading.items()}
+    for doc_id, language in settled(found).items():
+        if doc_id in reading:
+            reading[doc_id].language = language
     languages = Counter(d.language for d in docs) + Counter(d.language for i, d in stored.items() if i in kept)
     if settings.embedder is None:
-        settings.embedder, settings.embedder_choice = choose_embedder(registry, languages)
+        settings.embedder, settings.embedder_choice = choose_embedder(registry, detected(languages))
         settings.embedder.resolve()
         log(f"embedder: {settings.embedder_choice}")
     if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):

@@ -248,6 +248,22 @@ def test_each_format_s_needle_is_the_first_hit_of_one_index(tmp_path):
         assert {line.split('"doc_id": "')[1].split('"')[0].split("/", 1)[1] for line in hits.splitlines()} <= expected
 
 
+@pytest.mark.model
+def test_sheets_of_numbers_take_their_folder_s_language_and_do_not_choose_the_embedder(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Warehouse\n\nThe warehouse in Porto ships the spare parts every Monday morning.\n")
+    (docs / "kpi.xlsx").write_bytes(made.xlsx({"Sheet1": [["KPI", 2021, 2022, 2023]] + [[f"K{i}", i, i + 1, i + 2] for i in range(40)]}))
+    (docs / "dates.csv").write_text("Date,Amount\n" + "".join(f"2024-0{1 + i % 9}-1{i % 9},{10 * i}\n" for i in range(20)))
+    index = tmp_path / "index"
+    out = run("index", docs, "--index", index, "--contexts", "structural")  # py3langid alone had named a sheet pcm
+    assert "embedder: minilm, chosen for the documents' languages (en 3): trained for 3 of 3" in out
+    assert "not trained for" not in out
+    assert "languages   en 3" in run("stats", "--index", index)
+    hits = run("search", "KPI 2022", "--index", index, "--lang", "en", "--mode", "lexical", "-k", 1)
+    assert "kpi.xlsx" in hits
+
+
 def test_without_tesseract_scans_are_skipped_with_what_to_install(monkeypatch):
     from localcr.readers import ReaderError, ocr, pdf
 

@@ -82,7 +82,7 @@ class MilvusBackend:
         return self._selections[wanted, written]
 
     def _select(self, wanted: Filter) -> Selection:
-        narrowed = " and ".join(_kind_expression(wanted.kind) if name == "kind" else f"language == {literal(wanted.lang)}"
+        narrowed = " and ".join(_kind_expression(wanted.kind) if name == "kind" else f"language in {literal(list(wanted.languages))}"
                                 for name in ("kind", "lang") if getattr(wanted, name) is not None)
         first_entities = "window == 0 and position == 0" + (f" and {narrowed}" if narrowed else "")
         if not wanted.globs:
