@@ -118,7 +118,8 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     run left waiting for their cards or LLM contexts (Coverage.pending), or every one for an upgrade (see
     upgrades_in_place), are read again, to be improved."""
     pending = set(stored) if upgrade else set(last.get("contexts", {}).get("pending", [])) & stored.keys()
-    loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items() if doc_id not in pending})
+    loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items() if doc_id not in pending},
+                   last.get("skipped", []))
     read = {d.doc_id: d for d in loaded.documents}
     docs = [d for d in loaded.documents if d.doc_id not in stored or stored[d.doc_id].sha != d.sha]
     improve = [read[i] for i in sorted(pending & read.keys()) if stored[i].sha == read[i].sha]
@@ -505,12 +506,19 @@ def choose_embedder(registry: Registry, languages: dict[str, int]) -> tuple[Mode
                   f"of {sum(languages.values())}")
 
 
-def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None]]) -> LoadReport:
+def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None]], skipped_before: list[dict]) -> LoadReport:
+    """The files under the sources, read where they changed; each warning logged, but those of files the last build
+    skipped for the same reason only counted (a re-index of a folder of 14 broken files would repeat 14 lines)."""
     if not sources:
         raise ArgumentError("nothing to index: ", ("paths", []), " names no files or directories and the index records none")
     loaded = load_paths(sources, known=known)
+    before = {(s["path"], s["reason"]) for s in skipped_before}
+    repeated = {f"{s.path}: {s.reason}, skipped" for s in loaded.skipped if (s.path, s.reason) in before}
     for warning in loaded.warnings:
-        log(f"warning: {warning}")
+        if warning not in repeated:
+            log(f"warning: {warning}")
+    if said := sum(1 for warning in loaded.warnings if warning in repeated):
+        log(f"{_count(said, 'file')} skipped before, still skipped: localcr stats --skipped")
     if not loaded.documents and not loaded.unchanged:
         raise LocalcrError(f"no indexable documents under {', '.join(sources)}: nothing was changed")
     return loaded

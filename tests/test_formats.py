@@ -185,6 +185,25 @@ def test_broken_files_of_every_new_kind_are_skipped_with_their_reasons(tmp_path)
     assert reasons["a.png"].startswith("not a readable image" if HAS_TESSERACT else "a scan: OCR needs Tesseract")
 
 
+@pytest.mark.model
+def test_a_re_index_names_new_problems_and_counts_the_old_ones(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nThe ferry leaves at nine.\n")
+    for name in ("a.xlsx", "b.epub"):
+        (docs / name).write_bytes(b"not a zip archive")
+    index = tmp_path / "index"
+    first = run("index", docs, "--index", index, "-q", "--contexts", "structural")
+    assert f"warning: {docs / 'a.xlsx'}: not a readable XLSX (not a zip archive), skipped" in first
+    (docs / "c.odt").write_bytes(b"not a zip archive")
+    (docs / "more.md").write_text("# More\n\nThe pier opens at ten.\n")
+    again = run("index", docs, "--index", index, "-q")
+    assert f"warning: {docs / 'c.odt'}: not a readable ODT (not a zip archive), skipped" in again
+    assert "a.xlsx" not in again.split("indexed ")[0] and "b.epub" not in again.split("indexed ")[0]
+    assert "2 files skipped before, still skipped: localcr stats --skipped" in again
+    assert "3 files skipped by the build of " in run("stats", "--index", index, "--skipped")
+
+
 def test_new_kinds_and_families_filter():
     assert Filter.of(kind="sheet").passes_kind("xlsx") and Filter.of(kind="sheet").passes_kind("csv")
     assert Filter.of(kind="office").passes_kind("odt") and not Filter.of(kind="office").passes_kind("csv")
