@@ -804,7 +804,7 @@ def serve(ctx, index_dir, host, port, token):
     _open_index(index_dir, None)  # the same one-line errors as search for a missing or empty directory
     service = Service(index_dir, _registry(ctx))
     shown = f"[{host}]" if ":" in host else host
-    _echo(f"localcr: serving {index_dir} ({service.index.store.n_chunks} chunks) at http://{shown}:{port}/ "
+    _echo(f"localcr: serving {index_dir} ({service.index.store.live_chunks} chunks) at http://{shown}:{port}/ "
           f"- API under /api, OpenAPI at /openapi.json; Ctrl-C stops", err=True)
     run(service, host=host, port=port, token=token)
 

@@ -204,6 +204,19 @@ def test_a_re_index_names_new_problems_and_counts_the_old_ones(tmp_path):
     assert "3 files skipped by the build of " in run("stats", "--index", index, "--skipped")
 
 
+def test_empty_workbooks_are_skipped_as_an_empty_document_is(tmp_path):
+    import docx
+    from conftest import saved
+
+    (tmp_path / "blank.xlsx").write_bytes(made.xlsx({"Sheet1": [], "Sheet2": [[None, ""]]}))
+    (tmp_path / "blank.ods").write_bytes(made.ods([]))
+    (tmp_path / "blank.docx").write_bytes(saved(docx.Document()))
+    (tmp_path / "half.xlsx").write_bytes(made.xlsx({"Empty": [], "Rates": [["Rate", 3]]}))
+    report = load_paths([tmp_path])
+    assert {Path(s.path).name: s.reason for s in report.skipped} == dict.fromkeys(("blank.xlsx", "blank.ods", "blank.docx"), "empty")
+    assert [d.text for d in report.documents] == ["# Rates\n\nRate | 3\n"]  # an empty sheet is no section
+
+
 def test_new_kinds_and_families_filter():
     assert Filter.of(kind="sheet").passes_kind("xlsx") and Filter.of(kind="sheet").passes_kind("csv")
     assert Filter.of(kind="office").passes_kind("odt") and not Filter.of(kind="office").passes_kind("csv")

@@ -61,6 +61,13 @@ def test_a_word_hyphenated_at_a_line_end_is_one_word_and_keeps_the_text_s_length
         assert "the dangerous goods" in printable(doc.text)  # what a terminal shows
 
 
+def test_a_metadata_title_that_only_names_a_file_is_no_title(tmp_path):
+    for n, title in enumerate(("Binder1.pdf", "Microsoft Word - annual report.docx")):
+        (tmp_path / f"{n}.pdf").write_bytes(make_pdf([PAGE_ONE], title=title))
+    (tmp_path / "titled.pdf").write_bytes(make_pdf([PAGE_ONE], title="Orbit Field Manual v2.1"))
+    assert sorted(d.title for d in load_paths([tmp_path]).documents) == ["", "", "Orbit Field Manual v2.1"]
+
+
 def test_page_at():
     assert [page_at([0, 10, 10, 30], offset) for offset in (0, 9, 10, 29, 30, 500)] == [1, 1, 3, 3, 4, 4]
     assert page_at([], 5) is None and page_at([0, 10], -1) is None  # no pages; an imported chunk not found

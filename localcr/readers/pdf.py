@@ -7,7 +7,13 @@ text layer at all is skipped with what to install.
 """
 from __future__ import annotations
 
+import re
+
 from localcr.readers import Read, ReaderError, ocr, paged
+
+# A metadata title that only names a file (`Binder1.pdf`, `Microsoft Word - report.docx`): what a tool wrote, not the
+# document's title, and no title is better (a structural context would carry it into every chunk).
+_FILE_NAME = re.compile(r"(?:Microsoft \w+ - )?[^/\\]*\.(?:pdf|docx?|xlsx?|pptx?|odt|rtf|txt|indd|tiff?|jpe?g|png)", re.IGNORECASE)
 
 
 def read(data: bytes) -> Read:
@@ -29,7 +35,8 @@ def read(data: bytes) -> Read:
                           else f"no text layer (scanned PDF?): {ocr.NOT_INSTALLED}")
     text, pages = paged(texts)
     bookmarks = [(level, name, _where(text, name, pages[page])) for level, name, page in outline if page < len(pages)]
-    return Read(text, "", warnings, pages=pages, title=" ".join(title.split()), bookmarks=bookmarks)
+    title = " ".join(title.split())
+    return Read(text, "", warnings, pages=pages, title="" if _FILE_NAME.fullmatch(title) else title, bookmarks=bookmarks)
 
 
 def _recognise_scans(pdf, texts: list[str]) -> list[str]:

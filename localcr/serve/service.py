@@ -241,7 +241,7 @@ class Service:
         from localcr.pipeline import coverage_text
 
         index = self.index
-        return {"status": "ok", "generation": index.store.generation, "chunks": index.store.n_chunks,
+        return {"status": "ok", "generation": index.store.generation, "chunks": index.store.live_chunks,
                 "embedder": index.store.manifest["embedder"]["name"], "uptime_s": round(time.time() - self.started, 1),
                 "contexts": coverage_text(index.store.manifest.get("contexts", {}))}
 

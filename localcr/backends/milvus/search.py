@@ -49,7 +49,7 @@ class MilvusBackend:
         self.manifest = self.connection.manifest(generation)
         if self.connection.call("get_load_state", generation)["state"].name != "Loaded":
             self.connection.call("load_collection", generation)
-        self.n_chunks = self.manifest["chunks"]
+        self.n_chunks = self.live_chunks = self.manifest["chunks"]  # a generation holds no replaced rows
         self.lexical_kind = self.manifest["lexical"]["kind"]
         self.dense_only = self.lexical_kind == "none"
         self._selections: dict[tuple[Filter, str], Selection] = {}
