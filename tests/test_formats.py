@@ -21,6 +21,11 @@ needs_tesseract = pytest.mark.skipif(not HAS_TESSERACT, reason="Tesseract is not
 HEADER = ["Branch", "Metric", "Q1", "Q2", "Q3", "Q4"]
 CITIES = ["Lisbon", "Porto", "Madrid", "Seville", "Berlin", "Hamburg", "Vienna", "Zurich", "Milan", "Turin"]
 SCAN_LINES = ["The observatory dome was repainted", "with heat reflecting titanium white."]
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"  # Debian's fonts-dejavu-core
+needs_dejavu = pytest.mark.skipif(not Path(DEJAVU).exists(), reason="DejaVu Sans is not installed (apt-get install fonts-dejavu-core)")
+PAGE_LINES = ["The observatory dome was repainted with heat reflecting", "titanium white in the spring of the year before",
+              "last, and the telescope mirror was cleaned by the night", "staff, who also replaced the worn bearings of the",
+              "dome motor before the winter storms came."]
 
 
 def _branches() -> list[list]:
@@ -35,12 +40,32 @@ def _contexts(doc, tokens: int = 40):
 
 
 def _scan_png() -> bytes:
+    return _png(_rendered(make_pdf([SCAN_LINES])))
+
+
+def _rendered(pdf: bytes):
+    """A PDF's first page as a scan of it at 300 dpi."""
     import pypdfium2
 
-    image = pypdfium2.PdfDocument(make_pdf([SCAN_LINES]))[0].render(scale=300 / 72, grayscale=True).to_pil()
+    return pypdfium2.PdfDocument(pdf)[0].render(scale=300 / 72, grayscale=True).to_pil()
+
+
+def _png(image) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, "PNG")
     return buffer.getvalue()
+
+
+def _lines_image(lines: list[str], size: tuple[int, int], font_size: int):
+    """Lines of text drawn in DejaVu Sans (Latin, Greek, Cyrillic ...), black on white."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(DEJAVU, font_size)
+    for n, line in enumerate(lines):
+        draw.text((font_size, font_size + n * font_size * 7 // 4), line, font=font, fill=0)
+    return image
 
 
 def _scanned_pdf() -> bytes:
@@ -240,6 +265,33 @@ def test_a_scan_is_read_by_ocr_with_its_page_numbers_and_cached(tmp_path, monkey
 
     monkeypatch.setattr(ocr, "_page_text", no_tesseract)  # the reader in this process: from the cache only
     assert ocr.read_image(_scan_png()).text.split() == " ".join(SCAN_LINES).split()
+
+
+@needs_tesseract
+@pytest.mark.parametrize("turned", [180, 90])
+def test_a_turned_scan_is_turned_back_before_it_is_read(turned):
+    from localcr.readers import ocr
+
+    page = _rendered(make_pdf([PAGE_LINES])).rotate(turned, expand=True, fillcolor=255)
+    assert ocr.read_image(_png(page)).text.split() == " ".join(PAGE_LINES).split()
+
+
+@needs_tesseract
+@needs_dejavu
+def test_a_scan_in_a_script_no_installed_pack_reads_is_skipped_naming_the_pack_and_a_small_one_is_read(tmp_path):
+    import pytesseract
+
+    if "ell" in pytesseract.get_languages():
+        pytest.skip("Tesseract's Greek pack is installed here")
+    greek = ["Η βιβλιοθήκη του πανεπιστημίου ανοίγει κάθε πρωί στις", "οκτώ και κλείνει αργά το βράδυ, ενώ οι φοιτητές",
+             "μελετούν στις μεγάλες αίθουσες ανάγνωσης του ορόφου", "και δανείζονται βιβλία για τις εξετάσεις."]
+    (tmp_path / "greek.png").write_bytes(_png(_lines_image(greek, (2000, 600), 40)))
+    # 564 x 150 pixels, far from a page, but its words are 20 pixels high: readable
+    (tmp_path / "label.png").write_bytes(_png(_lines_image(SCAN_LINES, (564, 150), 24)))
+    report = load_paths([tmp_path])
+    assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
+        ("greek.png", "in Greek script, which no installed Tesseract pack reads (apt-get install tesseract-ocr-ell)")]
+    assert report.documents[0].text.split() == " ".join(SCAN_LINES).split()
 
 
 @pytest.mark.model
