@@ -105,6 +105,16 @@ def test_a_legacy_encoding_its_words_do_not_fit_is_kept_with_a_warning_naming_it
                                "some of its words do not fit"]
 
 
+def test_a_guess_that_does_not_fit_gives_way_to_windows_1252_and_utf_16_needs_no_bom(tmp_path):
+    (tmp_path / "latin.txt").write_bytes("Notes: Déjà vu, à bientôt.\n".encode("latin-1"))  # chardet: cp1251, `Dйjа vu`
+    (tmp_path / "wide.txt").write_bytes("Commit summary.\n\nThis file is UTF-16.\n".encode("utf-16-be"))  # git's t3900/UTF-16.txt
+    report = load_paths([tmp_path])
+    docs = {Path(d.path).name: d for d in report.documents}
+    assert (docs["latin.txt"].text, docs["latin.txt"].encoding) == ("Notes: Déjà vu, à bientôt.\n", "cp1252")
+    assert (docs["wide.txt"].text, docs["wide.txt"].encoding) == ("Commit summary.\n\nThis file is UTF-16.\n", "utf-16-be")
+    assert report.warnings == [f"{tmp_path / 'latin.txt'}: not UTF-8, and its encoding is a guess (cp1252)"]
+
+
 def test_a_reader_that_crashes_hangs_or_fails_costs_its_file_only(tmp_path):
     """Each file is read in a worker process: a segfault, a hang, a memory hog or a reader's exception
     skips that file with the reason, and the other files are read."""

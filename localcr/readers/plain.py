@@ -36,9 +36,14 @@ def decode(data: bytes) -> Decoded:
     legacy-encoded prose in seven languages against charset-normalizer: benchmarks/encodings.py), else UTF-8
     with replacement. A guess is checked by what it reads: a word of letters of two scripts (`cafй`, Latin and
     Cyrillic, from cp1251) or a control character means it does not fit; UTF-8 with a few stray bytes (valid
-    multi-byte characters as many as the bytes that are not, or mostly ASCII that the guess reads as junk) is read
-    as UTF-8, its stray bytes replaced, with a warning; a guess that does not fit a file that is not mostly ASCII is
-    kept, with a warning naming it. chardet's own confidence says nothing here (13% for a clean Latin-1 line)."""
+    multi-byte characters as many as the bytes that are not) is read as UTF-8, its stray bytes replaced, with a
+    warning. Where a guess does not fit a mostly ASCII file (Latin-script text), Windows-1252 (the commonest legacy
+    encoding: chardet reads short French as Windows-1251, `Dйjа vu`) is read where it fits, with a warning naming it,
+    else the file is damaged UTF-8 as above; any other file keeps the guess, with a warning naming it. chardet's own
+    confidence says nothing here (13% for a clean Latin-1 line). UTF-16 written without a BOM is recognised by its
+    NUL bytes."""
+    if encoding := _utf16_without_bom(data):
+        return Decoded(data.decode(encoding, errors="replace"), encoding)
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
@@ -61,9 +66,28 @@ def decode(data: bytes) -> Decoded:
     if _fits(guessed.text[:_DETECT_BYTES]):
         return guessed
     if sum(1 for b in data[:_DETECT_BYTES] if b < 128) >= MOSTLY_ASCII * len(data[:_DETECT_BYTES]):
+        try:
+            latin = data.decode("cp1252")
+            if _fits(latin[:_DETECT_BYTES]):
+                return Decoded(latin, "cp1252", warning="not UTF-8, and its encoding is a guess (cp1252)")
+        except UnicodeDecodeError:
+            pass
         return damaged_utf8
     guessed.warning = f"not UTF-8, and its encoding is a guess ({guessed.encoding}) that some of its words do not fit"
     return guessed
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """The UTF-16 codec of text written without a BOM (git's tests hold some): a NUL in nearly every other byte (the
+    high byte of Latin text), in the first of each pair (big-endian) or the second (little-endian), and printable ASCII
+    in nearly all the others."""
+    sample = data[:4096] if len(data) % 2 == 0 else b""
+    first, second = sample[0::2], sample[1::2]
+    for nuls, others, codec in ((first, second, "utf-16-be"), (second, first, "utf-16-le")):
+        text = sum(1 for b in others if 32 <= b < 127 or b in (9, 10, 13))
+        if len(nuls) >= 4 and nuls.count(0) >= 0.9 * len(nuls) and text >= 0.9 * len(others):
+            return codec
+    return None
 
 
 def _guessed(data: bytes) -> Decoded | None:
@@ -90,8 +114,8 @@ def _fits(text: str) -> bool:
 
 
 def is_binary(data: bytes) -> bool:
-    """NUL bytes near the start mean binary, unless a BOM says UTF-16/32 (whose text is full of them)."""
-    return b"\0" in data[:8192] and not data.startswith(tuple(bom for bom, _ in _BOMS))
+    """NUL bytes near the start mean binary, unless a BOM or their places say UTF-16/32 (whose text is full of them)."""
+    return b"\0" in data[:8192] and not data.startswith(tuple(bom for bom, _ in _BOMS)) and not _utf16_without_bom(data)
 
 
 def read(data: bytes) -> Read:
