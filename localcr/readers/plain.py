@@ -58,14 +58,15 @@ def decode(data: bytes) -> Decoded:
     stray = replaced.count("\ufffd") - data.count(b"\xef\xbf\xbd")
     damaged_utf8 = Decoded(replaced, "utf-8", lossy=True,
                            warning=f"not valid UTF-8: {stray} stray byte{'s' * (stray > 1)} replaced with U+FFFD")
-    if sum(1 for c in replaced if ord(c) > 127 and c != "\ufffd") >= stray:
+    if len(replaced) - len(replaced.encode("ascii", "ignore")) - replaced.count("\ufffd") >= stray:  # valid non-ASCII
         return damaged_utf8
     guessed = _guessed(data)
     if guessed is None:
         return Decoded(replaced, "utf-8", lossy=True, warning=NO_ENCODING)
     if _fits(guessed.text[:_DETECT_BYTES]):
         return guessed
-    if sum(1 for b in data[:_DETECT_BYTES] if b < 128) >= MOSTLY_ASCII * len(data[:_DETECT_BYTES]):
+    sample = data[:_DETECT_BYTES]
+    if len(sample.decode("ascii", "ignore")) >= MOSTLY_ASCII * len(sample):
         try:
             latin = data.decode("cp1252")
             if _fits(latin[:_DETECT_BYTES]):
