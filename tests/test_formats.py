@@ -286,11 +286,15 @@ def test_a_scan_in_a_script_no_installed_pack_reads_is_skipped_naming_the_pack_a
     greek = ["Η βιβλιοθήκη του πανεπιστημίου ανοίγει κάθε πρωί στις", "οκτώ και κλείνει αργά το βράδυ, ενώ οι φοιτητές",
              "μελετούν στις μεγάλες αίθουσες ανάγνωσης του ορόφου", "και δανείζονται βιβλία για τις εξετάσεις."]
     (tmp_path / "greek.png").write_bytes(_png(_lines_image(greek, (2000, 600), 40)))
+    buffer = io.BytesIO()
+    _lines_image(greek, (2000, 600), 40).convert("RGB").save(buffer, "PDF", resolution=300)
+    (tmp_path / "greek.pdf").write_bytes(buffer.getvalue())
     # 564 x 150 pixels, far from a page, but its words are 20 pixels high: readable
     (tmp_path / "label.png").write_bytes(_png(_lines_image(SCAN_LINES, (564, 150), 24)))
     report = load_paths([tmp_path])
+    missing = "in Greek script, which no installed Tesseract pack reads (apt-get install tesseract-ocr-ell)"
     assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
-        ("greek.png", "in Greek script, which no installed Tesseract pack reads (apt-get install tesseract-ocr-ell)")]
+        ("greek.pdf", f"no text layer (scanned PDF?), and OCR read none: {missing}"), ("greek.png", missing)]
     assert report.documents[0].text.split() == " ".join(SCAN_LINES).split()
 
 

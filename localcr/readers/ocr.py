@@ -47,6 +47,7 @@ SCRIPT_PACKS = {"Cyrillic": "rus", "Arabic": "ara", "Han": "chi_sim", "Japanese"
                 "Georgian": "kat", "Armenian": "hye", "Ethiopic": "amh", "Khmer": "khm", "Lao": "lao",
                 "Myanmar": "mya", "Tibetan": "bod"}
 _LOCALCR_SCRIPTS = {script: pack for script, pack in SCRIPT_PACKS.items() if pack in PACKS.values()}
+_NO_TEXT = "no text layer, and OCR found no text"
 INSTALL = "apt-get install tesseract-ocr " + " ".join(f"tesseract-ocr-{p.replace('_', '-')}" for p in PACKS.values())
 NOT_INSTALLED = f"OCR needs Tesseract, which is not installed ({INSTALL})"
 
@@ -90,11 +91,16 @@ def read_image(data: bytes) -> Read:
         raise ReaderError(f"not a readable image ({' '.join(str(exc).split())[:200]})") from None
     texts, warnings = recognise(frames)
     if not any(texts):
-        # one page's reason: a script no pack reads, text too small, Tesseract failing
-        why = [w.partition(": ")[2] for w in warnings if not w.endswith("OCR found no text")]
-        raise ReaderError(why[0] if len(frames) == 1 and why else "OCR found no text in it")
+        raise ReaderError(why_no_text(warnings) or "OCR found no text in it")
     text, pages = paged(texts)
     return Read(text, "", warnings, pages=pages if len(pages) > 1 else [])
+
+
+def why_no_text(warnings: list[str]) -> str:
+    """Why OCR read no text on any page, where every page says the same (a script no installed pack reads, text too
+    small, Tesseract failing): what to say of the whole file; "" otherwise."""
+    reasons = {warning.partition(": ")[2] for warning in warnings}
+    return reasons.pop() if len(reasons) == 1 and _NO_TEXT not in reasons else ""
 
 
 def recognise(pages: Iterable, numbers: list[int] | None = None) -> tuple[list[str], list[str]]:
@@ -123,7 +129,7 @@ def _checked_page_text(image) -> tuple[str, str]:
     if text and height < MIN_TEXT_HEIGHT:
         return "", f"its text is {height} pixels high, too small to read (at least {MIN_TEXT_HEIGHT})"
     if not text:
-        return "", "no text layer, and OCR found no text"
+        return "", _NO_TEXT
     if confidence < LOW_CONFIDENCE:
         return text, f"OCR confidence {confidence:.0f}% (under {LOW_CONFIDENCE}%): its text may be wrong"
     return text, ""

@@ -31,8 +31,11 @@ def read(data: bytes) -> Read:
     finally:
         pdf.close()
     if not any(texts):
-        raise ReaderError("no text layer (scanned PDF?), and OCR found no text" if ocr.installed_packs()
-                          else f"no text layer (scanned PDF?): {ocr.NOT_INSTALLED}")
+        if not ocr.installed_packs():
+            raise ReaderError(f"no text layer (scanned PDF?): {ocr.NOT_INSTALLED}")
+        why = ocr.why_no_text(warnings)
+        raise ReaderError(f"no text layer (scanned PDF?), and OCR read none: {why}" if why
+                          else "no text layer (scanned PDF?), and OCR found no text")
     text, pages = paged(texts)
     bookmarks = [(level, name, _where(text, name, pages[page])) for level, name, page in outline if page < len(pages)]
     title = " ".join(title.split())
