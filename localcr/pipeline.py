@@ -506,7 +506,8 @@ def choose_embedder(registry: Registry, languages: dict[str, int]) -> tuple[Mode
                   f"of {sum(languages.values())}")
 
 
-def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None]], skipped_before: list[dict]) -> LoadReport:
+def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None]],
+          skipped_before: list[dict]) -> LoadReport:
     """The files under the sources, read where they changed; each warning logged, but those of files the last build
     skipped for the same reason only counted (a re-index of a folder of 14 broken files would repeat 14 lines)."""
     if not sources:

@@ -4,8 +4,8 @@ As with Word and PowerPoint files (localcr.readers.office): headings become Mark
 level, list items `- ` lines, tables lines of cells; a presentation is read one page per slide, the slide's title
 as its heading, then the text of every drawing shape (a frame's text box, a custom shape, a rectangle, a group's
 shapes: office suites write a slide's text in any of them) top to bottom and left to right, then the notes. A text
-document's page-anchored shapes and frames are read where they stand. (Spreadsheets, ODS, are read with the other spreadsheets, localcr.readers.sheets, through `load` and
-`table_rows`.)
+document's page-anchored shapes and frames are read where they stand. (Spreadsheets, ODS, are read with the other
+spreadsheets, localcr.readers.sheets, through `load` and `table_rows`.)
 """
 from __future__ import annotations
 
