@@ -294,7 +294,8 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               help="Search only documents whose id or path matches (repeatable; !PATTERN excludes), as ripgrep's -g: "
                    "e.g. 'reports/2022/**', '*.md', '!tests'.")
 @click.option("--kind", metavar="KIND", help=f"Search only documents of this kind: {', '.join(KINDS)} or code:SUFFIX.")
-@click.option("--lang", metavar="CODE", help="Search only documents in this language (ISO 639-1, e.g. en).")
+@click.option("--lang", metavar="CODE", help="Search only documents in this language (ISO 639-1, e.g. en) and those too "
+              "short to tell (und); =en: in this language only.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
 @click.pass_context
 def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_llm, navigate_llm, candidates, window, full,
@@ -343,7 +344,8 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
 @click.option("--glob", "globs", multiple=True, metavar="PATTERN",
               help="Read only documents whose id or path matches (repeatable; !PATTERN excludes), as for search.")
 @click.option("--kind", metavar="KIND", help=f"Read only documents of this kind: {', '.join(KINDS)} or code:SUFFIX.")
-@click.option("--lang", metavar="CODE", help="Read only documents in this language (ISO 639-1, e.g. en).")
+@click.option("--lang", metavar="CODE", help="Read only documents in this language (ISO 639-1, e.g. en) and those too "
+              "short to tell (und); =en: in this language only.")
 @click.option("--fresh", is_flag=True, help="Write the answer again even if this question was answered from these sources before.")
 @click.option("--json", "as_json", is_flag=True, help="The answer, its citations, sources and timings as one JSON object.")
 @click.pass_context
@@ -805,7 +807,7 @@ def serve(ctx, index_dir, host, port, token):
     _open_index(index_dir, None)  # the same one-line errors as search for a missing or empty directory
     service = Service(index_dir, _registry(ctx))
     shown = f"[{host}]" if ":" in host else host
-    _echo(f"localcr: serving {index_dir} ({service.index.store.n_chunks} chunks) at http://{shown}:{port}/ "
+    _echo(f"localcr: serving {index_dir} ({service.index.store.live_chunks} chunks) at http://{shown}:{port}/ "
           f"- API under /api, OpenAPI at /openapi.json; Ctrl-C stops", err=True)
     run(service, host=host, port=port, token=token)
 

@@ -19,6 +19,7 @@ from localcr.errors import LocalcrError
 from localcr.parsing.code import parses_cleanly
 from localcr.readers import Part, Read, kind_of, reader_for
 from localcr.readers.workers import READ_TIMEOUT, read_files
+from localcr.text import hyphenation_marked
 
 GUESS_CHARS = 64_000  # enough of a record to tell code from prose
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
@@ -181,7 +182,7 @@ def _documents(file: Path, kind: str, doc_id: str, mtime: int, outcome: Read | s
             if name:
                 report.skip(path, "empty")
             continue
-        docs.append(Document(doc_id=part_id, path=path, kind=part_kind, text=read.text, size=outcome.size,
+        docs.append(Document(doc_id=part_id, path=path, kind=part_kind, text=hyphenation_marked(read.text), size=outcome.size,
                              encoding=read.encoding, pages=read.pages, title=read.title, mtime=mtime,
                              bookmarks=read.bookmarks, about=read.about))
     return docs
@@ -235,18 +236,19 @@ def import_prechunked(path: Path) -> list[Document]:
         docs = []
         for entry in raw:
             doc_id = str(entry["doc_id"])
-            text = entry["content"]
+            text = hyphenation_marked(entry["content"])
             kind = _guess_kind(text)
             chunks, cursor = [], 0
             for position, c in enumerate(entry.get("chunks") or []):
-                start = text.find(c["content"], cursor)
+                content = hyphenation_marked(c["content"])
+                start = text.find(content, cursor)
                 if start < 0:
-                    start = text.find(c["content"])
-                end = start + len(c["content"]) if start >= 0 else -1
+                    start = text.find(content)
+                end = start + len(content) if start >= 0 else -1
                 cursor = end if start >= 0 else cursor
                 chunks.append(Chunk(
                     chunk_id=str(c["chunk_id"]), doc_id=doc_id, position=position, start=start, end=end,
-                    text=c["content"], external_index=int(c.get("original_index", position)), kind=kind,
+                    text=content, external_index=int(c.get("original_index", position)), kind=kind,
                 ))
             docs.append(Document(
                 doc_id=doc_id, path=f"{path.name}#{doc_id}", kind=kind, text=text,

@@ -20,19 +20,22 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from localcr.errors import ArgumentError
+from localcr.language import UNDETERMINED
 
 # The kinds a user names (--kind): every document kind (localcr.documents.Document.kind), and two families.
 KINDS = ("code", "markdown", "rst", "text", "html", "pdf", "office", "docx", "pptx", "odt", "odp", "rtf", "sheet", "csv",
          "tsv", "xlsx", "ods", "mail", "epub", "image")
 # "code" is every "code:<suffix>" kind (and "code" of an imported corpus); a kind may be in more than one family.
 FAMILIES = {"office": ("docx", "pptx", "xlsx", "odt", "odp", "ods", "rtf"), "sheet": ("csv", "tsv", "xlsx", "ods")}
-_LANGUAGE = re.compile(r"[a-z]{2,3}")
+_LANGUAGE = re.compile(r"=?[a-z]{2,3}")
 SELECTIONS_KEPT = 64  # the filters whose selections a backend keeps: a served index sees the same few again and again
 
 
 @dataclass(frozen=True)
 class Filter:
-    """Which documents pass: globs (`!` excludes), a kind (or family), a language (ISO 639-1)."""
+    """Which documents pass: globs (`!` excludes), a kind (or family), a language (ISO 639-1): `en` passes English
+    documents and those too short to tell (`und`: a sheet of numbers, a one-line mail, in a folder with no detected
+    language), `=en` English ones only."""
 
     globs: tuple[str, ...] = ()
     kind: str | None = None
@@ -49,7 +52,8 @@ class Filter:
         if kind is not None and kind not in KINDS and not re.fullmatch(r"code:[a-z0-9+_-]+", kind):
             raise ArgumentError(("kind", kind), f": unknown document kind; choose one of {', '.join(KINDS)} (or code:SUFFIX, e.g. code:py)")
         if lang is not None and not _LANGUAGE.fullmatch(lang):
-            raise ArgumentError(("lang", lang), ": write a language as its ISO 639-1 code, e.g. en, de, zh")
+            raise ArgumentError(("lang", lang), ": write a language as its ISO 639-1 code, e.g. en, de, zh (=en: not "
+                                "the documents whose language is undetermined too)")
         if not globs and kind is None and lang is None:
             return None
         return cls(globs, kind, lang)
@@ -75,8 +79,16 @@ class Filter:
             return kind.startswith("code")
         return kind in FAMILIES.get(self.kind, ())
 
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The document languages the filter passes (none: any)."""
+        if self.lang is None:
+            return ()
+        exact = self.lang.removeprefix("=")
+        return (exact,) if self.lang.startswith("=") or exact == UNDETERMINED else (exact, UNDETERMINED)
+
     def passes(self, doc_id: str, path: str, kind: str, language: str) -> bool:
-        return (self.passes_kind(kind) and (self.lang is None or language == self.lang)
+        return (self.passes_kind(kind) and (self.lang is None or language in self.languages)
                 and (not self.globs or self.passes_path(doc_id, path)))
 
     def describe(self) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localcr.text import identifier_parts, word_spans, words
+from localcr.text import identifier_parts, without_soft_hyphens, word_spans, words
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
@@ -80,6 +80,7 @@ def stopwords_of(languages) -> frozenset[str]:
 
 @lru_cache(maxsize=200_000)
 def _word_tokens(word: str, language: str, stopwords: frozenset[str]) -> tuple[str, ...]:
+    word = without_soft_hyphens(word)  # a word_spans match may hold them
     parts = [p.lower() for p in identifier_parts(word)]
     whole = word.strip("_").lower()
     stemmer = _stemmer(language)

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from localcr.errors import LocalcrError
+from localcr.text import without_soft_hyphens
 
 SEED = 1234
 CHAT_STOPS = ("\n\n\n",)
@@ -133,6 +134,12 @@ def load_grammar(text: str):
 
     with quiet_stderr():
         return LlamaGrammar.from_string(text, verbose=False)
+
+
+def _model_bytes(text: str) -> bytes:
+    """Text as a model's tokenizer is given it: words a soft hyphen splits joined (a language model would read
+    `dan` and `gerous`), unencodable characters (lone surrogates) replaced."""
+    return without_soft_hyphens(text).encode("utf-8", "replace")
 
 
 def shared_start(a, b) -> int:
@@ -303,10 +310,10 @@ class LlamaRunner:
         return self.tokenize(head, bos=add_bos), self.tokenize(tail)
 
     def tokenize(self, text: str, bos: bool = False) -> list[int]:
-        return self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=bos, special=self.is_chat)
+        return self.llm.tokenize(_model_bytes(text), add_bos=bos, special=self.is_chat)
 
     def count(self, text: str) -> int:
-        return len(self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=False))
+        return len(self.llm.tokenize(_model_bytes(text), add_bos=False, special=False))
 
     def detokenize(self, tokens: list[int]) -> str:
         return self.llm.detokenize(tokens, special=True).decode("utf-8", "replace")
@@ -565,7 +572,7 @@ class RankRunner:
         weakref.finalize(self, self.llm.close)
 
     def tokenize(self, text: str, special: bool = False) -> list[int]:
-        return self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=special)
+        return self.llm.tokenize(_model_bytes(text), add_bos=False, special=special)
 
     def pair(self, query: list[int], passage: list[int]) -> list[int]:
         """One query-passage sequence in the model's own format, as llama.cpp's server builds it: BOS query EOS SEP

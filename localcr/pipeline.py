@@ -23,7 +23,7 @@ from localcr.chunking import chunk_document
 from localcr.contexts import DEFAULT_COMPOSITION
 from localcr.documents import LONG_PROSE, Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
-from localcr.language import counted, document_language, embedder_warning, languages_of
+from localcr.language import counted, detected, document_language, embedder_warning, languages_of, settled
 from localcr.models import ModelSpec, Registry
 from localcr.parsing.code import label as code_structure
 from localcr.structure import structural_contexts
@@ -118,7 +118,8 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     run left waiting for their cards or LLM contexts (Coverage.pending), or every one for an upgrade (see
     upgrades_in_place), are read again, to be improved."""
     pending = set(stored) if upgrade else set(last.get("contexts", {}).get("pending", [])) & stored.keys()
-    loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items() if doc_id not in pending})
+    loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items() if doc_id not in pending},
+                   last.get("skipped", []))
     read = {d.doc_id: d for d in loaded.documents}
     docs = [d for d in loaded.documents if d.doc_id not in stored or stored[d.doc_id].sha != d.sha]
     improve = [read[i] for i in sorted(pending & read.keys()) if stored[i].sha == read[i].sha]
@@ -130,11 +131,15 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     summary.removed = len(gone) - summary.changed
     summary.unchanged = len(kept)
     summary.waiting = len(improve)
-    for doc in docs + improve:
-        doc.language = document_language(doc.text, doc.is_code)
+    reading = {d.doc_id: d for d in docs + improve}
+    found = {i: d.language for i, d in stored.items() if i in kept and i not in reading}  # the languages of before
+    found |= {i: document_language(d.text, d.is_code) for i, d in reading.items()}
+    for doc_id, language in settled(found).items():
+        if doc_id in reading:
+            reading[doc_id].language = language
     languages = Counter(d.language for d in docs) + Counter(d.language for i, d in stored.items() if i in kept)
     if settings.embedder is None:
-        settings.embedder, settings.embedder_choice = choose_embedder(registry, languages)
+        settings.embedder, settings.embedder_choice = choose_embedder(registry, detected(languages))
         settings.embedder.resolve()
         log(f"embedder: {settings.embedder_choice}")
     if warning := embedder_warning(languages, settings.embedder.name, settings.embedder.languages):
@@ -501,12 +506,20 @@ def choose_embedder(registry: Registry, languages: dict[str, int]) -> tuple[Mode
                   f"of {sum(languages.values())}")
 
 
-def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None]]) -> LoadReport:
+def _load(sources: list[str] | None, log, known: dict[str, tuple[int, int | None]],
+          skipped_before: list[dict]) -> LoadReport:
+    """The files under the sources, read where they changed; each warning logged, but those of files the last build
+    skipped for the same reason only counted (a re-index of a folder of 14 broken files would repeat 14 lines)."""
     if not sources:
         raise ArgumentError("nothing to index: ", ("paths", []), " names no files or directories and the index records none")
     loaded = load_paths(sources, known=known)
+    before = {(s["path"], s["reason"]) for s in skipped_before}
+    repeated = {f"{s.path}: {s.reason}, skipped" for s in loaded.skipped if (s.path, s.reason) in before}
     for warning in loaded.warnings:
-        log(f"warning: {warning}")
+        if warning not in repeated:
+            log(f"warning: {warning}")
+    if said := sum(1 for warning in loaded.warnings if warning in repeated):
+        log(f"{_count(said, 'file')} skipped before, still skipped: localcr stats --skipped")
     if not loaded.documents and not loaded.unchanged:
         raise LocalcrError(f"no indexable documents under {', '.join(sources)}: nothing was changed")
     return loaded

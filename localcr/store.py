@@ -568,6 +568,7 @@ class StoreReader:
             self.offsets.append(self.offsets[-1] + segment.n_chunks)
         self.n_chunks = self.offsets[-1]  # rows, dead ones included
         self.live = np.concatenate([seg.live for seg in self.segments] or [np.zeros(0, dtype=bool)])  # per row
+        self.live_chunks = int(self.live.sum())  # what a banner or a health check counts: `stats`' chunks
         self.window_rows = np.concatenate([seg.window_rows + offset for seg, offset in zip(self.segments, self.offsets)]
                                           or [np.zeros(0, dtype=np.int64)])
 

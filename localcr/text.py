@@ -3,24 +3,43 @@
 A *word* is a run of letters and digits, underscores inside it included (`run_target`, `DiffExecutor`,
 `_private`); its *parts* are the words an identifier is made of (`run`, `target`; `Diff`, `Executor`;
 `HTTP`, `Server`). The lexical side indexes words whole and by their parts; the dense side embeds
-identifiers spelled out as their parts.
+identifiers spelled out as their parts. A soft hyphen inside a word (a hyphenation point: see SOFT_HYPHEN) leaves
+it one word.
 """
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
 
-_WORD = re.compile(r"[^\W_](?:[\w]*[^\W_])?|_+\w+", re.UNICODE)
+# Where a word was broken at a line's end. PDFium marks the hyphen it joins such a line at with U+FFFE (a Unicode
+# noncharacter, `dan\ufffegerous`); a document's text carries every U+FFFE as U+00AD, the soft hyphen, which keeps
+# the text's length and offsets (chunks, span gold and cached entries line up) and which words, embedders, language
+# models and displays pass over, so the word is whole for each of them.
+HYPHENATION_POINT = "\ufffe"
+SOFT_HYPHEN = "\u00ad"
+_WORD = re.compile(r"[^\W_](?:[\w\u00ad]*[^\W_])?|_+\w+", re.UNICODE)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
 
+def hyphenation_marked(text: str) -> str:
+    """A reader's text with its hyphenation points as soft hyphens (the same length)."""
+    return text.replace(HYPHENATION_POINT, SOFT_HYPHEN)
+
+
+def without_soft_hyphens(text: str) -> str:
+    """Text as a model or a person reads it: the words a soft hyphen splits joined."""
+    return text.replace(SOFT_HYPHEN, "")
+
+
 def words(text: str) -> list[str]:
-    """The words and identifiers of a text, in order."""
-    return _WORD.findall(text)
+    """The words and identifiers of a text, in order (a word a soft hyphen splits, whole)."""
+    found = _WORD.findall(text)
+    return [without_soft_hyphens(word) for word in found] if SOFT_HYPHEN in text else found
 
 
 def word_spans(text: str):
-    """The words and identifiers of a text as regex matches (with their offsets), in order."""
+    """The words and identifiers of a text as regex matches (with their offsets, a word's soft hyphens within its
+    match), in order."""
     return _WORD.finditer(text)
 
 
@@ -31,7 +50,9 @@ def identifier_parts(word: str) -> list[str]:
 
 def spell_out_identifiers(text: str) -> str:
     """`DiffExecutor.run_target()` -> `Diff Executor.run target()`: code identifiers as the words they are made of,
-    for embedders whose word-piece vocabularies know words, not identifiers."""
+    for embedders whose word-piece vocabularies know words, not identifiers; words a soft hyphen splits joined."""
+    text = without_soft_hyphens(text)
+
     def spell(match: re.Match) -> str:
         parts = identifier_parts(match.group(0))
         return " ".join(parts) if len(parts) > 1 else match.group(0)
@@ -39,13 +60,14 @@ def spell_out_identifiers(text: str) -> str:
     return _WORD.sub(spell, text)
 
 
-# C0 and C1 control characters and DEL, except newline and tab, as visible escapes.
-_VISIBLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09, 0x0A)}
+# C0 and C1 control characters and DEL, except newline and tab, as visible escapes; soft hyphens left out.
+_VISIBLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09, 0x0A)} | {ord(SOFT_HYPHEN): None}
 
 
 def printable(text: str) -> str:
     """Text safe for a terminal. Document text is untrusted: `ESC ] 0 ;` retitles a window and `ESC ] 52`
-    writes the clipboard, so every control character but newline and tab is shown as a `\\xNN` escape."""
+    writes the clipboard, so every control character but newline and tab is shown as a `\\xNN` escape; soft hyphens
+    are left out (a terminal may show them as hyphens)."""
     return text.translate(_VISIBLE)
 
 

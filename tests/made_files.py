@@ -82,7 +82,45 @@ def odp(slides: list[tuple[str, str]]) -> bytes:
     return odf("presentation", build)
 
 
+def odp_shapes(title: str, shapes: list[tuple[str, str, str]]) -> bytes:
+    """A one-slide presentation: its title in a frame, then (shape, top, text) drawing shapes in this order in the
+    file, each its text in a paragraph of its own: "custom-shape" (as office suites write a slide's boxes and
+    callouts), "rect", or "group" (a custom shape inside a group)."""
+    from odf.draw import CustomShape, EnhancedGeometry, Frame, G, Page, Rect, TextBox
+    from odf.namespaces import PRESENTATIONNS
+    from odf.style import MasterPage, PageLayout
+    from odf.text import P
+
+    def build(document):
+        layout = PageLayout(name="layout")
+        document.automaticstyles.addElement(layout)
+        master = MasterPage(name="master", pagelayoutname=layout)
+        document.masterstyles.addElement(master)
+        page = Page(masterpagename=master)
+        frame = Frame(width="20cm", height="3cm", x="1cm", y="1cm")
+        frame.setAttrNS(PRESENTATIONNS, "class", "title")
+        box = TextBox()
+        box.addElement(P(text=title))
+        frame.addElement(box)
+        page.addElement(frame)
+        for kind, top, text in shapes:
+            place = dict(width="8cm", height="2cm", x="2cm", y=top)
+            shape = Rect(**place) if kind == "rect" else CustomShape(**place)
+            if kind != "rect":
+                shape.addElement(EnhancedGeometry(type="rectangle"))
+            shape.addElement(P(text=text))
+            if kind == "group":
+                group = G()
+                group.addElement(shape)
+                shape = group
+            page.addElement(shape)
+        document.presentation.addElement(page)
+
+    return odf("presentation", build)
+
+
 def ods(rows: list[list[str]], name: str = "Sheet1") -> bytes:
+    """A sheet of rows; a value with a newline is a cell of several paragraphs (lines)."""
     from odf.table import Table, TableCell, TableRow
     from odf.text import P
 
@@ -92,7 +130,8 @@ def ods(rows: list[list[str]], name: str = "Sheet1") -> bytes:
             tr = TableRow()
             for value in row:
                 cell = TableCell()
-                cell.addElement(P(text=str(value)))
+                for line in str(value).split("\n"):
+                    cell.addElement(P(text=line))
                 tr.addElement(cell)
             table.addElement(tr)
         document.spreadsheet.addElement(table)

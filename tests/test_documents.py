@@ -80,6 +80,41 @@ def test_bytes_no_encoding_fits_are_replaced_with_a_warning_naming_the_file(tmp_
     assert report.warnings == [f"{tmp_path / 'odd.txt'}: no text encoding fits its bytes; undecodable bytes replaced with U+FFFD"]
 
 
+def test_utf_8_with_stray_bytes_is_read_as_utf_8_with_them_replaced_and_said(tmp_path):
+    (tmp_path / "mostly.txt").write_bytes("Notes \u2014 the caf\u00e9 opens at nine.\n".encode() + b"A stray \xe9 byte.\n")
+    # No valid UTF-8 character at all: a Latin-1 e-acute, a broken pair, a UTF-16 BOM's bytes and C1 bytes, in English,
+    # which chardet took for Windows-1251 (`cafй`, `rГ(sumй`).
+    (tmp_path / "stray.txt").write_bytes(b"Notes for the caf\xe9 project.\nThe r\xc3(sum\xe9 is attached. \xff\xfe Budget "
+                                         b"\x80\x81\x82 approved.\n")
+    report = load_paths([tmp_path])
+    docs = {Path(d.path).name: d for d in report.documents}
+    assert docs["mostly.txt"].text == "Notes \u2014 the caf\u00e9 opens at nine.\nA stray \ufffd byte.\n"
+    assert docs["stray.txt"].text.startswith("Notes for the caf\ufffd project.\nThe r\ufffd(sum\ufffd is attached.")
+    assert {d.encoding for d in docs.values()} == {"utf-8"}
+    assert report.warnings == [f"{tmp_path / 'mostly.txt'}: not valid UTF-8: 1 stray byte replaced with U+FFFD",
+                               f"{tmp_path / 'stray.txt'}: not valid UTF-8: 8 stray bytes replaced with U+FFFD"]
+
+
+def test_a_legacy_encoding_its_words_do_not_fit_is_kept_with_a_warning_naming_it(tmp_path):
+    # Russian typed with Latin look-alike letters in most words (`cтoимocть`): Windows-1251, which they do not fit
+    text = "Отчёт o пpoдажах: cтoимocть пocтaвoк выpoсла, a cклaд пepeпoлнeн.\n"
+    (tmp_path / "look-alike.txt").write_bytes(text.encode("cp1251"))
+    report = load_paths([tmp_path])
+    assert (report.documents[0].text, report.documents[0].encoding) == (text, "cp1251")
+    assert report.warnings == [f"{tmp_path / 'look-alike.txt'}: not UTF-8, and its encoding is a guess (cp1251) that "
+                               "some of its words do not fit"]
+
+
+def test_a_guess_that_does_not_fit_gives_way_to_windows_1252_and_utf_16_needs_no_bom(tmp_path):
+    (tmp_path / "latin.txt").write_bytes("Notes: Déjà vu, à bientôt.\n".encode("latin-1"))  # chardet: cp1251, `Dйjа vu`
+    (tmp_path / "wide.txt").write_bytes("Commit summary.\n\nThis file is UTF-16.\n".encode("utf-16-be"))  # git's t3900/UTF-16.txt
+    report = load_paths([tmp_path])
+    docs = {Path(d.path).name: d for d in report.documents}
+    assert (docs["latin.txt"].text, docs["latin.txt"].encoding) == ("Notes: Déjà vu, à bientôt.\n", "cp1252")
+    assert (docs["wide.txt"].text, docs["wide.txt"].encoding) == ("Commit summary.\n\nThis file is UTF-16.\n", "utf-16-be")
+    assert report.warnings == [f"{tmp_path / 'latin.txt'}: not UTF-8, and its encoding is a guess (cp1252)"]
+
+
 def test_a_reader_that_crashes_hangs_or_fails_costs_its_file_only(tmp_path):
     """Each file is read in a worker process: a segfault, a hang, a memory hog or a reader's exception
     skips that file with the reason, and the other files are read."""

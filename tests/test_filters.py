@@ -60,6 +60,9 @@ def test_kinds_and_families():
     assert Filter.of(kind="office").passes_kind("pptx") and not Filter.of(kind="office").passes_kind("pdf")
     assert not Filter.of(kind="markdown").passes_kind("text")
     assert Filter.of(lang="de").passes("a", "a", "text", "de") and not Filter.of(lang="de").passes("a", "a", "text", "en")
+    assert Filter.of(lang="de").passes("a", "a", "csv", "und")  # a document too short to tell is kept ...
+    assert not Filter.of(lang="=de").passes("a", "a", "csv", "und") and Filter.of(lang="=de").passes("a", "a", "text", "de")
+    assert not Filter.of(lang="und").passes("a", "a", "text", "de")  # ... unless asked not to
     assert Filter.of() is None and Filter.of([], None, None) is None
 
 

@@ -21,6 +21,11 @@ needs_tesseract = pytest.mark.skipif(not HAS_TESSERACT, reason="Tesseract is not
 HEADER = ["Branch", "Metric", "Q1", "Q2", "Q3", "Q4"]
 CITIES = ["Lisbon", "Porto", "Madrid", "Seville", "Berlin", "Hamburg", "Vienna", "Zurich", "Milan", "Turin"]
 SCAN_LINES = ["The observatory dome was repainted", "with heat reflecting titanium white."]
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"  # Debian's fonts-dejavu-core
+needs_dejavu = pytest.mark.skipif(not Path(DEJAVU).exists(), reason="DejaVu Sans is not installed (apt-get install fonts-dejavu-core)")
+PAGE_LINES = ["The observatory dome was repainted with heat reflecting", "titanium white in the spring of the year before",
+              "last, and the telescope mirror was cleaned by the night", "staff, who also replaced the worn bearings of the",
+              "dome motor before the winter storms came."]
 
 
 def _branches() -> list[list]:
@@ -35,12 +40,32 @@ def _contexts(doc, tokens: int = 40):
 
 
 def _scan_png() -> bytes:
+    return _png(_rendered(make_pdf([SCAN_LINES])))
+
+
+def _rendered(pdf: bytes):
+    """A PDF's first page as a scan of it at 300 dpi."""
     import pypdfium2
 
-    image = pypdfium2.PdfDocument(make_pdf([SCAN_LINES]))[0].render(scale=300 / 72, grayscale=True).to_pil()
+    return pypdfium2.PdfDocument(pdf)[0].render(scale=300 / 72, grayscale=True).to_pil()
+
+
+def _png(image) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, "PNG")
     return buffer.getvalue()
+
+
+def _lines_image(lines: list[str], size: tuple[int, int], font_size: int):
+    """Lines of text drawn in DejaVu Sans (Latin, Greek, Cyrillic ...), black on white."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(DEJAVU, font_size)
+    for n, line in enumerate(lines):
+        draw.text((font_size, font_size + n * font_size * 7 // 4), line, font=font, fill=0)
+    return image
 
 
 def _scanned_pdf() -> bytes:
@@ -76,9 +101,9 @@ def test_csv_and_tsv_rows_are_lines_of_cells_under_their_header(tmp_path):
 
 
 def test_an_ods_sheet_is_read_like_a_workbook(tmp_path):
-    (tmp_path / "b.ods").write_bytes(made.ods([["Branch", "Q3"], ["Lisbon", "42"]], name="Sales"))
+    (tmp_path / "b.ods").write_bytes(made.ods([["Branch", "Population\nin millions"], ["Lisbon", "42"]], name="Sales"))
     (doc,) = load_paths([tmp_path]).documents
-    assert (doc.kind, doc.text) == ("ods", "# Sales\n\nBranch | Q3\nLisbon | 42\n")
+    assert (doc.kind, doc.text) == ("ods", "# Sales\n\nBranch | Population in millions\nLisbon | 42\n")  # a cell's lines joined
 
 
 def test_a_message_is_titled_by_its_subject_with_its_people_in_context_and_its_quoted_chain_a_section(tmp_path):
@@ -109,6 +134,16 @@ def test_a_mailbox_gives_each_message_and_each_attachment_a_document_of_its_own(
     assert (again.documents, sorted(again.unchanged)) == ([], sorted(known))
 
 
+def test_a_mailbox_may_begin_with_blank_lines_and_a_bom_as_python_s_mailbox_allows(tmp_path):
+    messages = made.mbox([made.message("Harbour fees", "Fees rise in June."), made.message("Ferry", "The ferry is late.")])
+    (tmp_path / "blank.mbox").write_bytes(b"\n  \n\t\r\n" + messages)  # as git's sample.mbox begins
+    (tmp_path / "bom.mbox").write_bytes(b"\xef\xbb\xbf\n" + messages)
+    report = load_paths([tmp_path])
+    assert report.skipped == [] and report.warnings == []
+    assert sorted(d.doc_id.split("/")[1] for d in report.documents) == ["blank.mbox#1", "blank.mbox#2", "bom.mbox#1", "bom.mbox#2"]
+    assert {d.title for d in report.documents} == {"Harbour fees", "Ferry"}
+
+
 def test_an_epub_reads_its_chapters_in_spine_order_titled_by_its_table_of_contents(tmp_path):
     (tmp_path / "book.epub").write_bytes(made.epub("Harbour Tales", [("The Lighthouse", "Keeper Ines lit the lamp."),
                                                                      ("The Storm", "Waves broke the pier.")]))
@@ -126,6 +161,29 @@ def test_odt_odp_and_rtf_are_read(tmp_path):
     assert docs["odp"].text == "# Roadmap\n\nShip the harbour app in May.\n\n# Risks\n\nThe ferry API may change.\n"
     assert docs["odp"].pages == [0, docs["odp"].text.index("# Risks")]  # a page per slide
     assert docs["rtf"].text == "Dear Ms Lefèvre,\nthe café reopens in June.\n"
+
+
+def test_a_slide_s_text_is_read_from_every_drawing_shape_top_to_bottom(tmp_path):
+    (tmp_path / "cols.odp").write_bytes(made.odp_shapes("Columns", [
+        ("custom-shape", "12cm", "Third: the harbour crane is rented."), ("rect", "4cm", "First: the quay is dredged."),
+        ("group", "8cm", "Second: the pier lamps are replaced.")]))
+    (doc,) = load_paths([tmp_path]).documents
+    assert doc.text == ("# Columns\n\nFirst: the quay is dredged.\n\nSecond: the pier lamps are replaced.\n\n"
+                        "Third: the harbour crane is rented.\n")
+
+    def page_anchored_shape(document):  # a text document's shape anchored to the page stands among its paragraphs
+        from odf.draw import CustomShape
+        from odf.text import P
+
+        document.text.addElement(P(text="Before the box."))
+        shape = CustomShape(width="8cm", height="2cm", x="2cm", y="2cm", anchortype="page")
+        shape.addElement(P(text="The ferry leaves at nine."))
+        document.text.addElement(shape)
+
+    (tmp_path / "cols.odp").unlink()
+    (tmp_path / "memo.odt").write_bytes(made.odf("text", page_anchored_shape))
+    (doc,) = load_paths([tmp_path]).documents
+    assert doc.text == "Before the box.\n\nThe ferry leaves at nine.\n"
 
 
 def test_broken_files_of_every_new_kind_are_skipped_with_their_reasons(tmp_path):
@@ -152,6 +210,38 @@ def test_broken_files_of_every_new_kind_are_skipped_with_their_reasons(tmp_path)
     assert reasons["a.png"].startswith("not a readable image" if HAS_TESSERACT else "a scan: OCR needs Tesseract")
 
 
+@pytest.mark.model
+def test_a_re_index_names_new_problems_and_counts_the_old_ones(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nThe ferry leaves at nine.\n")
+    for name in ("a.xlsx", "b.epub"):
+        (docs / name).write_bytes(b"not a zip archive")
+    index = tmp_path / "index"
+    first = run("index", docs, "--index", index, "-q", "--contexts", "structural")
+    assert f"warning: {docs / 'a.xlsx'}: not a readable XLSX (not a zip archive), skipped" in first
+    (docs / "c.odt").write_bytes(b"not a zip archive")
+    (docs / "more.md").write_text("# More\n\nThe pier opens at ten.\n")
+    again = run("index", docs, "--index", index, "-q")
+    assert f"warning: {docs / 'c.odt'}: not a readable ODT (not a zip archive), skipped" in again
+    assert "a.xlsx" not in again.split("indexed ")[0] and "b.epub" not in again.split("indexed ")[0]
+    assert "2 files skipped before, still skipped: localcr stats --skipped" in again
+    assert "3 files skipped by the build of " in run("stats", "--index", index, "--skipped")
+
+
+def test_empty_workbooks_are_skipped_as_an_empty_document_is(tmp_path):
+    import docx
+    from conftest import saved
+
+    (tmp_path / "blank.xlsx").write_bytes(made.xlsx({"Sheet1": [], "Sheet2": [[None, ""]]}))
+    (tmp_path / "blank.ods").write_bytes(made.ods([]))
+    (tmp_path / "blank.docx").write_bytes(saved(docx.Document()))
+    (tmp_path / "half.xlsx").write_bytes(made.xlsx({"Empty": [], "Rates": [["Rate", 3]]}))
+    report = load_paths([tmp_path])
+    assert {Path(s.path).name: s.reason for s in report.skipped} == dict.fromkeys(("blank.xlsx", "blank.ods", "blank.docx"), "empty")
+    assert [d.text for d in report.documents] == ["# Rates\n\nRate | 3\n"]  # an empty sheet is no section
+
+
 def test_new_kinds_and_families_filter():
     assert Filter.of(kind="sheet").passes_kind("xlsx") and Filter.of(kind="sheet").passes_kind("csv")
     assert Filter.of(kind="office").passes_kind("odt") and not Filter.of(kind="office").passes_kind("csv")
@@ -175,6 +265,37 @@ def test_a_scan_is_read_by_ocr_with_its_page_numbers_and_cached(tmp_path, monkey
 
     monkeypatch.setattr(ocr, "_page_text", no_tesseract)  # the reader in this process: from the cache only
     assert ocr.read_image(_scan_png()).text.split() == " ".join(SCAN_LINES).split()
+
+
+@needs_tesseract
+@pytest.mark.parametrize("turned", [180, 90])
+def test_a_turned_scan_is_turned_back_before_it_is_read(turned):
+    from localcr.readers import ocr
+
+    page = _rendered(make_pdf([PAGE_LINES])).rotate(turned, expand=True, fillcolor=255)
+    assert ocr.read_image(_png(page)).text.split() == " ".join(PAGE_LINES).split()
+
+
+@needs_tesseract
+@needs_dejavu
+def test_a_scan_in_a_script_no_installed_pack_reads_is_skipped_naming_the_pack_and_a_small_one_is_read(tmp_path):
+    import pytesseract
+
+    if "ell" in pytesseract.get_languages():
+        pytest.skip("Tesseract's Greek pack is installed here")
+    greek = ["Η βιβλιοθήκη του πανεπιστημίου ανοίγει κάθε πρωί στις", "οκτώ και κλείνει αργά το βράδυ, ενώ οι φοιτητές",
+             "μελετούν στις μεγάλες αίθουσες ανάγνωσης του ορόφου", "και δανείζονται βιβλία για τις εξετάσεις."]
+    (tmp_path / "greek.png").write_bytes(_png(_lines_image(greek, (2000, 600), 40)))
+    buffer = io.BytesIO()
+    _lines_image(greek, (2000, 600), 40).convert("RGB").save(buffer, "PDF", resolution=300)
+    (tmp_path / "greek.pdf").write_bytes(buffer.getvalue())
+    # 564 x 150 pixels, far from a page, but its words are 20 pixels high: readable
+    (tmp_path / "label.png").write_bytes(_png(_lines_image(SCAN_LINES, (564, 150), 24)))
+    report = load_paths([tmp_path])
+    missing = "in Greek script, which no installed Tesseract pack reads (apt-get install tesseract-ocr-ell)"
+    assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
+        ("greek.pdf", f"no text layer (scanned PDF?), and OCR read none: {missing}"), ("greek.png", missing)]
+    assert report.documents[0].text.split() == " ".join(SCAN_LINES).split()
 
 
 @pytest.mark.model
@@ -213,6 +334,22 @@ def test_each_format_s_needle_is_the_first_hit_of_one_index(tmp_path):
     for kind, expected in (("sheet", {"branches.xlsx", "staff.csv"}), ("mail", {"archive.mbox#1", "archive.mbox#2"})):
         hits = run("search", "branch clause trip", "--index", index, "--kind", kind, "-k", 20, "--json")
         assert {line.split('"doc_id": "')[1].split('"')[0].split("/", 1)[1] for line in hits.splitlines()} <= expected
+
+
+@pytest.mark.model
+def test_sheets_of_numbers_take_their_folder_s_language_and_do_not_choose_the_embedder(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Warehouse\n\nThe warehouse in Porto ships the spare parts every Monday morning.\n")
+    (docs / "kpi.xlsx").write_bytes(made.xlsx({"Sheet1": [["KPI", 2021, 2022, 2023]] + [[f"K{i}", i, i + 1, i + 2] for i in range(40)]}))
+    (docs / "dates.csv").write_text("Date,Amount\n" + "".join(f"2024-0{1 + i % 9}-1{i % 9},{10 * i}\n" for i in range(20)))
+    index = tmp_path / "index"
+    out = run("index", docs, "--index", index, "--contexts", "structural")  # py3langid alone had named a sheet pcm
+    assert "embedder: minilm, chosen for the documents' languages (en 3): trained for 3 of 3" in out
+    assert "not trained for" not in out
+    assert "languages   en 3" in run("stats", "--index", index)
+    hits = run("search", "KPI 2022", "--index", index, "--lang", "en", "--mode", "lexical", "-k", 1)
+    assert "kpi.xlsx" in hits
 
 
 def test_without_tesseract_scans_are_skipped_with_what_to_install(monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from localcr.language import detect, document_language, embedder_warning
+from localcr.language import UNDETERMINED, detect, document_language, embedder_warning, settled
 from localcr.lexical import EMPTY, LexicalIndex, Postings, stopwords_of, tokenize, top_rows
 
 
@@ -85,6 +85,18 @@ def test_language_detection():
     assert document_language("def main():\n    return 0  # Hauptprogramm", is_code=True) == "en"
 
 
+def test_a_document_with_too_few_words_takes_its_folder_s_language_or_none():
+    sheet = "# Sheet1\n\nKPI | 2021 | 2022 | 2023\n" + "".join(f"K{i} | {i} | {i + 1} | {i + 2}\n" for i in range(40))
+    assert detect(sheet) not in ("en", UNDETERMINED)  # py3langid's best guess on a sheet of numbers: "om"
+    assert document_language(sheet, False) == UNDETERMINED
+    assert document_language("# Re: Lunch\n\nFrom: Ana\n\nFriday at noon?\n", False) == UNDETERMINED
+    assert document_language("他们在北京的大学学习中文和历史。", False) == "zh"
+    assert document_language("The tenant pays for the copper gutter repairs.", False) == "en"  # a sentence is enough
+    languages = {"a/notes.md": "en", "a/report.md": "en", "a/memo.md": "de", "a/sheet.xlsx": UNDETERMINED,
+                 "a/box.mbox#3": UNDETERMINED, "b/sheet.csv": UNDETERMINED, "c/x.md": "de", "c/y.csv": UNDETERMINED}
+    assert settled(languages) == languages | {"a/sheet.xlsx": "en", "a/box.mbox#3": "en", "c/y.csv": "de"}
+
+
 
 def test_a_warning_when_most_documents_are_in_languages_the_embedder_does_not_know():
     assert embedder_warning({"en": 2, "de": 1}, "minilm", "en") is None  # a minority
@@ -92,6 +104,7 @@ def test_a_warning_when_most_documents_are_in_languages_the_embedder_does_not_kn
         "2 of 3 documents are in languages the embedder minilm was not trained for (ja 2)")
     assert embedder_warning({"ja": 3}, "e5", "") is None  # languages not known: no warning
     assert embedder_warning({"ja": 3, "zh": 1}, "e5", "en, ja, zh") is None
+    assert embedder_warning({"und": 5, "en": 1}, "minilm", "en") is None  # undetermined documents do not count
 
 
 def marked(index, query: str, text: str) -> list[str]:

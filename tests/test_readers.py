@@ -43,6 +43,31 @@ def test_a_pdf_is_read_page_by_page_with_where_each_page_starts(tmp_path):
     assert document_summary(doc) == "Orbit Field Manual."  # the metadata title, for the structural context
 
 
+HYPHENATED = ["Handling of the dan-", "gerous goods is audited yearly."]  # PDFium joins the lines at U+FFFE
+
+
+def test_a_word_hyphenated_at_a_line_end_is_one_word_and_keeps_the_text_s_length(tmp_path):
+    from localcr.lexical import tokenize
+    from localcr.text import printable, spell_out_identifiers
+
+    (tmp_path / "goods.pdf").write_bytes(make_pdf([HYPHENATED]))
+    (tmp_path / "filing.txt").write_text("Handling of the dan\ufffegerous goods.\n")  # PDFium's text saved, as financebench's
+    docs = {Path(d.path).name: d for d in load_paths([tmp_path]).documents}
+    assert docs["goods.pdf"].text == "Handling of the dan\u00adgerous goods is audited yearly.\n"  # as long as PDFium's
+    assert docs["filing.txt"].text == "Handling of the dan\u00adgerous goods.\n"
+    for doc in docs.values():
+        assert "danger" in tokenize(doc.text) and "dan" not in tokenize(doc.text)  # BM25: one word, stemmed
+        assert "the dangerous goods" in spell_out_identifiers(doc.text)  # what the embedder reads
+        assert "the dangerous goods" in printable(doc.text)  # what a terminal shows
+
+
+def test_a_metadata_title_that_only_names_a_file_is_no_title(tmp_path):
+    for n, title in enumerate(("Binder1.pdf", "Microsoft Word - annual report.docx")):
+        (tmp_path / f"{n}.pdf").write_bytes(make_pdf([PAGE_ONE], title=title))
+    (tmp_path / "titled.pdf").write_bytes(make_pdf([PAGE_ONE], title="Orbit Field Manual v2.1"))
+    assert sorted(d.title for d in load_paths([tmp_path]).documents) == ["", "", "Orbit Field Manual v2.1"]
+
+
 def test_page_at():
     assert [page_at([0, 10, 10, 30], offset) for offset in (0, 9, 10, 29, 30, 500)] == [1, 1, 3, 3, 4, 4]
     assert page_at([], 5) is None and page_at([0, 10], -1) is None  # no pages; an imported chunk not found
@@ -140,6 +165,19 @@ def test_a_presentation_has_one_page_per_slide(tmp_path):
     assert doc.text == ("# Storage tiers\n\nHot\nCold\n\nMention the restore time.\n\n\n\n"
                         "# Prices\n\ntier | price\ncold is cheapest\n")
     assert [page_at(doc.pages, doc.text.index(s)) for s in ("Hot", "# Prices", "cold is")] == [1, 3, 3]
+
+
+@pytest.mark.model
+def test_a_word_hyphenated_at_a_line_end_is_found_and_shown_whole(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "goods.pdf").write_bytes(make_pdf([HYPHENATED]))
+    (docs / "other.pdf").write_bytes(make_pdf([PAGE_ONE]))
+    index = tmp_path / "index"
+    run("index", docs, "--index", index, "-q", "--contexts", "structural")
+    for mode in ("lexical", "dense"):
+        shown = run("search", "dangerous", "--index", index, "-k", 1, "--mode", mode)
+        assert "goods.pdf" in shown and "the dangerous goods" in shown, (mode, shown)
 
 
 @pytest.mark.model

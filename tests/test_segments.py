@@ -65,8 +65,10 @@ def test_add_change_delete_through_segments_equal_a_build_from_scratch(small_cor
     assert "0 new, 1 changed, 0 removed, 15 unchanged" in index(small_corpus, grown)
     (small_corpus / "src" / "journal.rs").unlink()
     assert "0 new, 0 changed, 1 removed, 15 unchanged" in index(small_corpus, grown)
-    stats = store.StoreReader(grown).stats()
+    reader = store.StoreReader(grown)
+    stats = reader.stats()
     assert (stats["segments"], stats["documents"]) == (3, 15) and stats["dead_chunks"] > 0
+    assert reader.live_chunks == stats["chunks"] < reader.n_chunks  # what `localcr mcp` and `serve` say they serve
     # Counted by SQLite minus the tombstoned documents: every live chunk and document once, no dead one.
     assert sum(stats["context_sources"].values()) == stats["chunks"] and sum(stats["languages"].values()) == 15
 

@@ -21,6 +21,9 @@ _QUOTE_START = re.compile(
     r"|-{2,}\s*(?:Original Message|Forwarded message|Ursprüngliche Nachricht|Mensaje original)\s*-{2,})\s*$",
     re.MULTILINE | re.IGNORECASE | re.DOTALL)
 _ABOUT = {"From": "from", "To": "to", "Cc": "cc", "Date": "sent"}  # the headers shown, as a chunk's context says them
+# What may stand before a mailbox's first `From ` line, as Python's `mailbox` allows (git's sample.mbox starts with
+# blank lines): a UTF-8 BOM and lines of white space.
+_BEFORE_FIRST_MESSAGE = re.compile(rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)*")
 MAX_ATTACHMENT_DEPTH = 3  # a message attached to a message attached to ...: read this deep, no deeper
 
 
@@ -32,6 +35,7 @@ def read_mbox(data: bytes) -> Read:
     """Every message of a mailbox, as parts named by their number (1 for the first)."""
     import mailbox
 
+    data = _BEFORE_FIRST_MESSAGE.sub(b"", data, count=1)
     if not data.startswith(b"From "):
         raise ReaderError("not a readable mailbox (an mbox file starts with a 'From ' line)")
     with tempfile.NamedTemporaryFile(suffix=".mbox") as copy:  # mailbox reads a file by its path

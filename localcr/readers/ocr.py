@@ -2,12 +2,16 @@
 or on a PDF page with no text layer (rendered by the PDF reader).
 
 pytesseract runs the `tesseract` program that the system's packages install (Debian: tesseract-ocr and one
-tesseract-ocr-<lang> package per language). The language pack is chosen per page from those installed: a page is
-read as English; one that reads badly so is read again in the pack of the script Tesseract's script detection
-(OSD) finds (Cyrillic, Arabic, Han, Japanese), and a Latin one again as German or Spanish when its words say so
-(py3langid). A page whose words' mean confidence is under LOW_CONFIDENCE keeps its text with a warning naming the
-page. What a page reads as is cached (localcr.cache, store "ocr") by the page's pixels, so a re-index never
-recognises a page twice.
+tesseract-ocr-<lang> package per language). Tesseract's orientation and script detection (OSD, `--psm 0`) looks at
+each page first: a page it finds turned (90, 180 or 270 degrees) is turned back before it is read, and a page in a
+script no installed pack reads (Devanagari, Hebrew, Greek ...) that reads badly as English is skipped with the pack to
+install, not indexed as junk. The language pack is chosen per page from those installed: a page in a script of
+localcr's packs (Cyrillic, Arabic, Han, Japanese) is read in its pack; any other is read as English, one that reads
+badly so again in each other script's pack (OSD needs more than a few lines to tell), and a Latin one again as German
+or Spanish when its words say so (py3langid). A page whose words' mean confidence is under LOW_CONFIDENCE keeps its
+text with a warning naming the page; one whose text is under MIN_TEXT_HEIGHT pixels high is too small to read, how
+large the image is does not matter. What a page reads as is cached (localcr.cache, store "ocr") by the page's
+pixels, so a re-index never recognises a page twice.
 """
 from __future__ import annotations
 
@@ -22,15 +26,31 @@ from typing import Iterable
 
 from localcr.readers import Read, ReaderError, paged
 
-LAYOUT = "blocks, English first"  # how a page's words are laid out as text (in the cache key: a new layout recognises again)
+LAYOUT = "OSD first, blocks"  # how a page is read and laid out as text (in the cache key: a new one reads again)
 LOW_CONFIDENCE = 60  # a page's mean word confidence (0-100) under which its text is said to be unreliable
 PAGE_TIMEOUT = 120  # seconds Tesseract may take over one page (a page takes a few); past it the page is missing
 RENDER_SCALE = 300 / 72  # PDF pages are rendered at 300 dpi, Tesseract's own recommendation
 MAX_PIXELS = 100_000_000  # an image larger than this (10,000 x 10,000) is refused, not decoded
-MIN_PIXELS = 250_000  # ... and one smaller than 500 x 500 (an icon, a logo: no page of text) is not recognised
+# Text whose words are less high than this (the median of their boxes, in pixels) is too small to read: Tesseract
+# reads capitals 20 pixels high and more best, and makes junk of text a few pixels high (a thumbnail, an icon).
+MIN_TEXT_HEIGHT = 8
+# OSD's confidence in a page's orientation at or above which a page it finds turned is turned back (pages of text
+# measured 4.5-13; a handful of words less).
+MIN_ORIENTATION_CONFIDENCE = 3.0
+# ... and in its script at or above which the page is read in that script's pack first, or skipped when no installed
+# pack reads it (pages of Latin text measured 31-183, of Greek 12.8-35).
+MIN_SCRIPT_CONFIDENCE = 10.0
 PACKS = {"en": "eng", "de": "deu", "es": "spa", "ru": "rus", "ar": "ara", "zh": "chi_sim", "ja": "jpn"}
-_SCRIPT_PACKS = {"Cyrillic": "rus", "Arabic": "ara", "Han": "chi_sim", "Japanese": "jpn", "Hiragana": "jpn",
-                 "Katakana": "jpn"}
+# The pack that reads each script OSD names: localcr's packs for theirs, and the Debian pack of the language most
+# written in each other script, named when a page in it is skipped (tesseract-ocr-<pack>).
+SCRIPT_PACKS = {"Cyrillic": "rus", "Arabic": "ara", "Han": "chi_sim", "Japanese": "jpn", "Hiragana": "jpn",
+                "Katakana": "jpn", "Devanagari": "hin", "Hebrew": "heb", "Greek": "ell", "Hangul": "kor",
+                "Korean": "kor", "Thai": "tha", "Bengali": "ben", "Tamil": "tam", "Telugu": "tel", "Gujarati": "guj",
+                "Gurmukhi": "pan", "Kannada": "kan", "Malayalam": "mal", "Oriya": "ori", "Sinhala": "sin",
+                "Georgian": "kat", "Armenian": "hye", "Ethiopic": "amh", "Khmer": "khm", "Lao": "lao",
+                "Myanmar": "mya", "Tibetan": "bod"}
+_LOCALCR_SCRIPTS = {script: pack for script, pack in SCRIPT_PACKS.items() if pack in PACKS.values()}
+_NO_TEXT = "no text layer, and OCR found no text"
 INSTALL = "apt-get install tesseract-ocr " + " ".join(f"tesseract-ocr-{p.replace('_', '-')}" for p in PACKS.values())
 NOT_INSTALLED = f"OCR needs Tesseract, which is not installed ({INSTALL})"
 
@@ -67,8 +87,6 @@ def read_image(data: bytes) -> Read:
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:
         image = Image.open(io.BytesIO(data))
-        if image.width * image.height < MIN_PIXELS:
-            raise ReaderError(f"an image of {image.width}x{image.height} pixels: too small to be a scanned page")
         frames = [frame.convert("L") for frame in ImageSequence.Iterator(image)]
     except UnidentifiedImageError:
         raise ReaderError("not a readable image (not a PNG, JPEG or TIFF that Pillow can decode)") from None
@@ -76,9 +94,16 @@ def read_image(data: bytes) -> Read:
         raise ReaderError(f"not a readable image ({' '.join(str(exc).split())[:200]})") from None
     texts, warnings = recognise(frames)
     if not any(texts):
-        raise ReaderError("OCR found no text in it")
+        raise ReaderError(why_no_text(warnings) or "OCR found no text in it")
     text, pages = paged(texts)
     return Read(text, "", warnings, pages=pages if len(pages) > 1 else [])
+
+
+def why_no_text(warnings: list[str]) -> str:
+    """Why OCR read no text on any page, where every page says the same (a script no installed pack reads, text too
+    small, Tesseract failing): what to say of the whole file; "" otherwise."""
+    reasons = {warning.partition(": ")[2] for warning in warnings}
+    return reasons.pop() if len(reasons) == 1 and _NO_TEXT not in reasons else ""
 
 
 def recognise(pages: Iterable, numbers: list[int] | None = None) -> tuple[list[str], list[str]]:
@@ -93,21 +118,27 @@ def recognise(pages: Iterable, numbers: list[int] | None = None) -> tuple[list[s
 
 
 def _checked_page_text(image) -> tuple[str, str]:
-    """A page's text, and what to say of it: nothing found, low confidence, or Tesseract failing on it."""
+    """A page's text, and what to say of it: nothing found, a script no pack reads, text too small, low confidence,
+    or Tesseract failing on it."""
     import pytesseract
 
     try:
-        text, confidence = _cached_page_text(image)
+        text, confidence, height, script = _cached_page_text(image)
     except (RuntimeError, pytesseract.TesseractError) as exc:  # pytesseract's timeout is a RuntimeError
         return "", f"OCR failed ({' '.join(str(exc).split())[:200]}): its text is missing"
+    if script:
+        pack = f"tesseract-ocr-{SCRIPT_PACKS[script].replace('_', '-')}"
+        return "", f"in {script} script, which no installed Tesseract pack reads (apt-get install {pack})"
+    if text and height < MIN_TEXT_HEIGHT:
+        return "", f"its text is {height} pixels high, too small to read (at least {MIN_TEXT_HEIGHT})"
     if not text:
-        return "", "no text layer, and OCR found no text"
+        return "", _NO_TEXT
     if confidence < LOW_CONFIDENCE:
         return text, f"OCR confidence {confidence:.0f}% (under {LOW_CONFIDENCE}%): its text may be wrong"
     return text, ""
 
 
-def _cached_page_text(image) -> tuple[str, float]:
+def _cached_page_text(image) -> tuple[str, float, int, str]:
     from localcr import cache
 
     import pytesseract
@@ -139,38 +170,49 @@ def _one_thread():
             os.environ["OMP_THREAD_LIMIT"] = before
 
 
-def _page_text(image) -> tuple[str, float]:
-    """A page's text (lines as Tesseract found them, a blank line between its blocks) and its mean word confidence.
-    Read as English first (most pages are Latin script; script detection costs a fifth of a page's time); a page
-    that reads badly so is read again in another script's pack (the best read kept), a Latin one in German or
-    Spanish when its words say so."""
+def _page_text(image) -> tuple[str, float, int, str]:
+    """A page's text (lines as Tesseract found them, a blank line between its blocks), its mean word confidence, its
+    words' median height in pixels, and the script OSD found when no installed pack reads it ("" when one does).
+    A page OSD finds turned is turned back first. A page in a script of an installed pack is read in it; one that
+    reads badly so, or in any other script, as English, and one that reads badly as English too again in each other
+    script's pack (the best read kept) unless OSD names a script no installed pack reads (then it is skipped: OSD
+    took the page for that script and English does not read it); a Latin one in German or Spanish when its words
+    say so."""
     packs = installed_packs()
+    rotate, script = _orientation_and_script(image)
+    if rotate:
+        image = image.rotate(-rotate, expand=True, fillcolor=255)  # OSD's rotation is clockwise, PIL's anticlockwise
+    own = SCRIPT_PACKS.get(script)
+    reads = [_tesseract(image, own)] if own in packs else []
+    if reads and reads[0][1] >= LOW_CONFIDENCE:
+        return *reads[0], ""
     first = "eng" if "eng" in packs else packs[0]
-    text, confidence = _tesseract(image, first)
+    text, confidence, height = _tesseract(image, first)
     if confidence < LOW_CONFIDENCE:
-        return max([(text, confidence), *(_tesseract(image, pack) for pack in _other_scripts(image, packs))], key=lambda r: r[1])
+        if own and own not in packs:
+            return "", confidence, height, script
+        others = [pack for pack in packs if pack in _LOCALCR_SCRIPTS.values() and pack != own]
+        reads += [(text, confidence, height), *(_tesseract(image, pack) for pack in others)]
+        return *max(reads, key=lambda r: r[1]), ""
     if first == "eng" and (better := _latin_pack(text, packs)) != "eng":
-        return _tesseract(image, f"{better}+eng")
-    return text, confidence
+        return *_tesseract(image, f"{better}+eng"), ""
+    return text, confidence, height, ""
 
 
-def _other_scripts(image, packs: list[str]) -> list[str]:
-    """The installed packs of other scripts to read a page in: the one of the script OSD finds, else (OSD needs
-    more text than a few lines) all of them, the best read kept."""
-    found = _SCRIPT_PACKS.get(_script(image))
-    others = [pack for pack in packs if pack in _SCRIPT_PACKS.values()]
-    return [found] if found in others else others
-
-
-def _script(image) -> str:
-    """The page's script as Tesseract's OSD names it ("Latin", "Cyrillic", "Han" ...); "" when it cannot tell
-    (too little text, or no osd pack)."""
+def _orientation_and_script(image) -> tuple[int, str]:
+    """How far a page is turned (clockwise degrees to turn it back: 0, 90, 180 or 270; 0 when OSD is not sure) and
+    its script ("Latin", "Cyrillic", "Devanagari" ...; "" when OSD is not sure) as Tesseract's OSD finds them; (0, "")
+    when it cannot tell (too little text, or no osd pack)."""
     import pytesseract
 
     try:
-        return pytesseract.image_to_osd(image, output_type=pytesseract.Output.DICT, timeout=PAGE_TIMEOUT)["script"]
-    except (pytesseract.TesseractError, KeyError):
-        return ""
+        found = pytesseract.image_to_osd(image, output_type=pytesseract.Output.DICT, timeout=PAGE_TIMEOUT)
+    except (pytesseract.TesseractError, KeyError, ValueError):
+        return 0, ""
+    sure_of_turn = float(found.get("orientation_conf", 0)) >= MIN_ORIENTATION_CONFIDENCE
+    sure_of_script = float(found.get("script_conf", 0)) >= MIN_SCRIPT_CONFIDENCE
+    turned = int(found.get("rotate", 0)) % 360 if sure_of_turn else 0
+    return turned, str(found.get("script", "")) if sure_of_script else ""
 
 
 def _latin_pack(text: str, packs: list[str]) -> str:
@@ -180,19 +222,21 @@ def _latin_pack(text: str, packs: list[str]) -> str:
     from localcr.language import document_language
 
     pack = PACKS.get(document_language(text, False), "eng")
-    return pack if pack in packs and pack not in _SCRIPT_PACKS.values() else "eng"
+    return pack if pack in packs and pack not in _LOCALCR_SCRIPTS.values() else "eng"
 
 
-def _tesseract(image, pack: str) -> tuple[str, float]:
+def _tesseract(image, pack: str) -> tuple[str, float, int]:
     import pytesseract
 
     found = pytesseract.image_to_data(image, lang=pack, output_type=pytesseract.Output.DICT, timeout=PAGE_TIMEOUT)
     lines: dict[tuple[int, int, int], list[str]] = {}
-    confidences = []
-    for word, confidence, *where in zip(found["text"], found["conf"], found["block_num"], found["par_num"], found["line_num"]):
+    confidences, heights = [], []
+    for word, confidence, height, *where in zip(found["text"], found["conf"], found["height"], found["block_num"],
+                                                found["par_num"], found["line_num"]):
         if word.strip():
             lines.setdefault(tuple(where), []).append(word)
             confidences.append(float(confidence))
+            heights.append(int(height))
     space = "" if pack in ("chi_sim", "jpn") else " "  # Tesseract's words in Chinese and Japanese are characters
     blocks: dict[int, list[str]] = {}
     for (block, _paragraph, _line), words in lines.items():
@@ -200,4 +244,5 @@ def _tesseract(image, pack: str) -> tuple[str, float]:
     # A blank line between blocks (text regions) only: Tesseract takes many a single line for a paragraph, and a text
     # layer's lines (PDFium's) have no blank line between them either, so chunks are cut alike.
     text = "\n\n".join("\n".join(block) for block in blocks.values())
-    return text, sum(confidences) / len(confidences) if confidences else 0.0
+    median_height = sorted(heights)[len(heights) // 2] if heights else 0
+    return text, sum(confidences) / len(confidences) if confidences else 0.0, median_height

@@ -7,7 +7,13 @@ text layer at all is skipped with what to install.
 """
 from __future__ import annotations
 
+import re
+
 from localcr.readers import Read, ReaderError, ocr, paged
+
+# A metadata title that only names a file (`Binder1.pdf`, `Microsoft Word - report.docx`): what a tool wrote, not the
+# document's title, and no title is better (a structural context would carry it into every chunk).
+_FILE_NAME = re.compile(r"(?:Microsoft \w+ - )?[^/\\]*\.(?:pdf|docx?|xlsx?|pptx?|odt|rtf|txt|indd|tiff?|jpe?g|png)", re.IGNORECASE)
 
 
 def read(data: bytes) -> Read:
@@ -25,11 +31,15 @@ def read(data: bytes) -> Read:
     finally:
         pdf.close()
     if not any(texts):
-        raise ReaderError("no text layer (scanned PDF?), and OCR found no text" if ocr.installed_packs()
-                          else f"no text layer (scanned PDF?): {ocr.NOT_INSTALLED}")
+        if not ocr.installed_packs():
+            raise ReaderError(f"no text layer (scanned PDF?): {ocr.NOT_INSTALLED}")
+        why = ocr.why_no_text(warnings)
+        raise ReaderError(f"no text layer (scanned PDF?), and OCR read none: {why}" if why
+                          else "no text layer (scanned PDF?), and OCR found no text")
     text, pages = paged(texts)
     bookmarks = [(level, name, _where(text, name, pages[page])) for level, name, page in outline if page < len(pages)]
-    return Read(text, "", warnings, pages=pages, title=" ".join(title.split()), bookmarks=bookmarks)
+    title = " ".join(title.split())
+    return Read(text, "", warnings, pages=pages, title="" if _FILE_NAME.fullmatch(title) else title, bookmarks=bookmarks)
 
 
 def _recognise_scans(pdf, texts: list[str]) -> list[str]:
@@ -75,7 +85,8 @@ def _where(text: str, title: str, page_start: int) -> int:
 
 def _page_text(page) -> str:
     """One page's text with Unix line ends; PDFium marks a hyphen it breaks a line at as U+0002 and may end
-    a page with a NUL."""
+    a page with a NUL. (A hyphen it joins two lines at, U+FFFE, stays: every document's text carries it as a soft
+    hyphen, localcr.text.HYPHENATION_POINT.)"""
     textpage = page.get_textpage()
     try:
         text = textpage.get_text_range()

@@ -85,8 +85,9 @@ def _workbook(sheets: list[tuple[str, Iterable]], title: str) -> Read:
 
 
 def _sheet_text(name: str, rows: Iterable) -> tuple[str, str]:
-    """A sheet as lines of cells under its name (none for a CSV), empty rows and trailing empty cells left out;
-    and a warning when the sheet was cut at MAX_CHARS."""
+    """A sheet as lines of cells under its name (none for a CSV), empty rows and trailing empty cells left out (a
+    sheet with no cell is "", name and all, as an empty DOCX is: an empty workbook is skipped as empty); and a warning
+    when the sheet was cut at MAX_CHARS."""
     lines, size = [f"# {' '.join(name.split())}", ""] if name.strip() else [], 0
     for n, row in enumerate(rows, 1):
         cells = [_cell(value) for value in row]
@@ -99,7 +100,7 @@ def _sheet_text(name: str, rows: Iterable) -> tuple[str, str]:
         size += len(line) + 1
         if size > MAX_CHARS:
             return "\n".join(lines), f"sheet {name or '1'} cut after row {n}: its text passed {MAX_CHARS >> 20} M characters"
-    return "\n".join(lines), ""
+    return "\n".join(lines) if size else "", ""
 
 
 def _cell(value) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Sequence, TypeVar
 
 from localcr.models import ModelSpec
+from localcr.text import without_soft_hyphens
 
 T = TypeVar("T")
 
@@ -30,7 +31,7 @@ class Reranker:
         """`items` paired with the scores of their `texts`, best first; equal scores keep the given order."""
         if len(items) != len(texts):
             raise ValueError(f"rerank: {len(items)} items but {len(texts)} texts")
-        scores = self.score(query, texts)
+        scores = self.score(query, [without_soft_hyphens(text) for text in texts])
         order = sorted(range(len(items)), key=lambda i: -scores[i])
         return [(items[i], scores[i]) for i in order]
 

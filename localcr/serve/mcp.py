@@ -135,7 +135,7 @@ def serve_stdio(service: Service) -> None:
     """Answer one MCP client on stdin/stdout until it closes the connection; log lines go to stderr."""
     logging.basicConfig(level=logging.INFO, format="localcr mcp: %(message)s", stream=sys.stderr)
     server = create_server(service)
-    log.info("serving %s (%d chunks) over MCP on stdio", service.directory, service.index.store.n_chunks)
+    log.info("serving %s (%d chunks) over MCP on stdio", service.directory, service.index.store.live_chunks)
     server.run("stdio")
 
 

@@ -58,7 +58,8 @@ class _Retrieval(BaseModel):
         [], max_length=MAX_GLOBS, description="Search only documents whose id or path matches one of these patterns "
         "(as ripgrep's -g: `*` within a folder, `**` across folders); a pattern starting with ! excludes.")
     kind: str | None = Field(None, max_length=40, description=f"Search only documents of this kind: {', '.join(KINDS)} or code:SUFFIX.")
-    lang: str | None = Field(None, max_length=3, description="Search only documents in this language (ISO 639-1, e.g. en).")
+    lang: str | None = Field(None, max_length=4, description="Search only documents in this language (ISO 639-1, e.g. en) "
+                             "and those too short to tell (und); =en: in this language only.")
 
     def search_options(self) -> dict:
         return {name: getattr(self, name) for name in ("mode", "fusion", "alpha", "candidates", "window", "glob", "kind", "lang")}
@@ -242,7 +243,7 @@ class Service:
         from localcr.pipeline import coverage_text
 
         index = self.index
-        return {"status": "ok", "generation": index.store.generation, "chunks": index.store.n_chunks,
+        return {"status": "ok", "generation": index.store.generation, "chunks": index.store.live_chunks,
                 "embedder": index.store.manifest["embedder"]["name"], "uptime_s": round(time.time() - self.started, 1),
                 "contexts": coverage_text(index.store.manifest.get("contexts", {}))}
 

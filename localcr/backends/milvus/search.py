@@ -49,7 +49,7 @@ class MilvusBackend:
         self.manifest = self.connection.manifest(generation)
         if self.connection.call("get_load_state", generation)["state"].name != "Loaded":
             self.connection.call("load_collection", generation)
-        self.n_chunks = self.manifest["chunks"]
+        self.n_chunks = self.live_chunks = self.manifest["chunks"]  # a generation holds no replaced rows
         self.lexical_kind = self.manifest["lexical"]["kind"]
         self.dense_only = self.lexical_kind == "none"
         self._selections: dict[tuple[Filter, str], Selection] = {}
@@ -82,7 +82,7 @@ class MilvusBackend:
         return self._selections[wanted, written]
 
     def _select(self, wanted: Filter) -> Selection:
-        narrowed = " and ".join(_kind_expression(wanted.kind) if name == "kind" else f"language == {literal(wanted.lang)}"
+        narrowed = " and ".join(_kind_expression(wanted.kind) if name == "kind" else f"language in {literal(list(wanted.languages))}"
                                 for name in ("kind", "lang") if getattr(wanted, name) is not None)
         first_entities = "window == 0 and position == 0" + (f" and {narrowed}" if narrowed else "")
         if not wanted.globs:
