@@ -71,7 +71,7 @@ def select(question: str, texts: list[str], *, languages: list[str] | None = Non
     `budget` characters, each with the sentence before it. A text may keep none. Sentences are ranked by BM25 and
     by their hit's rank (and the embedder's cosine, where one is given), fused by RRF."""
     from localcr.lexical import LexicalIndex
-    from localcr.search import RRF_K, rrf
+    from localcr.fusion import RRF_K, rrf
 
     languages = languages or ["en"] * len(texts)
     sentences = [Sentence(i, start, end) for i, (text, language) in enumerate(zip(texts, languages))

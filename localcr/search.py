@@ -22,11 +22,11 @@ from localcr.backends import open_backend
 from localcr.documents import LONG_PROSE, page_at
 from localcr.errors import LocalcrError
 from localcr.filters import Filter, exact_glob
+from localcr.fusion import RRF_K, rrf  # noqa: F401  (rrf is part of search's scoring API)
 from localcr.models import Registry, load_registry
 
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("auto", "dynamic", "weighted", "rrf")
-RRF_K = 60
 # How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
 # benchmarks/retrieval/depth.py on the code and prose sets (see BENCHMARKS.md).
 DEFAULT_CANDIDATES = 150
@@ -74,15 +74,6 @@ class Hit:
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-def rrf(rankings: dict[str, list[int]], k: int = RRF_K) -> dict[int, float]:
-    """Reciprocal rank fusion: each list gives an item 1 / (k + rank); ranks are 1-based."""
-    fused: dict[int, float] = {}
-    for ranking in rankings.values():
-        for rank, item in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
-    return fused
 
 
 def weighted(dense: dict[int, float], lexical: dict[int, float], alpha: float) -> dict[int, float]:
