@@ -115,6 +115,79 @@ def test_a_cover_page_in_capitals_names_the_organisation_and_forms_give_the_kind
         "ACME COMPANY, Current Report, July 1, 2022."
 
 
+def manual() -> str:
+    """A product manual long enough for a card: no date, no version, no company; the product named as it writes it."""
+    steps = ["Open the settings panel and choose the queue you want to inspect.",
+             "Each job shows its owner, the machine it runs on and how long it has waited.",
+             "A paused queue keeps its jobs; resume it to let the scheduler hand them out again.",
+             "Use labels to keep the build machines of one team apart from the others."]
+    sections = [f"{name}\n" + " ".join(steps[(n + i) % len(steps)] for i in range(8))
+                for n, name in enumerate(["Getting started", "Queues", "Jobs", "Labels", "Troubleshooting"])]
+    return "Orbit scheduler user guide\n\norbit-sched runs batch jobs on a small cluster of build machines.\n\n" \
+        + "\n\n".join(sections * 4)
+
+
+def test_a_manual_keeps_its_card_without_a_period_and_an_invented_year_drops_only_the_period():
+    doc = manual()
+    opening = doc[:600]
+    guide = "Subject: Orbit scheduler\nKind: User guide\nPeriod: none"
+    assert G.guard_card(guide, doc, opening) == ("Orbit scheduler, User guide.", "")
+    invented = "Subject: Orbit scheduler\nKind: User guide\nPeriod: fiscal year 2023"  # no year in a manual
+    assert G.guard_card(invented, doc, opening) == ("Orbit scheduler, User guide.", "")
+    # a kind the opening never uses and no genre is dropped, the card kept; a genre is kept though unsaid
+    assert G.guard_card("Subject: Orbit scheduler\nKind: Prospectus\nPeriod: 2.4", doc, opening) == ("Orbit scheduler.", "")
+    assert G.guard_card("Subject: Orbit\nKind: API reference", doc, opening)[0] == "Orbit, API reference."
+    # a product the page writes in lower case is its subject; words every document has name nothing
+    assert G.guard_card("Subject: orbit-sched\nKind: guide", doc, opening)[0] == "orbit-sched, guide."
+    assert G.guard_card("Subject: the company\nKind: guide", doc, opening) == (None, "unnamed")
+    assert G.guard_card("Subject: the cluster scheduler of Acme", doc, opening) == (None, "unnamed")
+    # a version or date the opening states stays
+    versioned = doc.replace("user guide\n", "user guide, version 2.4\n")
+    assert G.guard_card("Subject: Orbit\nKind: guide\nPeriod: version 2.4", versioned, versioned[:600])[0] == \
+        "Orbit, guide, version 2.4."
+    # an annual report is still held to its period: an invented year, or none, is no card
+    assert G.guard_card("Subject: Orbit\nKind: Annual report\nPeriod: fiscal 2023", doc, opening) == (None, "unfounded")
+    assert G.guard_card("Subject: Orbit\nKind: Annual report\nPeriod: none", doc, opening) == (None, "no_period")
+
+
+def test_names_beginning_with_a_digit_or_in_capitals_are_names():
+    body = long_report().split("\n\n", 1)[1]
+    cover = ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM 10-K\nFor the fiscal year ended December 31, 2022\n"
+             "3M COMPANY\n(Exact name of registrant as specified in its charter)\n")
+    doc = cover + body
+    assert G.guard_card(card("3M Company", kind="Annual report", period="fiscal year 2022"), doc, cover) == \
+        ("3M Company, Annual report, fiscal year 2022.", "")
+    assert G.names_in("3M Company and GE, AMD; not an e.g.") == ["3M", "GE", "AMD"]  # "Company" is generic
+    ge = cover.replace("3M COMPANY", "GENERAL ELECTRIC COMPANY (GE)")
+    assert G.guard_card(card("GE", period="2022"), ge + body, ge)[1] == ""
+    # a short name stands as a word: "GE" inside other words ("CHANGE") names nothing
+    assert G.guard_card(card("GE", period="2022"), doc, cover) == (None, "unnamed")
+
+
+def test_a_manual_keeps_its_cached_card_and_its_chunks_carry_it(tmp_path, monkeypatch):
+    """The plumbing with no model: a card the cache holds (as the 1.5B wrote it, an invented year and all) is judged,
+    kept without its period, and joined to the manual's chunks' contexts."""
+    from localcr.cache import open_cache
+    from localcr.chunking import chunk_document
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    spec = load_registry().require("llm")
+    text = manual()
+    doc = Document("guide.txt", "guide.txt", "text", text, len(text))
+    assert K.wants_card(doc)
+    with open_cache("contexts") as cache:
+        cache.set(K.card_key(spec.fingerprint(), spec, doc, K.OPENING_TOKENS),
+                  {"raw": "Subject: Orbit scheduler\nKind: User guide\nPeriod: 2023", "finished": True,
+                   "opening_chars": 600}, K.card_tag(spec))
+    stats = K.CardStats()
+    cards, todo = K.cached_cards([doc], spec, stats=stats)
+    assert cards == {"guide.txt": "Orbit scheduler, User guide."} and not todo and stats.fallbacks == 0
+    doc.card = cards["guide.txt"]
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 120, 10)
+    structural_contexts(doc, chunks)
+    assert len(chunks) > 3 and all("Orbit scheduler, User guide." in c.context for c in chunks)
+
+
 def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
     page = "Table of Contents\nItem 7. Management's Discussion and Analysis\nOverview\nRevenue grew in every region we serve this year.\n"
     text = "PART II\n" + page + "\n" + "Table of Contents\nResults by segment were mixed this year across the business.\n" \
