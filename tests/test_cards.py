@@ -276,6 +276,32 @@ def test_prose_records_are_prose_and_code_records_code(tmp_path):
     assert kinds == {"tools": "text", "parse": "code", "licence": "code"}
 
 
+def test_a_prechunked_prose_page_with_code_samples_is_prose_titled_by_its_first_line(tmp_path):
+    """A documentation page exported as a record: its title on the first line, paragraphs of one long line each,
+    and a sample of more short lines than the prose has lines. It is prose (its contexts had read "Defines
+    request, identify.", names picked out of the sample), and every chunk is told its title."""
+    sample = "\n".join(["```python", "import orbit", "", "client = orbit.Client(token=load_token())",
+                         "request = client.jobs.create(", "    name=\"nightly\",", "    queue=\"builds\",",
+                         "    labels=[\"linux\", \"x86\"],", ")", "def identify(job):", "    return job.owner.id",
+                         "print(identify(request))", "```"])
+    paragraphs = ["Streaming job logs lets you follow a build while it runs, line by line, instead of waiting for the "
+                  "whole log when the job has finished.",
+                  "Create the job with a client, then open its log stream; each event carries one line of output and "
+                  "the time the machine wrote it.",
+                  "When the stream ends, the job has finished and its exit status is in the last event the server "
+                  "sends before it closes the connection."]
+    content = f"Stream a job's logs\n\n{paragraphs[0]}\n\n{sample}\n\n{paragraphs[1]}\n\n{paragraphs[2]}\n"
+    halves = [content[: content.index(paragraphs[1])], content[content.index(paragraphs[1]):]]
+    record = {"doc_id": "logs", "original_uuid": "u1", "content": content,
+              "chunks": [{"chunk_id": f"logs_{i}", "original_index": i, "content": half} for i, half in enumerate(halves)]}
+    (tmp_path / "corpus.json").write_text(json.dumps([record]))
+    (doc,) = load_paths([tmp_path / "corpus.json"]).documents
+    assert doc.kind == "text"
+    structural_contexts(doc, doc.given_chunks)
+    for chunk in doc.given_chunks:
+        assert "Stream a job's logs." in chunk.context and "Defines" not in chunk.context, chunk.context
+
+
 def test_a_quoted_file_name_stays_in_a_context():
     chunk = "See docs/configuration.md and docs/operations.md for the settings of the scheduler and its daemon."
     written = "This chunk points readers to `docs/configuration.md` and `docs/operations.md` for the scheduler's settings."

@@ -162,6 +162,30 @@ def _is_title_line(line: str, before: str, after: str, after_heading: bool) -> b
     return ended and sentence_follows
 
 
+MAX_FIRST_LINE_TITLE_WORDS = 12
+_NOT_A_TITLE = re.compile(r"^(?:[-*+#>|!\[{<]|\d+[.)]\s|```|~~~)")
+
+
+def first_line_title(text: str) -> str:
+    """The title a text writes on its first line without marking it (a documentation page exported as a record:
+    "Get started with tool use", then its first paragraph), or "": a short line of words that ends no sentence,
+    followed by a sentence of six words or more. A filing's cover ("UNITED STATES" over "SECURITIES AND EXCHANGE
+    COMMISSION"), a release's headline over its bullet points and a numbered division ("Item 1. Business": a
+    section) are no such title."""
+    lines = [line.strip() for line in text[:4000].split("\n")]
+    following = [line for line in lines[1:] if line]
+    if not lines or not lines[0] or not following:
+        return ""
+    first, after = " ".join(lines[0].split()), following[0]
+    if len(first.split()) > MAX_FIRST_LINE_TITLE_WORDS or len(first) > MAX_TITLE_CHARS + 20 or first[-1] in ".,;:!?" \
+            or _NOT_A_TITLE.match(first) or not (first[0].isupper() or first[0].isdigit()) \
+            or any(division.match(first) for division in (_PART, _ITEM, _CHAPTER)) \
+            or not re.search(r"[^\W\d_]{2}", first):
+        return ""
+    sentence_follows = len(after.split()) >= 6 and after[0].isalnum() and after[-1] in ".!?:)\"'”"
+    return first if sentence_follows else ""
+
+
 @functools.lru_cache(maxsize=8)  # structural contexts, outlines, the guard: each asks for the same document's
 def heading_paths(text: str, bookmarks: tuple[tuple[int, str, int], ...] = ()) -> list[list[tuple[str, int]]]:
     """For each line, the headings above it, outermost first, as (title, line of the heading): the shape
