@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from localcr.parsing.cover import COVER_PERIOD, FORM_KINDS
+
 REASONS = ("empty", "too_long", "repetitive", "echo", "copy")
 
 
@@ -251,26 +253,6 @@ _LEGAL_FORMS = frozenset(
     "inc incorporated corp corporation co company companies ltd limited llc plc lp llp sa ag nv se gmbh ab asa oyj "
     "holdings holding group the and of".split()
 )
-# What a document's opening says it is, where it says so in the words of a form: a filing's cover page, an
-# earnings release's headline. Such a kind stands in the card where the model's names none of its words.
-FORM_KINDS = (
-    (re.compile(r"\bFORM\s+10-K\b|\bANNUAL REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Annual report (Form 10-K)",
-     ("10-k", "annual")),
-    (re.compile(r"\bFORM\s+10-Q\b|\bQUARTERLY REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Quarterly report (Form 10-Q)",
-     ("10-q", "quarterly")),
-    (re.compile(r"\bFORM\s+8-K\b|\bCURRENT REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Current report (Form 8-K)",
-     ("8-k", "current")),
-    (re.compile(r"\b(?:announces|reports|reported|posts|delivers)\b[^\n.]{0,80}\b(?:results|earnings)\b|"
-                r"\b(?:first|second|third|fourth)[- ]quarter\b[^\n.]{0,40}\bresults\b|"
-                # a release that opens with the quarter's or the year's sales and earnings per share
-                r"\b(?:for immediate release|press release|news release)\b.{0,600}?\b(?:first|second|third|fourth|full)"
-                r"[- ](?:quarter|year)\b.{0,300}?\b(?:sales|revenues?|earnings|eps)\b", re.IGNORECASE | re.DOTALL),
-     "Earnings release", ("earnings", "results", "release")),
-)
-# The period a filing's cover page states ("For the Quarterly Period Ended December 31, 2022"): the card's period
-# where the model's gives no year.
-_COVER_PERIOD = re.compile(r"\bfor the ((?:fiscal )?(?:year|quarter|quarterly period|period|fiscal year) ended "
-                           r"[A-Z][a-z]+\.? \d{1,2}, (?:19|20)\d\d)", re.IGNORECASE)
 # Kinds of document that cover a period: a card calling a document one of these must say which period, and a year
 # it gives must stand in the opening. Any other document (a manual, a paper, a mail thread) has a period only where
 # its opening states one.
@@ -329,7 +311,7 @@ def cover_period(opening: str, period: str) -> str:
     """The period to write: the model's where it gives a year, else the one a cover page states, if any."""
     if _YEAR.search(period):
         return period
-    stated = _COVER_PERIOD.search(opening)
+    stated = COVER_PERIOD.search(opening)
     return " ".join(stated.group(1).split()) if stated else period
 
 
@@ -360,7 +342,7 @@ def render_card(fields: dict[str, str]) -> str:
 def periodic(opening: str, kind: str) -> bool:
     """Whether the document covers a period by what it is: its opening names a form or states the period a cover
     page states, or the card calls it an annual, quarterly or earnings document."""
-    return (any(pattern.search(opening) for pattern, _, _ in FORM_KINDS) or _COVER_PERIOD.search(opening) is not None
+    return (any(pattern.search(opening) for pattern, _, _ in FORM_KINDS) or COVER_PERIOD.search(opening) is not None
             or _PERIODIC_KIND.search(kind) is not None)
 
 

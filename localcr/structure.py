@@ -5,9 +5,11 @@ doc comment of a source file), for prose its *lead* (the first informative sente
 subject, product or period that later paragraphs only refer to), the heading path above the chunk (Markdown,
 reStructuredText, HTML and DOCX converted to Markdown) with the lead of the chunk's section, for a spreadsheet
 the header row of the chunk's sheet, for a message its sender, recipients and date, and, for code, the
-definitions that enclose the chunk's first line (impl, class, fn, def, struct ...). This is what a person skimming
-the file would use to place the chunk, costs microseconds, and fills the same slot an LLM-written context fills
-later. A lead the chunk itself holds is left out: it would add nothing.
+definitions that enclose the chunk's first line (impl, class, fn, def, struct ...). A document's card (LLM),
+or where it has none the company, form and date its cover page prints (localcr.parsing.cover), stands in every
+chunk's context. This is what a person skimming the file would use to place the chunk, costs microseconds, and
+fills the same slot an LLM-written context fills later. A lead the chunk itself holds is left out: it would add
+nothing.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from localcr.documents import Chunk, Document
-from localcr.parsing import code, markdown, plaintext
+from localcr.parsing import code, cover, markdown, plaintext
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 
 MAX_WORDS = 48
@@ -73,7 +75,9 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
     head = ([f"File {doc.doc_id}."] if with_path and not doc.path.endswith(f"#{doc.doc_id}") else []) + [a for a in about if a]
     # a line recognised as a heading that is the document's title (its first line) is not its section too
     head_titles = set(about[:1]) if not doc.is_code and _recognised(doc) else set()
-    card = _clip(doc.card, CARD_WORDS) if doc.card else ""
+    # a document without a card (too short for one, or its card fell back) still names what its cover prints
+    card = doc.card or ("" if doc.is_code or doc.kind in SHEET_KINDS else cover.cover_line(doc.text))
+    card = _clip(card, CARD_WORDS) if card else ""
     for chunk in chunks:
         scope, section_lead, header = [], None, None
         if chunk.start >= 0:

@@ -188,6 +188,39 @@ def test_a_manual_keeps_its_cached_card_and_its_chunks_carry_it(tmp_path, monkey
     assert len(chunks) > 3 and all("Orbit scheduler, User guide." in c.context for c in chunks)
 
 
+def test_a_short_filing_and_a_letter_name_their_subject_in_every_chunk_without_a_card(tmp_path):
+    """An 8-K too short for a card: only its cover names the company (over "(Exact name of registrant ...)", with
+    non-breaking spaces as a PDF's text gives them), its form and its date; every chunk's context says them, and
+    the index is built without an LLM (`--contexts auto`). A one-page letter is named by its letterhead."""
+    cover = ("UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nFORM 8-K\nCURRENT REPORT\n"
+             "Date of report (Date of earliest event reported):\nAugust 30, 2023\nBrightwater Robotics Inc.\n"
+             "(Exact\u00a0name of registrant as specified in its charter)\nDelaware 1-3215 22-1024240\n")
+    items = "\n\n".join(f"Item {n}. Other Events\n" + " ".join(FILLER) for n in (2, 5, 7))
+    text = cover + "\n" + items + "\n"
+    assert len(text) < 8000
+    doc = Document("8k.txt", "8k.txt", "text", text, len(text))
+    assert not K.wants_card(doc)
+    from localcr.chunking import chunk_document
+
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 60, 6)
+    structural_contexts(doc, chunks)
+    assert len(chunks) >= 3
+    for chunk in chunks:
+        assert "Brightwater Robotics Inc., Current report (Form 8-K), August 30, 2023." in chunk.context, chunk.context
+    letter = ("Nordlys Marine AS\nStrandkaien 4, 5013 Bergen\n\n12 March 2024\n\nDear Ms Olsen,\n\n"
+              + " ".join(FILLER) + "\n\nYours sincerely,\nKari Nilsen\n")
+    doc = Document("letter.txt", "letter.txt", "text", letter, len(letter))
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 40, 4)
+    structural_contexts(doc, chunks)
+    assert all("Letter from Nordlys Marine AS." in c.context for c in chunks), chunks[-1].context
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "8k.txt").write_text(text)
+    run("index", tmp_path / "docs", "--index", tmp_path / "ix", "--contexts", "auto", "-q")
+    top = json.loads(run("search", "Brightwater Robotics supply constraints", "--index", tmp_path / "ix", "--json")
+                     .splitlines()[0])
+    assert "Brightwater Robotics Inc., Current report (Form 8-K)" in top["context"]
+
+
 def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
     page = "Table of Contents\nItem 7. Management's Discussion and Analysis\nOverview\nRevenue grew in every region we serve this year.\n"
     text = "PART II\n" + page + "\n" + "Table of Contents\nResults by segment were mixed this year across the business.\n" \
