@@ -32,8 +32,11 @@ _SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with vs 
 MAX_TITLE_WORDS = 9
 MAX_TITLE_CHARS = 80
 REPEATED = 3  # a line seen this many times or more is a running header or a table row label, not a heading
-# A table's units line: "(in millions)", "(In thousands, except per share data)", "(Dollars in millions)".
-_UNITS = re.compile(r"^\((?:in|dollars in|amounts in|\$ in|u\.s\. dollars in)\b[^)]*\)", re.IGNORECASE)
+# A table's units line: "(in millions)", "(In thousands, except per share data)", "(Dollars in millions)", and as
+# Pfizer's and Best Buy's statements write it, "(MILLIONS, EXCEPT PER COMMON SHARE DATA)", "$ in millions, except ...".
+_UNITS = re.compile(r"^(?:\((?:in|dollars in|amounts in|\$ in|u\.s\. dollars in)\b[^)]*\)"
+                    r"|\((?:\$\s*)?(?:millions|thousands|billions)\b[^)]*\)"
+                    r"|\$\s*in\s+(?:millions|thousands|billions)\b[^\d]*)", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _PERIOD_WORDS = re.compile(r"\b(?:ended|ending|fiscal|as of|quarter|months|weeks|year|january|february|march|april|may|"
                            r"june|july|august|september|october|november|december)\b", re.IGNORECASE)
