@@ -134,12 +134,12 @@ def document_summary(doc: Document) -> str:
         return _clip(title, 16) + "."
     if doc.kind in SHEET_KINDS:  # a workbook's first heading is only its first sheet's name
         return ""
-    if not doc.is_code:  # the first heading as the parser reads it: a `#` line inside a code fence is none
+    if not doc.is_code:  # a first line that reads as a title, else the first heading as the parser reads it (a `#`
+        #                   line inside a code fence is none; recognised headings are sections, no title)
+        if title := plaintext.first_line_title(doc.text):
+            return _clip(title, 16) + "."
         first = None if _recognised(doc) else next((path[-1][1] for path in _heading_paths(doc) if path), None)
-        if first is None:  # recognised headings are sections, no title; an unmarked first line may be one
-            title = plaintext.first_line_title(doc.text)
-            return _clip(title, 16) + "." if title else ""
-        return _clip(_heading_text(lines[first], lines[first + 1:first + 2]), 16) + "."
+        return "" if first is None else _clip(_heading_text(lines[first], lines[first + 1:first + 2]), 16) + "."
     for block in _leading_comments(doc):
         if not _LICENCE.search(block):
             return _clip(block, 20)
