@@ -263,6 +263,21 @@ def test_a_statement_split_over_chunks_carries_its_title_and_column_years_into_e
     assert chunks[1].end <= statement and chunks[1].context == "File f.txt. Section: Item 1. Business."
 
 
+def test_statements_title_their_tables_whatever_the_units_line_says():
+    """Units lines as Pfizer's and Best Buy's statements write them give their statements titles too."""
+    pfizer = ["Pfizer Inc. 2021 Form 10-K 52", "", "Consolidated Balance Sheets", "Pfizer Inc. and Subsidiary Companies",
+              "As of December 31,", "(MILLIONS, EXCEPT PER COMMON SHARE DATA) 2021 2020", "Assets",
+              "Cash and cash equivalents $ 1,944 $ 1,786"]
+    (title,) = plaintext.table_titles(pfizer).values()
+    assert title.title.startswith("Consolidated Balance Sheets — Pfizer Inc. and Subsidiary Companies, As of December 31,")
+    best_buy = ["Table of Contents", "Consolidated Balance Sheets", "$ in millions, except per share and share amounts",
+                "February 2, 2019 February 3, 2018", "Assets", "Merchandise inventories 5,409 5,209"]
+    (title,) = plaintext.table_titles(best_buy).values()
+    assert title.title == ("Consolidated Balance Sheets, February 2, 2019 February 3, 2018 "
+                           "$ in millions, except per share and share amounts")
+    assert not plaintext.table_titles(["Revenue grew in every region", "(millions of people use it) every day"])
+
+
 def test_footnote_marks_and_rules_in_a_pdf_text_are_no_headings():
     """A filing's text has `# Denotes ...` footnotes on many pages and form rules of underscores over dashes: taken
     for Markdown or reST headings, they had become the document's title (and kept it from getting a card)."""
