@@ -297,10 +297,7 @@ class Index:
         wanted = asked(query)
         if not wanted.statements:
             return order, scores, []
-        first_docs: list[str] = []
-        for record in self.store.hit_records(order[:50]):
-            if record["doc_id"] not in first_docs:
-                first_docs.append(record["doc_id"])
+        first_docs = self._first_documents(order)
         lists = []
         inside_query = f"{query} {wanted.row_words}" if prior.row_words and wanted.row_words else query
         for doc_id in first_docs[: prior.documents]:
@@ -318,6 +315,10 @@ class Index:
             for rank, row in enumerate(ranked, start=1):
                 lifted[row] = lifted.get(row, 0.0) + prior.lift / (RRF_K + rank)
         return sorted(lifted, key=lambda row: (-lifted[row], row)), lifted, [row for ranked in lists for row in ranked]
+
+    def _first_documents(self, order: list) -> list[str]:
+        """The documents of the first 50 rows of an order, in the order they first appear."""
+        return list(dict.fromkeys(record["doc_id"] for record in self.store.hit_records(order[:50])))
 
     def _statement_rows(self, doc_id: str) -> dict:
         """Every row of a document (in document order) with the financial statement its section is, or None; read
@@ -339,10 +340,7 @@ class Index:
         and those chunks; a document without an outline to read is left as it is."""
         from localcr.navigation import MIN_ENTRIES, about, outline, rows_of
 
-        first_docs: list[str] = []
-        for record in self.store.hit_records(order[:50]):
-            if record["doc_id"] not in first_docs:
-                first_docs.append(record["doc_id"])
+        first_docs = self._first_documents(order)
         navigated: list = []
         for doc_id in first_docs[: navigator.documents]:
             records = self.store.hit_records(list(self.store.rows_of_document(doc_id)))
