@@ -2,6 +2,8 @@
 is, and a filing's table row found by a question naming its line item and year (an index with the bundled MiniLM)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from localcr.statements import asked, statement_of
@@ -77,3 +79,9 @@ def test_a_filings_table_row_is_found_by_a_question_naming_its_line_item_and_yea
     top = index.search(question, k=5)[0]
     assert ROW in top.text and "CONSOLIDATED STATEMENTS OF CASH FLOWS" in top.context and "2023 2022 2021" in top.context
     assert top.ranks.get("statement") == 1
+    from conftest import run
+
+    shown = json.loads(run("search", question, "--index", tmp_path / "ix", "--json").splitlines()[0])
+    assert ROW in shown["text"] and shown["ranks"]["statement"] == 1
+    plain = json.loads(run("search", question, "--index", tmp_path / "ix", "--json", "--no-statement-prior").splitlines()[0])
+    assert ROW not in plain["text"] and "statement" not in plain["ranks"]
