@@ -409,6 +409,12 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     years = _YEAR.findall(fields["period"])
     if not years:
         return None, "no_period"
+    stated = COVER_PERIOD.search(opening)
+    if stated and any(y in opening for y in years) and any(y not in opening for y in years):
+        # a founded year beside an invented one ("July 2, 2023 to December 31, 2022" for a quarter the cover says
+        # ended July 2, 2023): the period the cover states
+        fields["period"] = " ".join(stated.group(1).split())
+        years, card = _YEAR.findall(fields["period"]), render_card(fields)
     if any(y not in opening for y in years) or not (from_form or _founded(fields["kind"], opening)):
         return None, "unfounded"
     return card, ""

@@ -105,6 +105,9 @@ def test_a_cover_page_in_capitals_names_the_organisation_and_forms_give_the_kind
                "• 2022 Fourth-Quarter earnings per share (EPS) of $1.33\nAcme Company\n")
     assert G.guard_card(card("Acme Company", kind="Financial Report", period="2022"), release + body, release)[0] == \
         "Acme Company, Earnings release, 2022."
+    ranged = card("ACME COMPANY", kind="Form 10-K", period="December 31, 2024 to December 31, 2023")  # 2023: invented
+    assert G.guard_card(ranged, doc, cover)[0] == "ACME COMPANY, Form 10-K, fiscal year ended December 31, 2024."
+    assert G.guard_card(card("ACME COMPANY", period="fiscal 2023"), doc, cover) == (None, "unfounded")
     quarter = "FORM 10-Q\nFor the Quarterly Period Ended December 31, 2022\nACME COMPANY\n"
     assert G.guard_card(card("ACME COMPANY", kind="Form 10-Q", period="Quarter"), quarter + body, quarter)[0] == \
         "ACME COMPANY, Form 10-Q, Quarterly Period Ended December 31, 2022."
