@@ -18,7 +18,7 @@ from localcr.filters import KINDS, Filter
 from localcr.pipeline import CONTEXT_MODES, long_prose_tokens_of
 from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
-from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, FUSIONS
+from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, DEFAULT_PRIOR, FUSIONS
 from localcr.store import disk_size
 from localcr.text import printable, snippet
 
@@ -284,6 +284,9 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
                    "the section that would hold the answer; its chunks rank first. For long reports and a model that "
                    "reads outlines well (the bundled 1.5B ranks filings worse with it: measure with `localcr eval "
                    "--config hybrid,navigate`): seconds a query on a CPU, cached per question.")
+@click.option("--statement-prior/--no-statement-prior", default=True, show_default=True,
+              help="Lift the chunks of the financial statements a question names or whose line items it asks for "
+                   "(capex, COGS, the balance sheet ...) in the first documents found (localcr.statements).")
 @click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
 @click.option("--window", type=click.IntRange(0), default=0, show_default=True,
@@ -298,8 +301,8 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
               "short to tell (und); =en: in this language only.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, for programs.")
 @click.pass_context
-def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_llm, navigate_llm, candidates, window, full,
-           globs, kind, lang, as_json):
+def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_llm, navigate_llm, statement_prior,
+           candidates, window, full, globs, kind, lang, as_json):
     """Search an index (or only the documents --glob, --kind and --lang let through: the k best of those)."""
     Filter.of(globs, kind, lang)  # a bad filter is refused before the index and its models are opened
     idx = _open_index(index_dir, _registry(ctx))
@@ -308,7 +311,8 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
     navigator = _navigator(idx.registry, navigate_llm)
     try:
         hits = idx.search(query, k, mode=mode, fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates,
-                          window=window, glob=globs, kind=kind, lang=lang, expand=expander, navigate=navigator)
+                          window=window, glob=globs, kind=kind, lang=lang, expand=expander, navigate=navigator,
+                          prior=DEFAULT_PRIOR if statement_prior else None)
     finally:
         for model in (expander, navigator):
             if model is not None:

@@ -286,16 +286,35 @@ _CODE_LINE = re.compile(
 _PROSE_LINE = re.compile(r"^\s*[^\W\d_][^\n]*[.?!:;\"'”’)。！？]\s*$")
 
 
+_FENCED = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+_WORD = re.compile(r"^[^\W\d_][^\W\d_'’-]*[.,;:!?)]?$")
+
+
+def _wrapped_prose(line: str) -> bool:
+    """A line of a paragraph wrapped at a column: four words or more, most of them plain words, no code."""
+    words = line.split()
+    return len(words) >= 4 and 2 * sum(bool(_WORD.match(w)) for w in words) > len(words) and not _CODE_LINE.search(line)
+
+
 def _guess_kind(text: str) -> str:
     """Imported documents come without a path: a record is code when most of its lines carry what only code
-    writes (see _CODE_LINE) and prose sentences do not outnumber them; a strict grammar (Python, Rust, C, Java
-    ...) that parses the whole record without one error settles a record with a little of both. Counting words
-    such as "use", "import" and "class" (English words too) had taken documentation pages for code."""
-    lines = [ln for ln in text[:GUESS_CHARS].split("\n") if ln.strip()]
+    writes (see _CODE_LINE), prose sentences do not outnumber them, and most of its characters are code; a strict
+    grammar (Python, Rust, C, Java ...) that parses the whole record without one error settles a record with a
+    little of both. Counting words such as "use", "import" and "class" (English words too) had taken
+    documentation pages for code, and so had counting lines: a page whose paragraphs are one long line each and
+    whose samples are many short ones is prose with code blocks (13 of 45 documentation pages held out), and so is
+    a page whose samples stand in fences and whose paragraphs are wrapped at a column (Node.js's API pages)."""
+    head = text[:GUESS_CHARS]
+    lines = [ln for ln in head.split("\n") if ln.strip()]
     if not lines:
         return "text"
-    code = sum(1 for ln in lines if _CODE_LINE.search(ln))
-    prose = sum(1 for ln in lines if len(ln.split()) >= 6 and _PROSE_LINE.match(ln) and not _CODE_LINE.search(ln))
+    code_lines = [ln for ln in lines if _CODE_LINE.search(ln)]
+    prose_lines = [ln for ln in lines if len(ln.split()) >= 6 and _PROSE_LINE.match(ln) and not _CODE_LINE.search(ln)]
+    code, prose = len(code_lines), len(prose_lines)
+    if _FENCED.search(head):  # samples in fences: the text around them decides, its wrapped lines prose too
+        prose_lines = [ln for ln in _FENCED.sub("\n", head).split("\n") if _wrapped_prose(ln)]
+    if sum(len(ln.strip()) for ln in prose_lines) > sum(len(ln.strip()) for ln in code_lines):
+        return "text"
     if code >= max(2, 0.3 * len(lines)) and code >= prose:
         return "code"
     return "code" if code >= 2 and code >= prose / 2 and parses_cleanly(text) else "text"

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from localcr.parsing.cover import COVER_PERIOD, FORM_KINDS
+
 REASONS = ("empty", "too_long", "repetitive", "echo", "copy")
 
 
@@ -227,59 +229,73 @@ def guard_context(
 CARD_REASONS = ("empty", "too_long", "repetitive", "echo", "copy", "unnamed", "no_kind", "no_period", "unfounded")
 CARD_LIMITS = GuardLimits(max_chars=400)  # three short fields; a longer answer describes pages, not the document
 FIELD_CHARS = 120  # a field longer than this is cut at a word (a card is one line in every chunk's context)
-CARD_FIELDS = ("organisation", "kind", "period")
-_FIELD_LABEL = re.compile(r"\b(organi[sz]ation|kind|period)\W{0,3}:", re.IGNORECASE)
+CARD_FIELDS = ("subject", "kind", "period")
+# "Organisation:" is the label cards were written with before the subject could be a product or a project
+_FIELD_LABEL = re.compile(r"\b(subject|organi[sz]ation|kind|period)\W{0,3}:", re.IGNORECASE)
 # What a model writes in a field it cannot fill, and the placeholders of the request when it copies them.
-_BLANK_FIELD = re.compile(r"^(?:n/?a|none|unknown|not (?:stated|specified|given|mentioned|available)|-+|\?+|<.*>|\[.*\])$",
-                          re.IGNORECASE)
+_BLANK_FIELD = re.compile(r"^(?:n/?a|none|unknown|not (?:stated|specified|given|mentioned|available)|-+|\?+|<.*>|\[.*\])"
+                          r"(?:\s*[(,;:].*)?$", re.IGNORECASE)  # "none (the opening states no period)" too
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _ABBREVIATION_END = re.compile(r"\b(?:Inc|Co|Corp|Ltd|Bros|No|[A-Z](?:\.[A-Z])+)\.$")  # "Inc." keeps its period
 # Capitalised words that name nothing in particular: a card made of these and no name of the document's own
 # ("a report of the company for the year") places no chunk.
 _GENERIC_NAMES = frozenset(
     "this the that it a an document documents report reports file page pages text section chapter part company "
-    "organisation organization product subject year period version annual quarterly form".split()
+    "organisation organization product project subject year period version annual quarterly form guide manual "
+    "user users documentation docs article paper letter email message thread book".split()
 )
-_NAME = re.compile(r"\b(?:[A-Z][\w&.'-]*[A-Za-z0-9]|[A-Z]|\d[\d,./-]*\d)\b")
+# A name: a capitalised word, an all-capitals one ("AMD"), or one that begins with a digit and holds a letter
+# ("3M"); the digit-only numbers of a name ("Boeing 737") count when long enough not to stand everywhere.
+_NAME = re.compile(r"(?<![\w&'-])(?:[A-Z][\w&.'-]*[A-Za-z0-9]|\d[\w&'-]*[A-Za-z][\w&'-]*|[A-Z]|\d[\d,./-]*\d)(?![\w&'-])")
 # Words of a company's legal form: they name no company ("Inc" stands in every filing), and a cover page may leave
 # them out or write them in capitals, so an organisation is matched without them.
 _LEGAL_FORMS = frozenset(
     "inc incorporated corp corporation co company companies ltd limited llc plc lp llp sa ag nv se gmbh ab asa oyj "
     "holdings holding group the and of".split()
 )
-# What a document's opening says it is, where it says so in the words of a form: a filing's cover page, an
-# earnings release's headline. Such a kind stands in the card where the model's names none of its words.
-FORM_KINDS = (
-    (re.compile(r"\bFORM\s+10-K\b|\bANNUAL REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Annual report (Form 10-K)",
-     ("10-k", "annual")),
-    (re.compile(r"\bFORM\s+10-Q\b|\bQUARTERLY REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Quarterly report (Form 10-Q)",
-     ("10-q", "quarterly")),
-    (re.compile(r"\bFORM\s+8-K\b|\bCURRENT REPORT PURSUANT TO SECTION\b", re.IGNORECASE), "Current report (Form 8-K)",
-     ("8-k", "current")),
-    (re.compile(r"\b(?:announces|reports|reported|posts|delivers)\b[^\n.]{0,80}\b(?:results|earnings)\b|"
-                r"\b(?:first|second|third|fourth)[- ]quarter\b[^\n.]{0,40}\bresults\b|"
-                # a release that opens with the quarter's or the year's sales and earnings per share
-                r"\b(?:for immediate release|press release|news release)\b.{0,600}?\b(?:first|second|third|fourth|full)"
-                r"[- ](?:quarter|year)\b.{0,300}?\b(?:sales|revenues?|earnings|eps)\b", re.IGNORECASE | re.DOTALL),
-     "Earnings release", ("earnings", "results", "release")),
+# Kinds of document that cover a period: a card calling a document one of these must say which period, and a year
+# it gives must stand in the opening. Any other document (a manual, a paper, a mail thread) has a period only where
+# its opening states one.
+_PERIODIC_KIND = re.compile(r"\b(?:annual|quarterly|10-[KQ]|8-K|earnings|fiscal|interim|semi-annual|half-year)\b",
+                            re.IGNORECASE)
+# Kinds any document may be called without its opening using the word (a page need not say "I am a guide"); a
+# kind that names a form or a filing must be founded in the opening.
+GENRES = frozenset(
+    "guide manual documentation reference tutorial handbook overview introduction readme page article paper essay "
+    "letter email e-mail message thread conversation correspondence memo book e-book ebook chapter novel story "
+    "specification notes note minutes transcript presentation slides report faq glossary changelog api".split()
 )
-# The period a filing's cover page states ("For the Quarterly Period Ended December 31, 2022"): the card's period
-# where the model's gives no year.
-_COVER_PERIOD = re.compile(r"\bfor the ((?:fiscal )?(?:year|quarter|quarterly period|period|fiscal year) ended "
-                           r"[A-Z][a-z]+\.? \d{1,2}, (?:19|20)\d\d)", re.IGNORECASE)
+_VERSION = re.compile(r"\d+(?:\.\d+)+|\b(?:19|20)\d\d\b")
 
 
 def names_in(text: str) -> list[str]:
-    """The names a text gives: capitalised words and numbers of three or more characters, less generic words."""
-    return [n for n in _NAME.findall(text) if len(n) >= 3 and n.lower() not in _GENERIC_NAMES]
+    """The names a text gives: capitalised or all-capitals words of three or more characters, two-character ones in
+    capitals ("GE") or with a digit ("3M"), and numbers of three or more digits, less generic words."""
+    return [n for n in _NAME.findall(text)
+            if (len(n) >= 3 or (len(n) == 2 and (n.isupper() or n[0].isdigit()))) and n.lower() not in _GENERIC_NAMES]
 
 
-def organisation_named(organisation: str, document: str) -> bool:
-    """Whether the document gives the organisation's name: one of its names (legal-form words aside) stands in
-    the document, whatever the case ("Acme Company" on a cover page that writes "ACME COMPANY")."""
+def _stands_in(name: str, folded: str) -> bool:
+    """Whether a name stands in casefolded text: as a whole word where it is short ("3M", "GE": as letters inside
+    other words they are everywhere), anywhere otherwise ("Acme" in "Acme's")."""
+    name = name.casefold()
+    if len(name) > 3:
+        return name in folded
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded) is not None
+
+
+def subject_named(subject: str, document: str) -> bool:
+    """Whether the document gives the subject's name: one of its names (legal-form words aside) stands in the
+    document, whatever the case ("Acme Company" on a cover page that writes "ACME COMPANY", "3M" in "3M COMPANY");
+    a subject written without capitals ("the requests library") must stand whole, and name more than words any
+    document has ("the company" names nothing)."""
     folded = document.casefold()
-    names = [n for n in names_in(organisation) if n.casefold().strip(".") not in _LEGAL_FORMS]
-    return any(name.casefold() in folded for name in names)
+    names = [n for n in names_in(subject) if n.casefold().strip(".") not in _LEGAL_FORMS]
+    if names:
+        return any(_stands_in(name, folded) for name in names)
+    own = [w for w in words(subject) if w.isalpha() and len(w) >= 3 and w not in _FILLER and w not in _GENERIC_NAMES
+           and w not in _LEGAL_FORMS]
+    return bool(own) and " ".join(subject.casefold().split()) in " ".join(folded.split())
 
 
 def form_kind(opening: str, kind: str) -> str:
@@ -295,17 +311,18 @@ def cover_period(opening: str, period: str) -> str:
     """The period to write: the model's where it gives a year, else the one a cover page states, if any."""
     if _YEAR.search(period):
         return period
-    stated = _COVER_PERIOD.search(opening)
+    stated = COVER_PERIOD.search(opening)
     return " ".join(stated.group(1).split()) if stated else period
 
 
 def card_fields(raw: str) -> dict[str, str]:
-    """The card's fields as the model filled them ({"organisation", "kind", "period"} -> value; a blank or a
-    copied placeholder is ""), each cut to FIELD_CHARS at a word. The labels may stand on one line or several."""
+    """The card's fields as the model filled them ({"subject", "kind", "period"} -> value; a blank or a copied
+    placeholder is ""), each cut to FIELD_CHARS at a word. The labels may stand on one line or several."""
     fields = dict.fromkeys(CARD_FIELDS, "")
     labels = list(_FIELD_LABEL.finditer(raw))
     for label, following in zip(labels, labels[1:] + [None]):
-        name = "organisation" if label.group(1).lower().startswith("organi") else label.group(1).lower()
+        name = label.group(1).lower()
+        name = "subject" if name.startswith("organi") else name
         value = raw[label.end(): following.start() if following else len(raw)]
         value = " ".join(_TAG_RE.sub(" ", value).replace("**", "").split()).strip(" ;,*")
         value = value if _ABBREVIATION_END.search(value) else value.rstrip(".")
@@ -318,46 +335,86 @@ def card_fields(raw: str) -> dict[str, str]:
 
 
 def render_card(fields: dict[str, str]) -> str:
-    """The fields as the one line every chunk's context carries: "Organisation, kind, period."."""
+    """The fields as the one line every chunk's context carries: "Subject, kind, period."."""
     return ", ".join(fields[name] for name in CARD_FIELDS if fields[name]) + "."
+
+
+def periodic(opening: str, kind: str) -> bool:
+    """Whether the document covers a period by what it is: its opening names a form or states the period a cover
+    page states, or the card calls it an annual, quarterly or earnings document."""
+    return (any(pattern.search(opening) for pattern, _, _ in FORM_KINDS) or COVER_PERIOD.search(opening) is not None
+            or _PERIODIC_KIND.search(kind) is not None)
+
+
+def _founded(text: str, opening: str) -> bool:
+    """Whether some word of a kind stands in the opening (by its stem: "report" is found in "Amcor reports")."""
+    opening_stems = {_stem(w) for w in words(opening)}
+    stems = {_stem(w) for w in words(text) if len(w) >= 3 and w not in _FILLER} - {"docum"}
+    return bool(stems & opening_stems)
+
+
+def _generic_kind(kind: str) -> bool:
+    """Whether a kind names a genre any document may be without saying so ("User guide", "API reference")."""
+    return any(w in GENRES for w in words(kind))
 
 
 def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD_LIMITS,
                outline: str = "") -> tuple[str | None, str]:
     """Check one document card: (the card as one line, "") if usable, else (None, reason) with reason one of
-    CARD_REASONS. A card names the organisation (as the document names it: else "unnamed", and "empty" without
-    one), the kind of document ("no_kind") and the period it covers, with a year ("no_period": "covering the
-    period from to" places nothing); its period's years and some word of its kind must stand in the opening the
-    model read ("unfounded": a 1.5B model took a tax number for a date). The organisation is matched without regard
-    to case or legal-form words; a kind the opening names as a form (FORM_KINDS) replaces one that names none of
-    its words, and the period a cover page states one without a year. Beyond that, the context guard's loop and
-    echo, and no copy of the outline it was shown (2 of 45 filings' cards were their headings)."""
+    CARD_REASONS. A card names its subject (a company, organisation, product or project) as the document names it
+    (else "unnamed", and "empty" without one). The rest depends on what the document is:
+
+    * a periodic document (a filing, an earnings release, an annual or quarterly report: see `periodic`) must
+      give its kind ("no_kind") and the period it covers, with a year ("no_period": "covering the period from to"
+      places nothing); its period's years and some word of its kind must stand in the opening the model read
+      ("unfounded": a 1.5B model took a tax number for a date). A kind the opening names as a form (FORM_KINDS)
+      replaces one that names none of its words, and the period a cover page states one without a year;
+    * any other document (a manual, a paper, a mail thread) has the fields it has: a period only where its
+      opening states it (a year or version the opening never gives is dropped, not the card: a manual has no
+      fiscal year, and a small model writes one from nowhere), a kind only where the opening uses its word or it
+      names a genre (GENRES: guide, paper, letter ...).
+
+    Beyond that, the context guard's loop and echo, and no copy of the outline it was shown (2 of 45 filings'
+    cards were their headings). The subject is matched without regard to case or legal-form words."""
     text = raw.strip()
     if len(text) > limits.max_chars:
         return None, "too_long"
     if loops(text, limits):
         return None, "repetitive"
     fields = card_fields(text)
-    if not fields["organisation"] or not re.search(r"[^\W\d_]{2}", fields["organisation"]):
+    if not fields["subject"] or not re.search(r"[^\W\d_]{2}", fields["subject"]):
         return None, "empty"
-    written_kind = fields["kind"]
-    fields["kind"] = form_kind(opening, written_kind)
+    fields["kind"] = form_kind(opening, fields["kind"])
     fields["period"] = cover_period(opening, fields["period"])
+    # the opening's own form, or one of its words ("Annual report" on a 10-K's cover): founded there
+    from_form = any(pattern.search(opening) for pattern, _, _ in FORM_KINDS)
+    covers_period = periodic(opening, fields["kind"])
+    if not covers_period:
+        if fields["kind"] and not (_founded(fields["kind"], opening) or _generic_kind(fields["kind"])):
+            fields["kind"] = ""
+        stated = _VERSION.findall(fields["period"])
+        if not stated or any(s not in opening for s in stated):
+            fields["period"] = ""
     card = render_card(fields)
     if is_echo(card, limits):
         return None, "echo"
     if outline and _share(ngrams(words(card), 3), set(ngrams(words(outline), 3))) > limits.max_copy_share:
         return None, "copy"
-    if not organisation_named(fields["organisation"], document):
+    if not subject_named(fields["subject"], document):
         return None, "unnamed"
+    if not covers_period:
+        return card, ""
     if not re.search(r"[^\W\d_]{2}", fields["kind"]):
         return None, "no_kind"
     years = _YEAR.findall(fields["period"])
     if not years:
         return None, "no_period"
-    opening_stems = {_stem(w) for w in words(opening)}  # "report" is found in "Amcor reports fiscal 2023 results"
-    kind_stems = {_stem(w) for w in words(fields["kind"]) if len(w) >= 3 and w not in _FILLER} - {"docum"}
-    from_form = fields["kind"] != written_kind  # the opening's own form: founded there
-    if any(y not in opening for y in years) or not (from_form or kind_stems & opening_stems):
+    stated = COVER_PERIOD.search(opening)
+    if stated and any(y in opening for y in years) and any(y not in opening for y in years):
+        # a founded year beside an invented one ("July 2, 2023 to December 31, 2022" for a quarter the cover says
+        # ended July 2, 2023): the period the cover states
+        fields["period"] = " ".join(stated.group(1).split())
+        years, card = _YEAR.findall(fields["period"]), render_card(fields)
+    if any(y not in opening for y in years) or not (from_form or _founded(fields["kind"], opening)):
         return None, "unfounded"
     return card, ""

@@ -5,9 +5,11 @@ doc comment of a source file), for prose its *lead* (the first informative sente
 subject, product or period that later paragraphs only refer to), the heading path above the chunk (Markdown,
 reStructuredText, HTML and DOCX converted to Markdown) with the lead of the chunk's section, for a spreadsheet
 the header row of the chunk's sheet, for a message its sender, recipients and date, and, for code, the
-definitions that enclose the chunk's first line (impl, class, fn, def, struct ...). This is what a person skimming
-the file would use to place the chunk, costs microseconds, and fills the same slot an LLM-written context fills
-later. A lead the chunk itself holds is left out: it would add nothing.
+definitions that enclose the chunk's first line (impl, class, fn, def, struct ...). A document's card (LLM),
+or where it has none the company, form and date its cover page prints (localcr.parsing.cover), stands in every
+chunk's context. This is what a person skimming the file would use to place the chunk, costs microseconds, and
+fills the same slot an LLM-written context fills later. A lead the chunk itself holds is left out: it would add
+nothing.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from localcr.documents import Chunk, Document
-from localcr.parsing import code, markdown, plaintext
+from localcr.parsing import code, cover, markdown, plaintext
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 
 MAX_WORDS = 48
@@ -71,12 +73,16 @@ def structural_contexts(doc: Document, chunks: list[Chunk], *, with_path: bool =
             lead = document_lead(doc)
             section_leads = _section_leads(doc, sections, line_starts)
     head = ([f"File {doc.doc_id}."] if with_path and not doc.path.endswith(f"#{doc.doc_id}") else []) + [a for a in about if a]
-    card = _clip(doc.card, CARD_WORDS) if doc.card else ""
+    # a line recognised as a heading that is the document's title (its first line) is not its section too
+    head_titles = set(about[:1]) if not doc.is_code and _recognised(doc) else set()
+    # a document without a card (too short for one, or its card fell back) still names what its cover prints
+    card = doc.card or ("" if doc.is_code or doc.kind in SHEET_KINDS else cover.cover_line(doc.text))
+    card = _clip(card, CARD_WORDS) if card else ""
     for chunk in chunks:
         scope, section_lead, header = [], None, None
         if chunk.start >= 0:
             line = bisect.bisect_right(line_starts, chunk.start) - 1
-            scope = [s for s in scopes[line] if not chunk.text.lstrip().startswith(s)]
+            scope = [s for s in scopes[line] if not chunk.text.lstrip().startswith(s) and f"{s}." not in head_titles]
             section_lead = section_leads[line] if section_leads else None
             header = headers[line] if headers else None  # a chunk that holds its header row starts above it: None
         tail = (("In " if doc.is_code else "Section: ") + " > ".join(scope) + ".") if scope else ""
@@ -118,17 +124,21 @@ def outline_items(doc: Document) -> list[str]:
 
 
 def document_summary(doc: Document) -> str:
-    """The document's title (from its metadata, else its front matter's `title:`, else its first heading) or,
-    for code, its first comment or docstring that is not a licence."""
+    """The document's title (from its metadata, else its front matter's `title:`, else its first heading, else a
+    first line that reads as a title: plaintext.first_line_title) or, for code, its first comment or docstring that
+    is not a licence."""
     if doc.title:
         return _clip(doc.title, 16) + "."
     lines = doc.text.split("\n")
     if doc.kind == "markdown" and (title := front_matter_title(doc.text)):
         return _clip(title, 16) + "."
-    if _recognised(doc) or doc.kind in SHEET_KINDS:  # a workbook's first heading is only its first sheet's name
+    if doc.kind in SHEET_KINDS:  # a workbook's first heading is only its first sheet's name
         return ""
-    if not doc.is_code:  # the first heading as the parser reads it: a `#` line inside a code fence is none
-        first = next((path[-1][1] for path in _heading_paths(doc) if path), None)
+    if not doc.is_code:  # a first line that reads as a title, else the first heading as the parser reads it (a `#`
+        #                   line inside a code fence is none; recognised headings are sections, no title)
+        if title := plaintext.first_line_title(doc.text):
+            return _clip(title, 16) + "."
+        first = None if _recognised(doc) else next((path[-1][1] for path in _heading_paths(doc) if path), None)
         return "" if first is None else _clip(_heading_text(lines[first], lines[first + 1:first + 2]), 16) + "."
     for block in _leading_comments(doc):
         if not _LICENCE.search(block):

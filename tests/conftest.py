@@ -369,7 +369,7 @@ class FakeCardRunner:
         company = re.search(r"\n(.+?) Inc\.", self.detokenize(prefix)).group(1)
         FakeCardRunner.before_card(company)
         FakeCardRunner.written.append(company)
-        return SimpleNamespace(text=f"Organisation: {company} Inc.\nKind: Annual report\nPeriod: fiscal year ended December 31, 2024",
+        return SimpleNamespace(text=f"Subject: {company} Inc.\nKind: Annual report\nPeriod: fiscal year ended December 31, 2024",
                                finished=True, tokens=14, evaluated=len(prefix), prompt_seconds=0.01, generate_seconds=0.01)
 
     def close(self) -> None:

@@ -105,6 +105,9 @@ def test_a_cover_page_in_capitals_names_the_organisation_and_forms_give_the_kind
                "• 2022 Fourth-Quarter earnings per share (EPS) of $1.33\nAcme Company\n")
     assert G.guard_card(card("Acme Company", kind="Financial Report", period="2022"), release + body, release)[0] == \
         "Acme Company, Earnings release, 2022."
+    ranged = card("ACME COMPANY", kind="Form 10-K", period="December 31, 2024 to December 31, 2023")  # 2023: invented
+    assert G.guard_card(ranged, doc, cover)[0] == "ACME COMPANY, Form 10-K, fiscal year ended December 31, 2024."
+    assert G.guard_card(card("ACME COMPANY", period="fiscal 2023"), doc, cover) == (None, "unfounded")
     quarter = "FORM 10-Q\nFor the Quarterly Period Ended December 31, 2022\nACME COMPANY\n"
     assert G.guard_card(card("ACME COMPANY", kind="Form 10-Q", period="Quarter"), quarter + body, quarter)[0] == \
         "ACME COMPANY, Form 10-Q, Quarterly Period Ended December 31, 2022."
@@ -113,6 +116,112 @@ def test_a_cover_page_in_capitals_names_the_organisation_and_forms_give_the_kind
         "ACME COMPANY, Current report (Form 8-K), July 1, 2022."
     assert G.guard_card(card("ACME COMPANY", kind="Current Report", period="July 1, 2022"), current + body, current)[0] == \
         "ACME COMPANY, Current Report, July 1, 2022."
+
+
+def manual() -> str:
+    """A product manual long enough for a card: no date, no version, no company; the product named as it writes it."""
+    steps = ["Open the settings panel and choose the queue you want to inspect.",
+             "Each job shows its owner, the machine it runs on and how long it has waited.",
+             "A paused queue keeps its jobs; resume it to let the scheduler hand them out again.",
+             "Use labels to keep the build machines of one team apart from the others."]
+    sections = [f"{name}\n" + " ".join(steps[(n + i) % len(steps)] for i in range(8))
+                for n, name in enumerate(["Getting started", "Queues", "Jobs", "Labels", "Troubleshooting"])]
+    return "Orbit scheduler user guide\n\norbit-sched runs batch jobs on a small cluster of build machines.\n\n" \
+        + "\n\n".join(sections * 4)
+
+
+def test_a_manual_keeps_its_card_without_a_period_and_an_invented_year_drops_only_the_period():
+    doc = manual()
+    opening = doc[:600]
+    guide = "Subject: Orbit scheduler\nKind: User guide\nPeriod: none"
+    assert G.guard_card(guide, doc, opening) == ("Orbit scheduler, User guide.", "")
+    invented = "Subject: Orbit scheduler\nKind: User guide\nPeriod: fiscal year 2023"  # no year in a manual
+    assert G.guard_card(invented, doc, opening) == ("Orbit scheduler, User guide.", "")
+    # a kind the opening never uses and no genre is dropped, the card kept; a genre is kept though unsaid
+    assert G.guard_card("Subject: Orbit scheduler\nKind: Prospectus\nPeriod: 2.4", doc, opening) == ("Orbit scheduler.", "")
+    assert G.guard_card("Subject: Orbit\nKind: API reference", doc, opening)[0] == "Orbit, API reference."
+    # a product the page writes in lower case is its subject; words every document has name nothing
+    assert G.guard_card("Subject: orbit-sched\nKind: guide", doc, opening)[0] == "orbit-sched, guide."
+    assert G.guard_card("Subject: the company\nKind: guide", doc, opening) == (None, "unnamed")
+    assert G.guard_card("Subject: the cluster scheduler of Acme", doc, opening) == (None, "unnamed")
+    # a version or date the opening states stays
+    versioned = doc.replace("user guide\n", "user guide, version 2.4\n")
+    assert G.guard_card("Subject: Orbit\nKind: guide\nPeriod: version 2.4", versioned, versioned[:600])[0] == \
+        "Orbit, guide, version 2.4."
+    # an annual report is still held to its period: an invented year, or none, is no card
+    assert G.guard_card("Subject: Orbit\nKind: Annual report\nPeriod: fiscal 2023", doc, opening) == (None, "unfounded")
+    assert G.guard_card("Subject: Orbit\nKind: Annual report\nPeriod: none", doc, opening) == (None, "no_period")
+
+
+def test_names_beginning_with_a_digit_or_in_capitals_are_names():
+    body = long_report().split("\n\n", 1)[1]
+    cover = ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM 10-K\nFor the fiscal year ended December 31, 2022\n"
+             "3M COMPANY\n(Exact name of registrant as specified in its charter)\n")
+    doc = cover + body
+    assert G.guard_card(card("3M Company", kind="Annual report", period="fiscal year 2022"), doc, cover) == \
+        ("3M Company, Annual report, fiscal year 2022.", "")
+    assert G.names_in("3M Company and GE, AMD; not an e.g.") == ["3M", "GE", "AMD"]  # "Company" is generic
+    ge = cover.replace("3M COMPANY", "GENERAL ELECTRIC COMPANY (GE)")
+    assert G.guard_card(card("GE", period="2022"), ge + body, ge)[1] == ""
+    # a short name stands as a word: "GE" inside other words ("CHANGE") names nothing
+    assert G.guard_card(card("GE", period="2022"), doc, cover) == (None, "unnamed")
+
+
+def test_a_manual_keeps_its_cached_card_and_its_chunks_carry_it(tmp_path, monkeypatch):
+    """The plumbing with no model: a card the cache holds (as the 1.5B wrote it, an invented year and all) is judged,
+    kept without its period, and joined to the manual's chunks' contexts."""
+    from localcr.cache import open_cache
+    from localcr.chunking import chunk_document
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    spec = load_registry().require("llm")
+    text = manual()
+    doc = Document("guide.txt", "guide.txt", "text", text, len(text))
+    assert K.wants_card(doc)
+    with open_cache("contexts") as cache:
+        cache.set(K.card_key(spec.fingerprint(), spec, doc, K.OPENING_TOKENS),
+                  {"raw": "Subject: Orbit scheduler\nKind: User guide\nPeriod: 2023", "finished": True,
+                   "opening_chars": 600}, K.card_tag(spec))
+    stats = K.CardStats()
+    cards, todo = K.cached_cards([doc], spec, stats=stats)
+    assert cards == {"guide.txt": "Orbit scheduler, User guide."} and not todo and stats.fallbacks == 0
+    doc.card = cards["guide.txt"]
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 120, 10)
+    structural_contexts(doc, chunks)
+    assert len(chunks) > 3 and all("Orbit scheduler, User guide." in c.context for c in chunks)
+
+
+def test_a_short_filing_and_a_letter_name_their_subject_in_every_chunk_without_a_card(tmp_path):
+    """An 8-K too short for a card: only its cover names the company (over "(Exact name of registrant ...)", with
+    non-breaking spaces as a PDF's text gives them), its form and its date; every chunk's context says them, and
+    the index is built without an LLM (`--contexts auto`). A one-page letter is named by its letterhead."""
+    cover = ("UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nFORM 8-K\nCURRENT REPORT\n"
+             "Date of report (Date of earliest event reported):\nAugust 30, 2023\nBrightwater Robotics Inc.\n"
+             "(Exact\u00a0name of registrant as specified in its charter)\nDelaware 1-3215 22-1024240\n")
+    items = "\n\n".join(f"Item {n}. Other Events\n" + " ".join(FILLER) for n in (2, 5, 7))
+    text = cover + "\n" + items + "\n"
+    assert len(text) < 8000
+    doc = Document("8k.txt", "8k.txt", "text", text, len(text))
+    assert not K.wants_card(doc)
+    from localcr.chunking import chunk_document
+
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 60, 6)
+    structural_contexts(doc, chunks)
+    assert len(chunks) >= 3
+    for chunk in chunks:
+        assert "Brightwater Robotics Inc., Current report (Form 8-K), August 30, 2023." in chunk.context, chunk.context
+    letter = ("Nordlys Marine AS\nStrandkaien 4, 5013 Bergen\n\n12 March 2024\n\nDear Ms Olsen,\n\n"
+              + " ".join(FILLER) + "\n\nYours sincerely,\nKari Nilsen\n")
+    doc = Document("letter.txt", "letter.txt", "text", letter, len(letter))
+    chunks = chunk_document(doc, lambda texts: [len(t.split()) for t in texts], 40, 4)
+    structural_contexts(doc, chunks)
+    assert all("Letter from Nordlys Marine AS." in c.context for c in chunks), chunks[-1].context
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "8k.txt").write_text(text)
+    run("index", tmp_path / "docs", "--index", tmp_path / "ix", "--contexts", "auto", "-q")
+    top = json.loads(run("search", "Brightwater Robotics supply constraints", "--index", tmp_path / "ix", "--json")
+                     .splitlines()[0])
+    assert "Brightwater Robotics Inc., Current report (Form 8-K)" in top["context"]
 
 
 def test_headings_are_recognised_in_unmarked_text_and_running_headers_are_not():
@@ -155,6 +264,21 @@ def test_a_statement_split_over_chunks_carries_its_title_and_column_years_into_e
         assert ("> BRIGHTWATER ROBOTICS INC. AND SUBSIDIARIES — CONSOLIDATED STATEMENTS OF CASH FLOWS, "
                 "Year Ended December 31, 2024 2023 2022 (in millions).") in chunk.context, chunk.context
     assert chunks[1].end <= statement and chunks[1].context == "File f.txt. Section: Item 1. Business."
+
+
+def test_statements_title_their_tables_whatever_the_units_line_says():
+    """Units lines as Pfizer's and Best Buy's statements write them give their statements titles too."""
+    pfizer = ["Pfizer Inc. 2021 Form 10-K 52", "", "Consolidated Balance Sheets", "Pfizer Inc. and Subsidiary Companies",
+              "As of December 31,", "(MILLIONS, EXCEPT PER COMMON SHARE DATA) 2021 2020", "Assets",
+              "Cash and cash equivalents $ 1,944 $ 1,786"]
+    (title,) = plaintext.table_titles(pfizer).values()
+    assert title.title.startswith("Consolidated Balance Sheets — Pfizer Inc. and Subsidiary Companies, As of December 31,")
+    best_buy = ["Table of Contents", "Consolidated Balance Sheets", "$ in millions, except per share and share amounts",
+                "February 2, 2019 February 3, 2018", "Assets", "Merchandise inventories 5,409 5,209"]
+    (title,) = plaintext.table_titles(best_buy).values()
+    assert title.title == ("Consolidated Balance Sheets, February 2, 2019 February 3, 2018 "
+                           "$ in millions, except per share and share amounts")
+    assert not plaintext.table_titles(["Revenue grew in every region", "(millions of people use it) every day"])
 
 
 def test_footnote_marks_and_rules_in_a_pdf_text_are_no_headings():
@@ -201,6 +325,32 @@ def test_prose_records_are_prose_and_code_records_code(tmp_path):
     (tmp_path / "corpus.json").write_text(json.dumps(records))
     kinds = {d.doc_id: d.kind for d in load_paths([tmp_path / "corpus.json"]).documents}
     assert kinds == {"tools": "text", "parse": "code", "licence": "code"}
+
+
+def test_a_prechunked_prose_page_with_code_samples_is_prose_titled_by_its_first_line(tmp_path):
+    """A documentation page exported as a record: its title on the first line, paragraphs of one long line each,
+    and a sample of more short lines than the prose has lines. It is prose (its contexts had read "Defines
+    request, identify.", names picked out of the sample), and every chunk is told its title."""
+    sample = "\n".join(["```python", "import orbit", "", "client = orbit.Client(token=load_token())",
+                         "request = client.jobs.create(", "    name=\"nightly\",", "    queue=\"builds\",",
+                         "    labels=[\"linux\", \"x86\"],", ")", "def identify(job):", "    return job.owner.id",
+                         "print(identify(request))", "```"])
+    paragraphs = ["Streaming job logs lets you follow a build while it runs, line by line, instead of waiting for the "
+                  "whole log when the job has finished.",
+                  "Create the job with a client, then open its log stream; each event carries one line of output and "
+                  "the time the machine wrote it.",
+                  "When the stream ends, the job has finished and its exit status is in the last event the server "
+                  "sends before it closes the connection."]
+    content = f"Stream a job's logs\n\n{paragraphs[0]}\n\n{sample}\n\n{paragraphs[1]}\n\n{paragraphs[2]}\n"
+    halves = [content[: content.index(paragraphs[1])], content[content.index(paragraphs[1]):]]
+    record = {"doc_id": "logs", "original_uuid": "u1", "content": content,
+              "chunks": [{"chunk_id": f"logs_{i}", "original_index": i, "content": half} for i, half in enumerate(halves)]}
+    (tmp_path / "corpus.json").write_text(json.dumps([record]))
+    (doc,) = load_paths([tmp_path / "corpus.json"]).documents
+    assert doc.kind == "text"
+    structural_contexts(doc, doc.given_chunks)
+    for chunk in doc.given_chunks:
+        assert "Stream a job's logs." in chunk.context and "Defines" not in chunk.context, chunk.context
 
 
 def test_a_quoted_file_name_stays_in_a_context():

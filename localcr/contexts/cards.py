@@ -4,7 +4,7 @@ Page 48 of an annual report says "net revenue increased 3%" and names neither th
 question names both. A per-chunk LLM context carries them, but costs every token of the corpus (hours for a few
 long reports on a laptop). A card costs one read of the document's *opening* (where a report, a manual or a paper
 says who wrote it, about what, for which period or version) and three short fields: seconds a document. The
-fields are asked for one by one (organisation, kind, period) because a company's filings differ only in kind and
+fields are asked for one by one (subject, kind, period) because a company's filings differ only in kind and
 period: a free sentence named the company and often neither of the others. It fills the slot a title fills in
 structural contexts (`localcr.structure`), for documents that have no title.
 
@@ -24,7 +24,7 @@ from localcr.errors import LocalcrError
 from localcr.guard import guard_card
 
 # Version of the prompt below: part of every card's cache key, bumped whenever its text changes.
-CARD_VERSION = "card-2026.2"
+CARD_VERSION = "card-2026.3"
 # How much of a document's opening the model reads, in its tokens. Measured on filings (BENCHMARKS.md, "Long
 # documents"): 500 tokens named the company in 15 of 15 cards at 8-10 s a card on an AVX-512 core pair, where
 # 1,000 took 15 s a card for the same names: a cover page says what the document is.
@@ -33,16 +33,20 @@ OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the
 CARD_MAX_TOKENS = 96
 
 CARD_SYSTEM = ("You fill in index cards that say what a document is, so that any passage taken from it can be "
-               "placed: who it is by or about, what kind of document it is, and which period it covers.")
+               "placed: who or what it is by or about, what kind of document it is, and which period it covers.")
+# The subject may be a product or a project (a manual's, a library's): asked for an organisation only, the 1.5B
+# named a documentation page's publisher, which the page never writes, and the card fell back. A period is asked
+# for only where the opening states one: asked always, it wrote a year for a manual from nowhere.
 CARD_REQUEST = (
     "Above is the opening of a document{pages}. Fill in its card from what the opening says, with names and dates "
     "as the document writes them, one line each:\n"
-    "Organisation: the company, organisation or product the document is by or about\n"
-    "Kind: what kind of document it is (its form or type as the document calls itself)\n"
-    "Period: the fiscal year, quarter, date or version it covers\n"
+    "Subject: the company, organisation, product or project the document is by or about, named as the document names it\n"
+    "Kind: what kind of document it is (its form or type as the document calls itself: annual report, user guide, "
+    "paper, letter ...)\n"
+    "Period: the fiscal year, quarter, date or version it covers, if the opening states one, else none\n"
     "Answer with the three lines only."
 )
-COMPLETION_ANSWER = "\n\nCard:\nOrganisation:"
+COMPLETION_ANSWER = "\n\nCard:\nSubject:"
 STOPS = ("\n\n", "</document>")
 
 
@@ -134,7 +138,7 @@ class CardWriter:
         opening_chars = self.opening_chars(doc)
         prefix, suffix = self.prompt(doc, opening_chars)
         out = self.runner.complete(prefix, suffix, max_tokens=CARD_MAX_TOKENS, stops=STOPS)
-        prefill = "" if self.runner.is_chat else "Organisation:"
+        prefill = "" if self.runner.is_chat else "Subject:"
         return {"raw": (prefill + out.text).strip(), "finished": out.finished, "tokens": out.tokens,
                 "prompt_tokens": out.evaluated, "seconds": out.prompt_seconds + out.generate_seconds,
                 "opening_chars": opening_chars}

@@ -32,8 +32,11 @@ _SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with vs 
 MAX_TITLE_WORDS = 9
 MAX_TITLE_CHARS = 80
 REPEATED = 3  # a line seen this many times or more is a running header or a table row label, not a heading
-# A table's units line: "(in millions)", "(In thousands, except per share data)", "(Dollars in millions)".
-_UNITS = re.compile(r"^\((?:in|dollars in|amounts in|\$ in|u\.s\. dollars in)\b[^)]*\)", re.IGNORECASE)
+# A table's units line: "(in millions)", "(In thousands, except per share data)", "(Dollars in millions)", and as
+# Pfizer's and Best Buy's statements write it, "(MILLIONS, EXCEPT PER COMMON SHARE DATA)", "$ in millions, except ...".
+_UNITS = re.compile(r"^(?:\((?:in|dollars in|amounts in|\$ in|u\.s\. dollars in)\b[^)]*\)"
+                    r"|\((?:\$\s*)?(?:millions|thousands|billions)\b[^)]*\)"
+                    r"|\$\s*in\s+(?:millions|thousands|billions)\b[^\d]*)", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _PERIOD_WORDS = re.compile(r"\b(?:ended|ending|fiscal|as of|quarter|months|weeks|year|january|february|march|april|may|"
                            r"june|july|august|september|october|november|december)\b", re.IGNORECASE)
@@ -160,6 +163,47 @@ def _is_title_line(line: str, before: str, after: str, after_heading: bool) -> b
     ended = after_heading or not before or before[-1] in ".:!?" or before.isupper()
     sentence_follows = len(after.split()) >= 6 and after[0].isupper()
     return ended and sentence_follows
+
+
+MAX_FIRST_LINE_TITLE_WORDS = 12
+_NOT_A_TITLE = re.compile(r"^(?:[-*+#>|!\[{<]|\d+[.)]\s|```|~~~)")
+
+
+def first_line_title(text: str) -> str:
+    """The title a text writes on its first line without marking it (a documentation page exported as a record:
+    "Get started with tool use", then its first paragraph), or "": a short line of words that ends no sentence,
+    followed by a sentence of six words or more, at once or after a blank line (and after a page's notes set off
+    as quotes or badges: "> Stability: 2 - Stable"). A filing's cover ("UNITED STATES" over "SECURITIES AND
+    EXCHANGE COMMISSION"), a release's headline over its bullet points and a numbered division ("Item 1.
+    Business": a section) are no such title."""
+    lines = [line.strip() for line in text[:4000].split("\n")]
+    first = " ".join(lines[0].split()) if lines else ""
+    if not first or len(first.split()) > MAX_FIRST_LINE_TITLE_WORDS or len(first) > MAX_TITLE_CHARS + 20 \
+            or first[-1] in ".,;:!?" or _NOT_A_TITLE.match(first) or not (first[0].isupper() or first[0].isdigit()) \
+            or any(division.match(first) for division in (_PART, _ITEM, _CHAPTER)) \
+            or not re.search(r"[^\W\d_]{2}", first):
+        return ""
+    if len(lines) > 1 and lines[1]:
+        return first if _opens_a_sentence(lines[1]) else ""
+    blocks = [block.strip() for block in "\n".join(lines[1:]).split("\n\n") if block.strip()]
+    for block in blocks[:MAX_NOTES_AFTER_TITLE + 1]:
+        if not _NOTE.match(block):
+            return first if _opens_a_sentence(block.split("\n")[0]) else ""
+    return ""
+
+
+MAX_NOTES_AFTER_TITLE = 2
+_NOTE = re.compile(r"^(?:>|\[!\[|!\[|<)")  # a quoted note, a badge, an HTML tag: between a page's title and its text
+_SENTENCE_IN_LINE = re.compile(r"[.!?:)](?:\s|$)")
+
+
+def _opens_a_sentence(line: str) -> bool:
+    """Whether a line begins prose: six words or more, a third of them in lower case (a cover's "SECURITIES AND
+    EXCHANGE COMMISSION Washington, D.C. 20549" is none), a sentence's end in it or at its end (a wrapped
+    paragraph's first line ends mid-sentence)."""
+    words = line.split()
+    return len(words) >= 6 and (line[0].isalnum() or line[0] in "`*_\"'“") \
+        and 3 * sum(w[0].islower() for w in words) >= len(words) and _SENTENCE_IN_LINE.search(line) is not None
 
 
 @functools.lru_cache(maxsize=8)  # structural contexts, outlines, the guard: each asks for the same document's

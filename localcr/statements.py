@@ -1,0 +1,104 @@
+"""The statement prior: a question about a filing's figures is answered by one of its financial statements.
+
+Search finds the right filing (its gold is in the top three for every financebench-dev question) but not the
+passage inside it: "what is the FY2018 capex?" is answered by the cash-flow statement's row "Purchases of property
+and equipment", which shares no word with the question, among hundreds of chunks that say "capital" and "fiscal".
+A reader turns to the statement the question names ("based on the balance sheet", "the P&L") or whose line items it
+asks for (capex, COGS, inventories), then reads its rows by their labels. That is done here without a model:
+
+* `asked(question)`: which statements the question names or implies, and the row labels its line items go by in a
+  filing's own words (capex: "purchases of property and equipment", "capital expenditures");
+* `statement_of(path)`: which statement a chunk's section is, from the heading its structural context carries
+  (recognised titled tables: "AMAZON.COM, INC. — CONSOLIDATED STATEMENTS OF CASH FLOWS, Year Ended ... (in
+  millions)", localcr.parsing.plaintext.table_titles);
+* localcr.search.Index applies the prior (StatementPrior): in the first documents of the fused ranking, the chunks
+  of the statements asked for are ranked by the question and their row labels, and that ranking joins the fused
+  one as a further list of reciprocal-rank fusion, weighted by `lift`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Each statement: how a question names it, and how a filing's heading names it.
+STATEMENTS = {
+    "balance sheet": (
+        re.compile(r"\bbalance sheets?\b|\bstatements? of (?:consolidated )?financial (?:position|condition)\b", re.I),
+        re.compile(r"\bbalance sheets?\b|\bstatements? of (?:consolidated )?financial (?:position|condition)\b", re.I)),
+    "income statement": (
+        re.compile(r"\bincome statements?\b|\bstatements? of (?:consolidated )?(?:income|operations|earnings)\b|"
+                   r"\bP&L\b|\bprofit (?:and|&) loss\b", re.I),
+        re.compile(r"\bstatements? of (?:consolidated )?(?:income|operations|earnings)\b(?! and comprehensive)|"
+                   r"\bincome statements?\b", re.I)),
+    "cash flow statement": (
+        re.compile(r"\bcash ?flows? statements?\b|\bstatements? of (?:consolidated )?cash ?flows?\b", re.I),
+        re.compile(r"\bstatements? of (?:consolidated )?cash ?flows?\b|\bcash flows? statements?\b", re.I)),
+}
+
+# A question's line items, the statement that reports each, and the words its row goes by in filings.
+LINE_ITEMS = (
+    (r"\bcapex\b|\bcapital expenditures?\b", "cash flow statement",
+     "purchases of property and equipment capital expenditures additions to property plant and equipment"),
+    (r"\bfree cash flows?\b|\bFCF\b", "cash flow statement",
+     "net cash provided by operating activities purchases of property and equipment capital expenditures"),
+    (r"\bcash (?:flows? )?from operat\w*|\boperating activities\b", "cash flow statement",
+     "net cash provided by operating activities"),
+    (r"\bdividends?\b", "cash flow statement", "cash dividends paid dividends"),
+    (r"\bdepreciation\b|\bD&A\b|\bEBITDA\b", "cash flow statement", "depreciation and amortization"),
+    (r"\bCOGS\b|\bcost of (?:goods sold|sales|revenues?)\b", "income statement",
+     "cost of sales cost of revenues cost of goods sold"),
+    (r"\brevenues?\b|\bnet sales\b|\btop ?line\b", "income statement", "total revenues net sales revenues"),
+    (r"\boperating (?:income|profit|margin)\b|\bEBIT\b|\bEBITDA\b", "income statement",
+     "operating income income from operations"),
+    (r"\bnet (?:income|profit|earnings)\b|\bprofit margin\b", "income statement", "net income net earnings"),
+    (r"\bgross (?:margin|profit)\b", "income statement", "gross profit gross margin cost of sales"),
+    (r"\bEPS\b|\bearnings per share\b", "income statement", "earnings per share diluted basic"),
+    (r"\binterest (?:expense|coverage)\b", "income statement", "interest expense"),
+    (r"\binventor(?:y|ies)\b|\bDIO\b", "balance sheet", "inventories merchandise inventories"),
+    (r"\baccounts payable\b|\bDPO\b", "balance sheet", "accounts payable"),
+    (r"\baccounts receivable\b|\bDSO\b", "balance sheet", "accounts receivable net"),
+    (r"\bworking capital\b|\bcurrent ratio\b|\bquick ratio\b|\bcurrent (?:assets|liabilities)\b", "balance sheet",
+     "total current assets total current liabilities"),
+    (r"\bPP&E\b|\bPPNE\b|\bproperty,? plant,? and equipment\b|\bfixed assets?\b", "balance sheet",
+     "property plant and equipment net"),
+    (r"\btotal assets\b|\breturn on assets\b|\bROA\b", "balance sheet", "total assets"),
+)
+_LINE_ITEMS = tuple((re.compile(pattern, re.I), statement, words) for pattern, statement, words in LINE_ITEMS)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks of a filing's statements: which statements, and the row labels of its line items."""
+
+    statements: frozenset[str] = frozenset()
+    row_words: str = ""
+
+
+def asked(question: str) -> Asked:
+    """The statements a question names ("based on the balance sheet") or, naming none, those its line items are
+    reported in (capex: the cash-flow statement), and the row labels of its line items in filings' words."""
+    named = {name for name, (in_question, _) in STATEMENTS.items() if in_question.search(question)}
+    items = [(statement, words) for pattern, statement, words in _LINE_ITEMS if pattern.search(question)]
+    statements = named or {statement for statement, _ in items}
+    return Asked(frozenset(statements), " ".join(dict.fromkeys(words for _, words in items)))
+
+
+def statement_of(path: tuple[str, ...]) -> str | None:
+    """The statement a chunk's section path is in (its innermost heading that names one), or None."""
+    for heading in reversed(path):
+        heading = re.sub(r"\s*—\s*", " ", heading)  # a title block's lines joined: "CONSOLIDATED — BALANCE — SHEETS"
+        for name, (_, in_heading) in STATEMENTS.items():
+            if in_heading.search(heading):
+                return name
+    return None
+
+
+@dataclass(frozen=True)
+class StatementPrior:
+    """How much the statements a question asks for lift their chunks in the first `documents` documents found:
+    their ranking (by the question and its row labels, `row_words`) joins the fused ranking as a list of
+    reciprocal-rank fusion weighted `lift` (the fused ranking's own weight is 1); lift 0 is no prior."""
+
+    lift: float = 1.0
+    documents: int = 1
+    row_words: bool = True
