@@ -8,8 +8,8 @@ sentence of the hits is ranked by BM25 over the hits' sentences (localcr.lexical
 its hit's rank, the two fused by RRF; the best sentences are kept up to a budget of characters, each with the
 sentence before it (pronouns point back). A hit none of whose sentences is kept is not read. A line of a table
 keeps its table's first line (the column heads say which year a figure is). Sentences are cut by sentencex, which
-knows abbreviations and decimal points in every language the index supports; each line is cut on its own, so a
-table row is a sentence.
+knows abbreviations and decimal points in every language the index supports, across a paragraph's hard line
+breaks; in a table each row is a sentence.
 """
 from __future__ import annotations
 
@@ -42,23 +42,39 @@ class Sentence:
 
 @lru_cache(maxsize=512)
 def sentence_spans(text: str, language: str = "en") -> tuple[tuple[int, int], ...]:
-    """(start, end) of each sentence of a text, each line cut on its own; blank lines and bare markup skipped."""
+    """(start, end) of each sentence of a text: a sentence may run across a paragraph's line breaks (hard-wrapped
+    prose, a PDF's lines), a table's row is a sentence of its own; blank lines and bare markup are skipped."""
+    spans: list[tuple[int, int]] = []
+    prose_start = None
+    for line in re.finditer(r"^.*$", text, re.MULTILINE):
+        if line[0].strip() and not _TABLE_ROW.search(line[0]):
+            prose_start = line.start() if prose_start is None else prose_start
+            continue
+        if prose_start is not None:  # the prose lines before this one, cut into sentences
+            spans += _sentences(text, prose_start, line.start(), language)
+            prose_start = None
+        if line[0].strip():
+            spans.append((line.start() + len(line[0]) - len(line[0].lstrip()), line.end() - (len(line[0]) - len(line[0].rstrip()))))
+    if prose_start is not None:
+        spans += _sentences(text, prose_start, len(text), language)
+    return tuple(spans)
+
+
+def _sentences(text: str, start: int, end: int, language: str) -> list[tuple[int, int]]:
+    """The sentences of text[start:end] as sentencex cuts them, by offsets in text; pieces without a letter or
+    digit (bare markup) left out."""
     from sentencex import segment
 
-    spans = []
-    line_start = 0
-    for line in text.split("\n"):
-        cursor = 0
-        for piece in segment(_segmenter_language(language), line) if line.strip() else ():
-            start = line.find(piece, cursor)
-            if start < 0 or not piece:
-                continue
-            cursor = start + len(piece)
-            if any(ch.isalnum() for ch in piece):
-                lead = len(piece) - len(piece.lstrip())
-                spans.append((line_start + start + lead, line_start + start + len(piece.rstrip())))
-        line_start += len(line) + 1
-    return tuple(spans)
+    out, cursor = [], start
+    for piece in segment(_segmenter_language(language), text[start:end]):
+        piece = piece.strip()
+        at = text.find(piece, cursor, end) if piece else -1
+        if at < 0:
+            continue
+        cursor = at + len(piece)
+        if any(ch.isalnum() for ch in piece):
+            out.append((at, cursor))
+    return out
 
 
 def _segmenter_language(language: str) -> str:
