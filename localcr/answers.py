@@ -293,13 +293,18 @@ class Answerer(OnDemandLlm):
 
     # -- the prompt ------------------------------------------------------------------------------------------
     def _sources(self, question: str, hits: list, matches: list[dict]) -> list[Source]:
-        """The hits as the model reads them, numbered from 1: the sentences that bear on the question
-        (localcr.evidence; a hit with none is not read), or each hit whole when evidence_chars is 0."""
+        """The hits as the model reads them, numbered from 1: the sentences of prose hits that bear on the question
+        (localcr.evidence; a hit with none is not read), code hits whole (a function is no row of sentences), or
+        every hit whole when evidence_chars is 0."""
         if not self.evidence_chars:
             return [Source(n, hit, self._shown(hit, found)) for n, (hit, found) in enumerate(zip(hits, matches), start=1)]
-        texts = [(hit.window_text or hit.text).strip() for hit in hits]
-        chosen = evidence.select(question, texts, languages=[_language(text) for text in texts], budget=self.evidence_chars)
-        read = [(hit, evidence.render(text, kept)) for hit, text, kept in zip(hits, texts, chosen) if kept]
+        prose = [hit for hit in hits if not hit.is_code]
+        texts = [(hit.window_text or hit.text).strip() for hit in prose]
+        chosen = evidence.select(question, texts, languages=[_language(text) for text in texts],
+                                 budget=evidence.budget_for([hit.structure for hit in prose], self.evidence_chars))
+        kept = {id(hit): evidence.render(text, sentences) for hit, text, sentences in zip(prose, texts, chosen) if sentences}
+        read = [(hit, kept[id(hit)] if not hit.is_code else self._shown(hit, found)) for hit, found in zip(hits, matches)
+                if hit.is_code or id(hit) in kept]
         return [Source(n, hit, shown) for n, (hit, shown) in enumerate(read, start=1)]
 
     def _shown(self, hit, found: dict) -> str:

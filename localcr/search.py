@@ -69,6 +69,7 @@ class Hit:
     external_index: int | None = None
     page: int | None = None  # 1-based page (slide) where the chunk starts; None for a document without pages
     kind: str = "text"  # its document's kind (documents.Document.kind): how its text reads, e.g. "markdown", "code:py"
+    structure: str = ""  # how its document's structure was read (documents.Document.structure: LONG_PROSE for filings)
 
     @property
     def is_code(self) -> bool:
@@ -365,7 +366,7 @@ class Index:
                 ranks={name: r[row] for name, r in ranks.items() if row in r},
                 context=rec["context"], text=rec["text"],
                 external_doc_id=rec["external_id"], external_index=rec["external_index"],
-                page=page_at(rec["pages"], rec["start"]), kind=rec["kind"],
+                page=page_at(rec["pages"], rec["start"]), kind=rec["kind"], structure=rec.get("structure") or "",
             )
             if len(span) > 1:
                 hit.neighbours = [records[r]["chunk_id"] for r in span if r != row]

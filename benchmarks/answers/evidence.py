@@ -10,7 +10,7 @@ characters, with and without the embedder's vote. Gold held: XQuAD and JSQuAD: t
 in the text; financebench-dev: a kept sentence overlaps a gold span (its character offsets in the filing). The
 questions are split into two halves by a seeded shuffle: budgets are chosen on "tune" and reported on "held out".
 The "whole" row is what the model read before: each hit's text cut to localcr.answers.SOURCE_CHARS around the
-question's terms. Table to stdout and benchmarks/results/evidence[-SETS].md.
+question's terms; "localcr's default" the budget `localcr ask` takes for those hits (localcr.evidence.budget_for). Table to stdout and benchmarks/results/evidence[-SETS].md.
 """
 from __future__ import annotations
 
@@ -39,13 +39,13 @@ def holds(query, hit, kept_text: str, kept_spans: list[tuple[int, int]]) -> bool
 
 def measure(set_name: str, args) -> list[list]:
     from localcr.answers import Answerer
-    from localcr.evidence import render, select
+    from localcr.evidence import budget_for, render, select
     from localcr.language import detect
 
     registry, index, _, queries = indexed_sample(set_name, args.data, args.work, args.limit or None)
     halves = {"tune": queries[:len(queries) // 2], "held out": queries[len(queries) // 2:]}
     whole = Answerer(registry.require("llm", None))
-    configs = [("whole", None, False)] + [(f"{b} chars{' + embedder' if e else ''}", b, e)
+    configs = [("whole", None, False), ("localcr's default", 0, False)] + [(f"{b} chars{' + embedder' if e else ''}", b, e)
                                           for b in args.budgets for e in args.embedder]
     rows = []
     for half, sample in halves.items():
@@ -62,7 +62,8 @@ def measure(set_name: str, args) -> list[list]:
                     chars = sum(map(len, shown))
                 else:
                     chosen = select(query.text, texts, languages=languages,
-                                    embedder=index.embedder if embedder else None, budget=budget)
+                                    embedder=index.embedder if embedder else None,
+                                    budget=budget or budget_for([h.structure for h in hits]))
                     shown = [render(t, kept) for t, kept in zip(texts, chosen)]
                     found = any(holds(query, h, s, [(x.start, x.end) for x in kept])
                                 for h, s, kept in zip(hits, shown, chosen))
