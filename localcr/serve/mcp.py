@@ -52,6 +52,7 @@ def create_server(service: Service) -> MCPServer:
         hits = result["hits"]
         lines = [f"{len(hits)} hit{'' if len(hits) == 1 else 's'} for {result['query']!r}" + (":" if hits else ".")]
         lines += [result["unmatched"]] if "unmatched" in result else []
+        lines += [result["note"]] if "note" in result else []
         lines += [_render(hit, f"{n}. ") for n, hit in enumerate(hits, start=1)]
         return _result("\n\n".join(lines), result)
 
