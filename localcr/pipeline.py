@@ -348,13 +348,17 @@ class _Batches:
         self.started = time.monotonic()
         self.seconds = 0.0  # spent committing
         self.progress = None  # called with each embedded batch's size
+        self.computed = [0, 0.0, 0, 0]  # windows computed, their seconds, windows and chunks: the embedder's pace
 
     def add(self, docs: list[Document], finished: bool) -> None:
         if self.dense:
             made = self.made
             chunks = [c for d in docs for c in made.chunks_by_doc[d.doc_id]]
             windows = made.model.windows(chunks)
+            began = time.monotonic()
             vectors, computed = self.executor.embed(made.model, [w.text for w in windows], progress=self.progress)
+            for i, value in enumerate((computed, time.monotonic() - began, len(windows), len(chunks))):
+                self.computed[i] += value
             self.summary.windows += len(windows)
             self.summary.embedded += computed
             before = sum(len(made.chunks_by_doc[d.doc_id]) for d in self.ready)
@@ -391,12 +395,16 @@ class _Batches:
 
 def _embed_all(docs: list[Document], batches: _Batches, progress: bool, log) -> None:
     """Embed these documents, whose contexts are final, and commit them as batches paces: in groups of at least
-    EMBED_GROUP_CHUNKS chunks, under one progress bar whose total grows from chunks to windows as they are known."""
+    EMBED_GROUP_CHUNKS chunks, under one progress bar whose total grows from chunks to windows as they are known.
+    Says first how long it will take, at this machine's last pace, when that is more than a few seconds."""
     if not docs:
         return
-    chunks_by_doc = batches.made.chunks_by_doc
+    model, chunks_by_doc = batches.made.model, batches.made.chunks_by_doc
     chunks = sum(len(chunks_by_doc[d.doc_id]) for d in docs)
     label = f"embedding {_count(len(docs), 'document')}, {_count(chunks, 'chunk')}"
+    if (rate := model.recorded_rate()) is not None and (seconds := chunks * rate[1] / rate[0]) >= 30:
+        log(f"{label}: about {_duration(seconds)} at this machine's last pace ({rate[0]:.0f} windows/s, had nothing "
+            "come from the cache); the index answers lexically meanwhile")
     with tqdm(total=chunks, desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:
         batches.progress = bar.update
         group: list[Document] = []
@@ -410,6 +418,7 @@ def _embed_all(docs: list[Document], batches: _Batches, progress: bool, log) -> 
                 group = []
         batches.flush()
         batches.progress = None
+    model.record_rate(*batches.computed)
 
 
 def complete_index(made: Made, ready: list[Document], settings: "_Settings", registry: Registry, executor, commits,

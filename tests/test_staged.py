@@ -376,3 +376,21 @@ def test_commits_are_paced_by_what_they_cost(monkeypatch):
         assert committed == [["d0"], ["d1", "d2", "d3"], ["d4"]] if not dense else committed[0] == ["d0"]
         assert made.coverage.pending == (set() if dense else {d.doc_id for d in docs})
         assert made.coverage.unembedded == (set() if dense else {d.doc_id for d in docs})
+
+
+@pytest.mark.model
+def test_the_embedding_estimate_is_this_machine_s_last_pace(tmp_path, monkeypatch):
+    """What a build's "embedding ..., about N min" comes from: the windows a second and the windows a chunk of the
+    embedder's last long stage here, each the mean of the last two measures; a short stage says nothing."""
+    from localcr.embeddings import Embedder
+    from localcr.models import load_registry
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    model = Embedder(load_registry().require("embedder"))
+    assert model.recorded_rate() is None
+    model.record_rate(100, 1.0, 100, 50)  # too few windows to tell a pace from loading and warming up
+    assert model.recorded_rate() is None
+    model.record_rate(400, 10.0, 600, 300)
+    assert model.recorded_rate() == (40.0, 2.0)
+    model.record_rate(400, 20.0, 300, 300)
+    assert model.recorded_rate() == (30.0, 1.5)
