@@ -88,6 +88,7 @@ def timed_build(tree: Path, docs: Path, index: Path, cache: Path, commit_log: Pa
     info = json.loads(stats.stdout)
     times["live"], times["chunks"] = info["windows"], info["chunks"]
     times["summary"] = out
+    times["announced"] = [line for line in err.splitlines() if ", about " in line]  # the estimates it said, to check
     return times
 
 
@@ -107,7 +108,7 @@ def main() -> None:
         results[name] = timed_build(tree, docs, work / f"ix-{name}", work / f"cache-{name}", work / f"commits-{name}.jsonl")
         results[name]["load"] = os.getloadavg()
         print(name, json.dumps({k: v for k, v in results[name].items() if k not in ("summary", "commits")}), flush=True)
-        print(results[name]["summary"], flush=True)
+        print(results[name]["summary"], *results[name]["announced"], sep="\n", flush=True)
         results_file.write_text(json.dumps(results, indent=1))
     print(f"\nmachine: {machine()}; {args.docs} filings, {words:,} words")
     rows = [[name, r.get("first_search"), r.get("dense_complete"), r.get("last_card"), r["end"], r["computed"], r["live"],
