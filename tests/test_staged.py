@@ -77,6 +77,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
                 servers.append(start_server(index, Path(os.environ["LOCALCR_CACHE_DIR"])))
                 seen["served"] = served_cards(servers[0])
                 seen["health"] = servers[0].request("GET", "/api/health")[1]
+                seen["note"] = servers[0].request("POST", "/api/search", {"query": "Halden plant", "k": 1})[1].get("note")
             except Exception as exc:  # noqa: BLE001 (the build would only exit with 1: keep what went wrong)
                 seen["error"] = exc
         if company == COMPANIES[2]:
@@ -93,6 +94,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert "cards in 1 of 3 documents that want one; 3 documents still waiting" in seen["stats"]
     assert seen["health"]["embedded_chunks"] == 0 and seen["health"]["contexts"].startswith("lexical 100%, dense 0%")
     assert "cards in 1 of 3 documents that want one; 3 documents still waiting" in seen["health"]["contexts"]
+    assert seen["note"] == "lexical only until the vectors are in: 0% embedded"  # what the page shows with the hits
 
     assert carded(index) == seen["carded"]  # the second card was written, and cached, but not committed
     monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda company: None))
