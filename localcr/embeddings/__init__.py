@@ -19,6 +19,7 @@ exactly one window.
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,8 +121,6 @@ class Embedder:
             cache.set(self._rate_key(), rate, self.cache_tag)
 
     def _rate_key(self) -> str:
-        import os
-
         return key("embedding-rate", self.id, str(len(os.sched_getaffinity(0))))
 
     def embed_query(self, query: str) -> np.ndarray:
