@@ -267,21 +267,25 @@ def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 6
 @pytest.mark.model
 def test_the_bundled_llm_card_arrives_in_an_index_searchable_from_the_start(tmp_path):
     """The issue's user: `localcr index` over a long report whose company only the cover names, with the bundled
-    1.5B writing its card (20-25 s on one AVX-512 core) in a process of its own, searched while it writes. A killed
-    run going on without writing a card twice is the test above's, on FakeCardRunner: the same pipeline, no model."""
+    1.5B writing its card (20-25 s on one AVX-512 core) in a process of its own, searched lexically while it writes
+    (the report is embedded once its card is in, never before). A killed run going on without writing a card or
+    embedding a window twice is the tests' above, on FakeCardRunner: the same pipeline, no model."""
     docs, index = write_reports(tmp_path / "docs", COMPANIES[:1]), tmp_path / "ix"
     env = {**os.environ, "LOCALCR_CACHE_DIR": str(tmp_path / "cache")}
     build = [sys.executable, "-m", "localcr", "index", str(docs), "--index", str(index)]
     process = subprocess.Popen(build, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: (index / store.MARKER).exists(), process, "the structural index")
-        top = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+        wait_for(lambda: (index / store.MARKER).exists(), process, "the lexical index")
+        found = run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()
+        top = json.loads(found[0])
         assert FACT in top["text"] and COMPANY not in top["context"]  # answered before the card is in
+        assert found[-1] == "localcr: lexical only until the vectors are in: 0% embedded"
         out, err = process.communicate(timeout=600)
     finally:
         process.kill()
     assert process.returncode == 0, err
     assert "cards: 1 document: 0 from cache, 1 written" in out
+    assert f"embeddings: {live_windows(index)} computed, 0 from cache" in out  # every window embedded once
     (contexts,) = contexts_by_document(index).values()
     assert all(COMPANY in c for c in contexts), contexts[0]  # every chunk holds its card, naming what the cover names
     assert "cards in 1 of 1 documents that want one; complete" in run("stats", "--index", index)
