@@ -103,10 +103,9 @@ class CardWriter:
 
     def __init__(self, runner, opening_tokens: int = OPENING_TOKENS):
         self.runner, self.spec, self.opening_tokens = runner, runner.spec, opening_tokens
-        # What the cards after the first cost (prompt tokens evaluated, their seconds, tokens generated, theirs,
-        # cards): the first after a model is loaded pays for reading its weights (15 s against 5 for the next here).
+        # What the cards written on a warm model cost (prompt tokens evaluated, their seconds, tokens generated,
+        # theirs, cards): the first after a model is loaded pays for reading its weights (39 s against 5 here).
         self.work = [0, 0.0, 0, 0.0, 0]
-        self.warm = False
         if opening_tokens + 400 + CARD_MAX_TOKENS > runner.n_ctx:
             raise LocalcrError(f"{self.spec.where}: n_ctx = {runner.n_ctx} is too small for a card's "
                                f"{opening_tokens}-token opening; raise n_ctx")
@@ -138,10 +137,9 @@ class CardWriter:
         opening_chars = self.opening_chars(doc)
         prefix, suffix = self.prompt(doc, opening_chars)
         out = self.runner.complete(prefix, suffix, max_tokens=CARD_MAX_TOKENS, stops=STOPS)
-        if self.warm:
+        if out.reused:  # its prompt began as one before it did: the model had run, its weights were read
             for i, value in enumerate((out.evaluated, out.prompt_seconds, out.tokens, out.generate_seconds, 1)):
                 self.work[i] += value
-        self.warm = True
         prefill = "" if self.runner.is_chat else "Organisation:"
         return {"raw": (prefill + out.text).strip(), "finished": out.finished, "tokens": out.tokens,
                 "prompt_tokens": out.evaluated, "seconds": out.prompt_seconds + out.generate_seconds,
