@@ -32,6 +32,8 @@ from localcr.text import snippet
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
 ANSWER_VERSION = "ask-2026.3"
 ANSWER_MAX_TOKENS = 200
+# The tokens an answer is estimated to take before this machine has recorded its answers' length (rates.ANSWER).
+ANSWER_TOKENS = 60
 # Sources an answer reads by default: on 30 XQuAD-en questions 3 held the gold about as often as 5 (53.3% against
 # 56.7%: one question), refused every question whose documents were filtered out (5: 8 of 10), and reached the first
 # token in half the time (benchmarks/answers/answers.py, BENCHMARKS.md "Answers").
@@ -270,11 +272,11 @@ class Answerer(OnDemandLlm):
 
     @staticmethod
     def _record(runner, completion: Completion) -> None:
-        """This machine's LLM rates, for the next estimate."""
-        from localcr.contexts.rates import record_generation
+        """This machine's LLM rates for answers, for the next answer's estimate."""
+        from localcr.contexts.rates import ANSWER, record_work
 
-        record_generation(runner, completion.evaluated, completion.prompt_seconds, completion.tokens,
-                          completion.generate_seconds)
+        record_work(runner, ANSWER, completion.evaluated, completion.prompt_seconds, completion.tokens,
+                    completion.generate_seconds)
 
     def _answerable(self, question: str, sources: list[Source]) -> float:
         """The largest share of the question's content words (the index's analysis: stop words out, stemmed) that
@@ -338,12 +340,13 @@ class Answerer(OnDemandLlm):
                            "source with room for an answer: raise its n_ctx in models.toml, or ask with a shorter question")
 
     def _estimate(self, runner, tokens: list[int], sources: int) -> str:
-        """'reading 5 sources (1,204 tokens), about 9 s here': from this machine's recorded LLM rates."""
-        from localcr.contexts.rates import recorded_rates, typical_rates
+        """'reading 5 sources (1,204 tokens), about 9 s here': at the rates and the length of this machine's last
+        answers (ANSWER_TOKENS before one is recorded)."""
+        from localcr.contexts.rates import ANSWER, recorded_rates, typical_rates
 
-        rates = recorded_rates(self.spec, runner.threads, 1) or typical_rates(self.spec)
+        rates = recorded_rates(self.spec, runner.threads, 1, ANSWER) or typical_rates(self.spec)
         evaluate = len(tokens) - runner.cached_prefix(tokens)
-        seconds = evaluate / rates.prompt + 60 / rates.generate
+        seconds = evaluate / rates.prompt + (rates.tokens_per_context or ANSWER_TOKENS) / rates.generate
         return (f"reading {sources} source{'s' if sources != 1 else ''} ({len(tokens):,} tokens), about "
                 f"{seconds:.0f} s here")
 

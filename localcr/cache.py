@@ -33,7 +33,7 @@ from localcr.errors import ArgumentError, LocalcrError
 STORES = {
     "contexts": "cached LLM contexts will be generated again",
     "embeddings": "cached embeddings will be computed again",
-    "rates": "the LLM speeds measured on this machine will be measured again",
+    "rates": "the LLM and embedder speeds measured on this machine will be measured again",
     "questions": "cached synthetic questions will be generated again",
     "expansions": "cached query expansions will be generated again",
     "answers": "cached answers will be written again",

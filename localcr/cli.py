@@ -244,8 +244,9 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
     rebuilt from the files. Options not given again (and PATHS, if none are given) keep the values the index
     was built with.
 
-    A local index is searchable as soon as the chunks are embedded; cards and LLM contexts are committed as they
-    are written, and after Ctrl-C the same command goes on where it stopped.
+    A local index is searchable in seconds, lexically (BM25) until its vectors are in; cards and LLM contexts are
+    committed as they are written, each chunk embedded once with its final context, and after Ctrl-C the same
+    command goes on where it stopped.
     """
     from localcr.index import build_index
 
@@ -324,8 +325,10 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
     if as_json:
         for hit in hits:
             click.echo(json.dumps(hit.to_dict()))
-        return
-    _print_hits(hits, idx.matches(query, hits), full=full)
+    else:
+        _print_hits(hits, idx.matches(query, hits), full=full)
+    if note := idx.coverage_note(mode):  # after the hits: a program reading --json reads them first
+        _echo(f"localcr: {note}", err=True)
 
 
 @cli.command()
@@ -375,7 +378,7 @@ def ask(ctx, question, index_dir, k, llm, mode, fusion, alpha, rerank_name, cand
             elif event == "withdrawn" and not as_json:  # the streamed text is taken back, on a line of its own
                 click.echo()
                 _echo(value, fg="yellow")
-            elif event == "estimate":
+            elif event in ("estimate", "note"):
                 _log(value)
             elif event == "answer":
                 answer = value
@@ -737,7 +740,8 @@ def stats(ctx, index_dir, list_skipped, as_json):
     if "pending" in ctxs:  # recorded by a build that commits its contexts as they are written (a local index)
         from localcr.pipeline import coverage_text
 
-        if coverage := coverage_text(ctxs, info["context_sources"].get("llm", 0), info["chunks"]):
+        if coverage := coverage_text(ctxs, info["context_sources"].get("llm", 0), info["chunks"],
+                                     (info["embedded_chunks"], info["chunks"])):
             _echo(f"coverage    {coverage}")
     if "milvus" in info:
         milvus = info["milvus"]

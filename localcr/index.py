@@ -78,7 +78,7 @@ def build_index(
                                                   if s["name"] in damaged))
         summary.added -= summary.restored
         docs, gone = plan.docs, plan.gone
-        if not docs and not gone and not plan.improve and not whole and not damaged:
+        if not docs and not gone and not plan.improve and not plan.unembedded and not whole and not damaged:
             summary.documents, summary.chunks = len(plan.kept), last.get("chunks", 0)
             summary.seconds = time.monotonic() - started
             if plan.file_stats != last.get(store.FILE_STATS, {}) or sound != last["segments"]:  # or newer file records
@@ -101,10 +101,11 @@ def build_index(
 
 class _Commits:
     """The generations a local build publishes, one a commit: the documents of the plan with what contexts cost
-    no model (the index is searchable from then on), then the documents whose cards and LLM contexts are written,
-    a batch at a time (localcr.pipeline.improve_contexts). A commit writes its documents as a new segment,
-    tombstones their older versions (the first also those of documents changed or gone), publishes the generation
-    and compacts by the policy. A killed build leaves the last generation it published."""
+    no model and no vectors (the lexical leg answers from then on), then batches of documents as they are embedded
+    or their cards and LLM contexts written (localcr.pipeline.complete_index). A commit writes its documents as a
+    new segment, tombstones their older versions (the first also those of documents changed or gone), drops the
+    segments left with no live document, publishes the generation and compacts by the policy. A killed build
+    leaves the last generation it published."""
 
     def __init__(self, directory: Path, marker, segments: list[dict], located: dict[str, tuple[str, int]], settings, plan,
                  summary: BuildSummary, stopwords_changed: bool, log):
@@ -112,21 +113,31 @@ class _Commits:
         self.located = located  # each live document's segment and number of chunks
         self.settings, self.plan, self.summary = settings, plan, summary
         self.stopwords_changed = stopwords_changed
+        self.shas: dict[str, str] = {}  # of the documents read back from the index (stored), whose text is not at hand
 
-    def commit(self, docs: list, made: Made, vectors=None, window_rows=None) -> None:
-        """Commit these documents' chunks (their vectors: made's own at the first commit) as they are now."""
+    def stored(self, doc_ids: set[str]) -> tuple[list, dict]:
+        """These live documents (without their text) and their chunks, as the index holds them: a killed run
+        committed them without vectors, and they are embedded from there, not read and situated again."""
+        if not doc_ids:
+            return [], {}
+        reader = store.StoreReader(self.directory)
+        self.shas.update({i: sha for i, sha in reader.document_shas().items() if i in doc_ids})
+        return reader.stored_documents(only=doc_ids)
+
+    def commit(self, docs: list, made: Made, vectors, window_rows) -> None:
+        """Commit these documents' chunks as they are now, with the vectors of their windows (none: for the lexical
+        leg alone) and each window's chunk row among the documents' chunks."""
         from localcr.lexical import LexicalIndex, stopwords_of
 
-        vectors = made.vectors if vectors is None else vectors
-        window_rows = made.window_rows if window_rows is None else window_rows
         replaced = {d.doc_id: self.located[d.doc_id] for d in docs if d.doc_id in self.located}
-        self.segments = [_tombstoned(s, replaced) for s in self.segments]
+        self.segments = [s for s in (_tombstoned(s, replaced) for s in self.segments) if len(s["dead"]) < s["documents"]]
         if docs:
             chunks = [c for d in docs for c in made.chunks_by_doc[d.doc_id]]
             language = {d.doc_id: d.language for d in docs}
             lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks],
                                          stopwords_of(self.plan.index_languages))
-            segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, lexical)
+            segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, lexical,
+                                          shas=self.shas)
             self.segments.append(segment)
             self.located.update({d.doc_id: (segment["name"], len(made.chunks_by_doc[d.doc_id])) for d in docs})
         contexts = made.context_meta

@@ -210,10 +210,10 @@ class Navigator(OnDemandLlm):
 
     def _say_cost(self, tokens: int) -> None:
         """One line before an outline is first read: its tokens, and the seconds they take at this machine's rate."""
-        from localcr.contexts.rates import recorded_rates, typical_rates
+        from localcr.contexts.rates import ANSWER, recorded_rates, typical_rates
 
-        if self._log is not None:
-            rates = recorded_rates(self.spec, self.runner.threads, 1) or typical_rates(self.spec)
+        if self._log is not None:  # an answer's prompt rate: one sequence reading sources
+            rates = recorded_rates(self.spec, self.runner.threads, 1, ANSWER) or typical_rates(self.spec)
             self._say(f"navigating: reading an outline of {tokens:,} tokens once (its state is then cached), about "
                       f"{tokens / rates.prompt:.0f} s here")
 

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from tqdm import tqdm
@@ -59,6 +60,7 @@ class BuildSummary:
     unchanged: int = 0
     restored: int = 0  # documents of damaged segments, read again from their files
     waiting: int = 0  # unchanged documents read again for their cards or LLM contexts (left by a kill, or an upgrade)
+    unembedded: int = 0  # unchanged documents a killed run committed without their vectors, embedded now
     skipped: list[Skipped] = field(default_factory=list)
     embedded: int = 0  # windows embedded now; the rest came from the cache
     seconds: float = 0.0
@@ -73,7 +75,9 @@ class BuildSummary:
             f"  documents: {self.added} new, {self.changed} changed, {self.removed} removed, {self.unchanged} unchanged"
             + (f", {self.restored} restored from the sources (damaged segment)" if self.restored else "")
             + (f"; {self.waiting} read again for their cards or LLM contexts" if self.waiting else "")
-            + ("" if self.added + self.changed + self.removed + self.restored + self.waiting else " (nothing to do)"),
+            + (f"; {self.unembedded} waiting for their vectors" if self.unembedded else "")
+            + ("" if self.added + self.changed + self.removed + self.restored + self.waiting + self.unembedded
+               else " (nothing to do)"),
             f"  embeddings: {self.embedded} computed, {self.windows - self.embedded} from cache",
         ]
         if self.skipped:
@@ -109,6 +113,7 @@ class Plan:
     index_languages: list[str]
     file_stats: dict
     improve: list[Document] = field(default_factory=list)  # unchanged, still waiting for their cards or LLM contexts
+    unembedded: set[str] = field(default_factory=set)  # unchanged, in the index without their vectors (a killed run's)
 
 
 def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: dict, whole: bool,
@@ -116,7 +121,8 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     """Read the files that changed (stored: doc_id -> StoredDocument of the index as it is), count what changes in
     the summary, and choose the embedder by the documents' languages when none was named. The documents a killed
     run left waiting for their cards or LLM contexts (Coverage.pending), or every one for an upgrade (see
-    upgrades_in_place), are read again, to be improved."""
+    upgrades_in_place), are read again, to be improved; those it committed without their vectors
+    (Coverage.unembedded) are embedded from the chunks the index holds, not read again."""
     pending = set(stored) if upgrade else set(last.get("contexts", {}).get("pending", [])) & stored.keys()
     loaded = _load(settings.sources, log, {doc_id: (d.size, d.mtime) for doc_id, d in stored.items() if doc_id not in pending},
                    last.get("skipped", []))
@@ -131,6 +137,8 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     summary.removed = len(gone) - summary.changed
     summary.unchanged = len(kept)
     summary.waiting = len(improve)
+    unembedded = set(last.get("contexts", {}).get("unembedded", [])) & kept
+    summary.unembedded = len(unembedded - pending)
     reading = {d.doc_id: d for d in docs + improve}
     found = {i: d.language for i, d in stored.items() if i in kept and i not in reading}  # the languages of before
     found |= {i: document_language(d.text, d.is_code) for i, d in reading.items()}
@@ -147,7 +155,7 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     # Files read again but unchanged keep their new size and mtime, so the next run need not read them.
     file_stats = {} if whole else {i: s for i, s in last.get(store.FILE_STATS, {}).items() if i in kept}
     file_stats |= {i: [read[i].size, read[i].mtime] for i in kept & read.keys()}  # the ones read now win
-    return Plan(docs, kept, gone, sorted(set(last.get("languages", [])) | set(languages)), file_stats, improve)
+    return Plan(docs, kept, gone, sorted(set(last.get("languages", [])) | set(languages)), file_stats, improve, unembedded)
 
 
 @dataclass
@@ -189,17 +197,18 @@ def make_chunks(plan: Plan, settings: "_Settings", last: dict, whole: bool, cont
     """Chunk, situate and embed the plan's documents, where the settings say (Ray is joined first, so a bad address
     fails before any work).
 
-    staged: a build that is searchable before its LLM work is done passes what commits documents to its index (an
-    object with commit(docs, made, vectors=None, window_rows=None), localcr.index's). The chunks are then situated
-    with what costs no model (structure, the cards and LLM contexts the cache holds), embedded and committed at
-    once; improve_contexts then writes the missing cards and LLM contexts, committing each batch of documents as
-    it is done, while the executor is still open."""
+    staged: a build that is searchable before its models are done passes what commits documents to its index (an
+    object with commit(docs, made, vectors, window_rows) and stored(doc_ids), localcr.index's). The chunks are
+    then situated with what costs no model (structure, the cards and LLM contexts the cache holds) and committed
+    at once for the lexical leg, without vectors (seconds: a search answers from BM25 from then on);
+    complete_index then embeds them and writes the missing cards and LLM contexts, every window once, each batch
+    of documents committed as it is done, while the executor is still open."""
     from localcr.execution import open_executor
 
     docs = plan.docs
     before = last.get("contexts", {}) if not whole and last.get("contexts", {}).get("mode") == settings.contexts else {}
     made = Made(None, {}, [], None, None, before, {"mode": settings.contexts})
-    with open_executor(ray if docs or plan.improve else None, log=log) as executor:
+    with open_executor(ray if docs or plan.improve or plan.unembedded else None, log=log) as executor:
         from localcr.embeddings import Embedder  # imports torch: only once there is work to do
 
         made.model = Embedder(settings.embedder)
@@ -209,38 +218,54 @@ def make_chunks(plan: Plan, settings: "_Settings", last: dict, whole: bool, cont
             later = staged is not None and not contexts_from  # imported contexts are final: no card may replace them
             made.contexts_now = _add_contexts(docs, made, settings, contexts_from, registry, progress, summary, log,
                                               executor, later, "" if staged is not None else UNSTAGED)
-            made.vectors, made.window_rows = _embed(made.model, made.chunks, summary, progress, executor)
+            if staged is None:
+                made.vectors, made.window_rows = _embed(made.model, made.chunks, summary, progress, executor)
         if staged is not None:
             made.coverage = Coverage.carried({} if whole else last.get("contexts", {}), plan.kept, docs, made)
             if plan.improve:
                 _chunk_improved(plan.improve, made, settings, registry)
-            staged.commit(docs, made)
-            improve_contexts(made, settings, registry, executor, staged, progress, summary, log)
+            waiting = {d.doc_id for d in made.needs_card + made.needs_llm}
+            stored_docs, stored_chunks = staged.stored(plan.unembedded - waiting)  # their chunks as committed
+            made.chunks_by_doc.update(stored_chunks)
+            made.coverage.unembedded |= {d.doc_id for d in docs}
+            staged.commit(docs, made, *_no_vectors(made.model))
+            ready = [d for d in docs if d.doc_id not in waiting] + stored_docs
+            complete_index(made, ready, settings, registry, executor, staged, progress, summary, log)
     return made
 
 
-# How often a staged build commits improved documents: when the time since its last commit is at least this many
-# times what that commit took (writing its segment, publishing, compacting: not embedding, which every chunk
-# needs once however they are batched), so commits cost at most a tenth of the run; the first improved document
-# is committed at once. Measured in BENCHMARKS.md ("Searchable at once").
+def _no_vectors(model) -> tuple[np.ndarray, np.ndarray]:
+    """What a commit for the lexical leg alone writes as its documents' vectors and their windows' chunk rows."""
+    return np.zeros((0, model.dimension), dtype=np.float32), np.zeros(0, dtype=np.int64)
+
+
+# How often a staged build commits documents: when the time since its last commit is at least this many times what
+# that commit took (writing its segment, publishing, compacting: not embedding, which every chunk needs once however
+# they are batched), so commits cost at most a tenth of the run; the first document of each stage is committed at
+# once. Measured in BENCHMARKS.md ("Searchable at once").
 COMMIT_SPACING = 9
+# Documents are embedded in groups of at least this many chunks (a long filing is a group of its own), so short
+# documents still fill the embedder's batches.
+EMBED_GROUP_CHUNKS = 256
 
 
 @dataclass
 class Coverage:
-    """How far the contexts of a staged build's index are, kept in its manifest: the documents still waiting for
-    their cards or LLM contexts (what `localcr stats` reports and the next run improves after a kill), those whose
+    """How far a staged build's index is, kept in its manifest: the documents still waiting for their cards or
+    LLM contexts (what `localcr stats` reports and the next run improves after a kill), those committed without
+    their vectors yet (only the lexical leg finds them; the next run embeds them from the index), those whose
     chunks hold a card, and those whose card the guard rejected (they keep their structural contexts)."""
 
     pending: set[str]
     carded: set[str]
     card_fallbacks: set[str]
+    unembedded: set[str] = field(default_factory=set)
     seconds_each: float | None = None  # a waiting document's cards and LLM contexts, as this run or the last wrote them
 
     @classmethod
     def carried(cls, before: dict, kept: set[str], docs: list[Document], made: Made) -> "Coverage":
         """The last build's coverage of the documents it keeps, and this run's of the documents it (re)indexes."""
-        coverage = cls(*(set(before.get(key, [])) & kept for key in ("pending", "carded", "card_fallbacks")),
+        coverage = cls(*(set(before.get(key, [])) & kept for key in ("pending", "carded", "card_fallbacks", "unembedded")),
                        before.get("seconds_each"))
         waiting = {d.doc_id for d in made.needs_card + made.needs_llm}
         coverage.pending |= waiting
@@ -250,25 +275,31 @@ class Coverage:
 
     def record(self) -> dict:
         return {"pending": sorted(self.pending), "carded": sorted(self.carded), "card_fallbacks": sorted(self.card_fallbacks),
+                "unembedded": sorted(self.unembedded),
                 **({"seconds_each": round(self.seconds_each, 1)} if self.seconds_each else {})}
 
 
-def coverage_text(contexts: dict, llm_chunks: int | None = None, chunks: int | None = None) -> str:
-    """What `localcr stats` and the build summary say of how far an index's contexts are: the documents with
-    cards, the chunks with LLM contexts (when counted: `localcr stats` counts them in the index), of how many,
-    and what remains by the estimate; "" where the mode writes none."""
+def coverage_text(contexts: dict, llm_chunks: int | None = None, chunks: int | None = None,
+                  dense: tuple[int, int] | None = None) -> str:
+    """What `localcr stats`, the served index's health and the build summary say of how far an index is: while
+    vectors are missing, each leg's share of the chunks (dense: (chunks embedded, live chunks), where known); the
+    documents with cards, the chunks with LLM contexts (when counted: `localcr stats` counts them in the index), of
+    how many, and what remains by the estimate; "" where nothing is or was missing."""
     mode = contexts.get("mode")
     carded, fallbacks, pending = (len(contexts.get(key, [])) for key in ("carded", "card_fallbacks", "pending"))
+    waiting = len(set(contexts.get("pending", [])) | set(contexts.get("unembedded", [])))
     parts = []
+    if dense is not None and dense[0] < dense[1]:
+        parts.append(f"lexical 100%, dense {store.embedded_share(*dense)} ({dense[0]} of {dense[1]} chunks embedded)")
     if mode in CARD_MODES and (carded + fallbacks + pending or mode != "auto"):
         parts.append(f"cards in {carded} of {carded + fallbacks + pending} documents that want one"
                      + (f" ({fallbacks} rejected by the guard)" if fallbacks else ""))
     if mode in ("llm", "cards+llm") and llm_chunks is not None:
         parts.append(f"LLM contexts in {llm_chunks} of {chunks} chunks")
-    if pending:
+    if waiting:
         each = contexts.get("seconds_each")
-        left = f", about {_duration(pending * each)} by the last run's pace" if each else ""
-        parts.append(f"{_count(pending, 'document')} still waiting{left}; `localcr index` goes on where it stopped")
+        left = f", about {_duration(pending * each)} by the last run's pace" if each and pending else ""
+        parts.append(f"{_count(waiting, 'document')} still waiting{left}; `localcr index` goes on where it stopped")
     elif parts:
         parts.append("complete")
     return "; ".join(parts)
@@ -307,74 +338,128 @@ def _chunk_improved(docs: list[Document], made: Made, settings: "_Settings", reg
 
 
 class _Batches:
-    """The documents whose chunks hold their new contexts, committed (embedded, then written by the index's
-    Commits) a batch at a time, as COMMIT_SPACING paces."""
+    """Documents committed a batch at a time, as COMMIT_SPACING paces: with their vectors (dense: embedded as they
+    are added, once their contexts are final), or for the lexical leg alone (a card is in, the vectors will come)."""
 
-    def __init__(self, made: Made, executor, commits, summary: BuildSummary):
-        self.made, self.executor, self.commits, self.summary = made, executor, commits, summary
+    def __init__(self, made: Made, executor, commits, summary: BuildSummary, dense: bool = True,
+                 worked: Callable[[], int] | None = None):
+        self.made, self.executor, self.commits, self.summary, self.dense = made, executor, commits, summary, dense
+        self.worked = worked  # documents the LLM worked on so far (not all cached), for the pace of what waits
         self.ready: list[Document] = []
+        self.vectors: list[np.ndarray] = []
+        self.window_rows: list[np.ndarray] = []
         self.done: set[str] = set()  # documents that wait for nothing more once committed
         self.last_end, self.last_cost, self.count = time.monotonic(), 0.0, 0
-        self.started, self.llm_documents = time.monotonic(), 0  # documents the LLM wrote contexts for (not all cached)
-        self.seconds = 0.0  # spent embedding and committing
+        self.started = time.monotonic()
+        self.seconds = 0.0  # spent committing
+        self.progress = None  # called with each embedded batch's size
+        self.computed = [0, 0.0, 0, 0]  # windows computed, their seconds, windows and chunks: the embedder's pace
 
-    def add(self, doc: Document, finished: bool) -> None:
-        self.ready.append(doc)
+    def add(self, docs: list[Document], finished: bool) -> None:
+        if self.dense:
+            made = self.made
+            chunks = [c for d in docs for c in made.chunks_by_doc[d.doc_id]]
+            windows = made.model.windows(chunks)
+            began = time.monotonic()
+            vectors, computed = self.executor.embed(made.model, [w.text for w in windows], progress=self.progress)
+            for i, value in enumerate((computed, time.monotonic() - began, len(windows), len(chunks))):
+                self.computed[i] += value
+            self.summary.windows += len(windows)
+            self.summary.embedded += computed
+            before = sum(len(made.chunks_by_doc[d.doc_id]) for d in self.ready)
+            self.vectors.append(vectors)
+            self.window_rows.append(np.array([w.chunk_row + before for w in windows], dtype=np.int64))
+        self.ready += docs
         if finished:
-            self.done.add(doc.doc_id)
+            self.done |= {d.doc_id for d in docs}
         if self.count == 0 or time.monotonic() - self.last_end >= COMMIT_SPACING * self.last_cost:
             self.flush()
 
     def flush(self) -> None:
         if not self.ready:
             return
-        flushing = time.monotonic()
-        made, ready = self.made, self.ready
-        chunks = [c for d in ready for c in made.chunks_by_doc[d.doc_id]]
-        windows = made.model.windows(chunks)
-        vectors, computed = self.executor.embed(made.model, [w.text for w in windows])
-        self.summary.windows += len(windows)
-        self.summary.embedded += computed
-        made.coverage.pending -= {d.doc_id for d in ready} & self.done
-        worked = (made.card_stats.written if made.card_stats else 0) + self.llm_documents  # the rest came from the cache
+        made, ready, coverage = self.made, self.ready, self.made.coverage
+        ids = {d.doc_id for d in ready}
+        coverage.pending -= ids & self.done
+        if self.dense:
+            coverage.unembedded -= ids
+            vectors, window_rows = np.concatenate(self.vectors), np.concatenate(self.window_rows)
+        else:
+            coverage.unembedded |= ids
+            vectors, window_rows = _no_vectors(made.model)
+        worked = self.worked() if self.worked else 0
         if worked:
-            made.coverage.seconds_each = (time.monotonic() - self.started) / worked
+            coverage.seconds_each = (time.monotonic() - self.started) / worked
         started = time.monotonic()  # embedding is no cost of committing often: the chunks are embedded once anyway
-        self.commits.commit(ready, made, vectors, np.array([w.chunk_row for w in windows], dtype=np.int64))
-        self.ready, self.count = [], self.count + 1
+        self.commits.commit(ready, made, vectors, window_rows)
+        self.ready, self.vectors, self.window_rows, self.count = [], [], [], self.count + 1
         self.last_end = time.monotonic()
         self.last_cost = self.last_end - started
-        self.seconds += self.last_end - flushing
+        self.seconds += self.last_cost
 
 
-def improve_contexts(made: Made, settings: "_Settings", registry: Registry, executor, commits, progress: bool,
-                     summary: BuildSummary, log) -> None:
-    """Write the cards and LLM contexts that the structural commit went without, document by document, and commit
-    the improved documents (their chunks re-embedded) batch by batch: a search sees each batch at once, and a
-    killed run keeps every batch committed (the next one goes on with the documents still waiting). Cards come
-    first for every document (a sentence each), then the LLM contexts (one for every chunk of a document)."""
+def _embed_all(docs: list[Document], batches: _Batches, progress: bool, log) -> None:
+    """Embed these documents, whose contexts are final, and commit them as batches paces: in groups of at least
+    EMBED_GROUP_CHUNKS chunks, under one progress bar whose total grows from chunks to windows as they are known.
+    Says first how long it will take, at this machine's last pace, when that is more than a few seconds."""
+    if not docs:
+        return
+    model, chunks_by_doc = batches.made.model, batches.made.chunks_by_doc
+    chunks = sum(len(chunks_by_doc[d.doc_id]) for d in docs)
+    label = f"embedding {_count(len(docs), 'document')}, {_count(chunks, 'chunk')}"
+    if (rate := model.recorded_rate()) is not None and (seconds := chunks * rate[1] / rate[0]) >= 30:
+        log(f"{label}: about {_duration(seconds)} at this machine's last pace ({rate[0]:.0f} windows/s, had nothing "
+            "come from the cache); the index answers lexically meanwhile")
+    with tqdm(total=chunks, desc=label, unit="emb", disable=not progress, file=sys.stderr) as bar:
+        batches.progress = bar.update
+        group: list[Document] = []
+        for i, doc in enumerate(docs):
+            group.append(doc)
+            if sum(len(chunks_by_doc[d.doc_id]) for d in group) >= EMBED_GROUP_CHUNKS or i == len(docs) - 1:
+                windows_before = batches.summary.windows
+                batches.add(group, finished=True)
+                bar.total += batches.summary.windows - windows_before - sum(len(chunks_by_doc[d.doc_id]) for d in group)
+                bar.refresh()
+                group = []
+        batches.flush()
+        batches.progress = None
+    model.record_rate(*batches.computed)
+
+
+def complete_index(made: Made, ready: list[Document], settings: "_Settings", registry: Registry, executor, commits,
+                   progress: bool, summary: BuildSummary, log) -> None:
+    """After the lexical commit, embed every window once, with its final context: first the documents that wait for
+    nothing more (`ready`: no card or LLM context coming, or left without vectors by a killed run); then the cards,
+    each document committed at once for the lexical leg (its card searchable before its vectors), then those
+    documents embedded; then the LLM contexts, a document at a time, each embedded and committed once they are in.
+    A killed run keeps every batch committed; the next one goes on with what still waits (Coverage)."""
+    _embed_all(ready, _Batches(made, executor, commits, summary), progress, log)
     if not made.needs_card and not made.needs_llm:
         return
     from localcr.contexts.cards import write_cards
 
     spec = registry.require("llm", settings.llm)
-    batches = _Batches(made, executor, commits, summary)
     waiting_llm = {d.doc_id for d in made.needs_llm}
-
-    def carded(doc: Document, card: str | None) -> None:
-        doc.card = card or ""
-        (made.coverage.carded if card else made.coverage.card_fallbacks).add(doc.doc_id)
-        structural_contexts(doc, made.chunks_by_doc[doc.doc_id])
-        batches.add(doc, finished=doc.doc_id not in waiting_llm)
-
     if made.needs_card:
+        lexical = _Batches(made, executor, commits, summary, dense=False, worked=lambda: made.card_stats.written)
+
+        def carded(doc: Document, card: str | None) -> None:
+            doc.card = card or ""
+            (made.coverage.carded if card else made.coverage.card_fallbacks).add(doc.doc_id)
+            structural_contexts(doc, made.chunks_by_doc[doc.doc_id])
+            lexical.add([doc], finished=doc.doc_id not in waiting_llm)
+
         made.contexts_now.update(llm=spec.name, llm_id=spec.fingerprint())
         write_cards(made.needs_card, spec, progress=progress, log=log, stats=made.card_stats, on_card=carded)
-        made.card_stats.seconds -= batches.seconds  # the cards' own time, not the commits made between them
-        batches.flush()
+        made.card_stats.seconds -= lexical.seconds  # the cards' own time, not the commits made between them
+        lexical.flush()
         summary.card_summary = made.card_stats.summary()
-    # One call per document, so each is committed as soon as it is done; an executor that spreads documents over
-    # workers (Ray's actors) gets them all in one call, or all but one worker would wait.
+        _embed_all([d for d in made.needs_card if d.doc_id not in waiting_llm], _Batches(made, executor, commits, summary),
+                   progress, log)
+    # One call per document, so each is embedded and committed as soon as it is done; an executor that spreads
+    # documents over workers (Ray's actors) gets them all in one call, or all but one worker would wait.
+    llm_documents = [0]
+    batches = _Batches(made, executor, commits, summary, worked=lambda: llm_documents[0])
     groups = [made.needs_llm] if executor.spreads_documents else [[doc] for doc in made.needs_llm]
     for group in groups:
         for doc in group:  # what the LLM's context joins (cached ones were applied on it before)
@@ -382,9 +467,8 @@ def improve_contexts(made: Made, settings: "_Settings", registry: Registry, exec
         stats = executor.write_contexts(group, {d.doc_id: made.chunks_by_doc[d.doc_id] for d in group}, spec,
                                         composition=settings.composition, progress=progress, log=log)
         _add_stats(made.context_stats, stats)
-        batches.llm_documents += len(group) if stats.generated > 0 else 0
-        for doc in group:
-            batches.add(doc, finished=True)
+        llm_documents[0] += len(group) if stats.generated > 0 else 0
+        batches.add(group, finished=True)
     batches.flush()
     if made.needs_llm:
         summary.context_summary = made.context_stats.summary()

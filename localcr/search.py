@@ -25,6 +25,7 @@ from localcr.filters import Filter, exact_glob
 from localcr.fusion import RRF_K, rrf  # noqa: F401  (rrf is part of search's scoring API)
 from localcr.models import Registry, load_registry
 from localcr.statements import StatementPrior
+from localcr.store import embedded_share
 
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("auto", "dynamic", "weighted", "rrf")
@@ -192,6 +193,20 @@ class Index:
     def lexical_scores(self, query: str, depth: int, selection=None) -> dict:
         return self.store.lexical_ranked(query, depth, selection)
 
+    def coverage_note(self, mode: str = "hybrid") -> str:
+        """What a search in this mode says while the index's vectors are still coming ("" once they are all in, and
+        for a lexical search): a build commits every chunk for the lexical leg first (localcr.pipeline), so until
+        then the dense leg holds some chunks or none, and hybrid search fuses what each leg has."""
+        embedded, chunks = self.store.dense_coverage
+        if mode == "lexical" or embedded >= chunks:
+            return ""
+        share = f"{embedded_share(embedded, chunks)} embedded"
+        if not embedded:
+            return f"lexical only until the vectors are in: {share}"
+        if mode == "dense":
+            return f"dense over the embedded chunks only until the vectors are in: {share}"
+        return f"lexical only where the vectors are not in yet: {share}"
+
     def unmatched(self, glob=None, kind: str | None = None, lang: str | None = None) -> str | None:
         """What to tell a user whose filter no document of the index passes (their search has no hits); None
         when some document passes or nothing is filtered."""
@@ -228,6 +243,8 @@ class Index:
                 raise LocalcrError(f"{self.store.location} is a dense-only index (built with --lexical none): search it "
                                    "with --mode dense or hybrid, which is dense there")
             mode = "dense"
+        elif not self.store.dense_coverage[0]:  # no vector yet (a build commits the lexical leg first): no query vector
+            mode = "lexical"
         wanted = Filter.of(glob, kind, lang)
         selection = None if wanted is None else self.store.select(wanted)
         if selection is not None and not selection.documents:
@@ -395,8 +412,9 @@ class Index:
 
     def ask_stream(self, question: str, k: int | None = None, *, llm: str | None = None, answerer=None, fresh: bool = False,
                    log=None, **search_options):
-        """`ask` as it happens: ("sources", [Source]), ("estimate", how long it will take) unless cached, then
-        ("text", piece) as the model writes, then ("answer", Answer). log hears when the model loads."""
+        """`ask` as it happens: ("note", coverage_note) while the index's vectors are still coming, ("sources",
+        [Source]), ("estimate", how long it will take) unless cached, then ("text", piece) as the model writes, then
+        ("answer", Answer). log hears when the model loads."""
         if not question.strip():
             raise LocalcrError("the question is empty")
         from localcr.answers import DEFAULT_SOURCES
@@ -404,6 +422,8 @@ class Index:
         if answerer is None:
             answerer = self._answerer(llm, log)
         hits = self.search(question, k or DEFAULT_SOURCES, **search_options)
+        if note := self.coverage_note(search_options.get("mode", "hybrid")):
+            yield "note", note
         unmatched = None if hits else self.unmatched(search_options.get("glob"), search_options.get("kind"),
                                                      search_options.get("lang"))
         yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "")

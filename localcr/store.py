@@ -104,6 +104,12 @@ class DamagedSegment(LocalcrError):
                          "segment from the sources (add --rebuild if it finds no damage)")
 
 
+def embedded_share(embedded: int, chunks: int) -> str:
+    """The dense leg's share of an index's chunks (StoreReader.dense_coverage) in whole percent, never rounded up to
+    100% while a chunk waits for its vectors."""
+    return f"{100 * embedded // max(chunks, 1)}%"
+
+
 def disk_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
 
@@ -607,6 +613,14 @@ class StoreReader:
             base += int(seg.live.sum())
         return np.concatenate(vectors).astype(np.float32), np.concatenate(rows).astype(np.int64)
 
+    @cached_property
+    def dense_coverage(self) -> tuple[int, int]:
+        """(live chunks with vectors, live chunks): a build commits chunks before their vectors (lexical first,
+        localcr.pipeline), so a search may meet chunks that only the lexical leg holds yet."""
+        embedded = np.zeros(self.n_chunks, dtype=bool)
+        embedded[self.window_rows] = True
+        return int((embedded & self.live).sum()), int(self.live.sum())
+
     def document_shas(self) -> dict[str, str]:
         return {r["doc_id"]: r["sha"] for seg in self.segments for r in seg.rows("SELECT doc_id, sha FROM documents")
                 if r["doc_id"] not in seg.dead_docs}
@@ -627,15 +641,17 @@ class StoreReader:
                 by_row[r["row"] + self.offsets[i]] = dict(r, row=r["row"] + self.offsets[i], pages=json.loads(r["pages"] or "[]"))
         return [by_row[row] for row in rows]
 
-    def stored_documents(self) -> tuple[list[Document], dict[str, list[Chunk]]]:
+    def stored_documents(self, only: set[str] | None = None) -> tuple[list[Document], dict[str, list[Chunk]]]:
         """The live documents (without their full text, with their files' latest stats) and their chunks, in
-        index order; a chunk's kind is its document's."""
+        index order; a chunk's kind is its document's. only: these documents alone (read by SQLite, not walked)."""
         docs: list[Document] = []
         chunks: dict[str, list[Chunk]] = {}
         fields = [c for c in CHUNK_COLUMNS if c != "row"]
         touched = self.manifest.get(FILE_STATS, {})
+        where, parameters = ("", ()) if only is None else (" WHERE doc_id IN (SELECT value FROM json_each(?))",
+                                                           (json.dumps(sorted(only)),))
         for seg in self.segments:
-            for r in seg.rows("SELECT * FROM documents"):
+            for r in seg.rows("SELECT * FROM documents" + where, parameters):
                 if r["doc_id"] not in seg.dead_docs:
                     size, mtime = touched.get(r["doc_id"], (r["size"], r["mtime"]))
                     docs.append(Document(doc_id=r["doc_id"], path=r["path"], kind=r["kind"], text="", size=size,
@@ -643,8 +659,8 @@ class StoreReader:
                                          pages=json.loads(r["pages"] or "[]"), language=r["language"] or "", mtime=mtime,
                                          structure=r["structure"] or ""))
                     chunks[r["doc_id"]] = []
-            query = f"SELECT {', '.join('c.' + f for f in fields)}, d.kind FROM chunks c JOIN documents d USING (doc_id) ORDER BY c.row"
-            for r in seg.rows(query):
+            query = f"SELECT {', '.join('c.' + f for f in fields)}, d.kind FROM chunks c JOIN documents d USING (doc_id)"
+            for r in seg.rows(query + where.replace("doc_id", "c.doc_id") + " ORDER BY c.row", parameters):
                 if r["doc_id"] not in seg.dead_docs:
                     chunks[r["doc_id"]].append(Chunk(**{f: r[f] for f in fields}, kind=r["kind"]))
         order = {doc_id: i for i, doc_id in enumerate(chunks)}
@@ -713,6 +729,7 @@ class StoreReader:
             "created": m["created"], "localcr": m["localcr"],
             "documents": len(self.doc_ids()), "chunks": sum(int(seg.live.sum()) for seg in self.segments),
             "windows": int(sum(seg.live[seg.window_rows].sum() for seg in self.segments if seg.n_chunks)),
+            "embedded_chunks": self.dense_coverage[0],
             "segments": len(self.segments), "dead_chunks": int(sum((~seg.live).sum() for seg in self.segments)),
             "embedder": m["embedder"], "chunking": m["chunking"], "contexts": m["contexts"],
             "context_sources": dict(sources), "sources": m["sources"],

@@ -355,6 +355,7 @@ class FakeCardRunner:
 
     def __init__(self, spec, **options):
         self.spec, self.n_ctx, self.is_chat, self.threads, self.parallel = spec, 4096, True, 1, 1
+        self.last: list[int] = []  # the last prompt, whose start the next one reuses (as llama.cpp's KV cache)
 
     def tokenize(self, text: str, bos: bool = False) -> list[int]:
         return list(text.encode())
@@ -369,8 +370,10 @@ class FakeCardRunner:
         company = re.search(r"\n(.+?) Inc\.", self.detokenize(prefix)).group(1)
         FakeCardRunner.before_card(company)
         FakeCardRunner.written.append(company)
+        reused, self.last = len(os.path.commonprefix([self.last, prefix])), prefix
         return SimpleNamespace(text=f"Subject: {company} Inc.\nKind: Annual report\nPeriod: fiscal year ended December 31, 2024",
-                               finished=True, tokens=14, evaluated=len(prefix), prompt_seconds=0.01, generate_seconds=0.01)
+                               finished=True, tokens=14, evaluated=len(prefix) - reused, reused=reused, prompt_seconds=0.01,
+                               generate_seconds=0.01)
 
     def close(self) -> None:
         pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
@@ -421,6 +422,33 @@ def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_i
     run("index", tmp_path / "docs", "--index", tmp_path / "index", "-q")
     shown = run("stats", "--index", tmp_path / "index")
     assert "1 fell back (unnamed 1)\n            no card: docs/a.txt (unnamed)" in shown
+
+
+def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers(tmp_path, monkeypatch, fake_llm):
+    """Before any card, typical rates; after, the rates and tokens of the cards written here (a killed run's too;
+    not the first on a model just loaded), each the mean of the last two measures. An answer's rates (a grammar, several times slower a token) are
+    recorded apart: taken for a card's, they had 27 cards announced at 35 min that took 5."""
+    from localcr.contexts import rates as RT
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    spec = load_registry().require("llm")
+    text = long_report()
+    docs = [Document(f"{n}.txt", f"{n}.txt", "text", text.replace(COMPANY, name), len(text))
+            for n, name in enumerate((COMPANY, "Nordlys Marine", "Calder Optics"))]
+    writer = K.CardWriter(fake_llm(spec))
+    prompts = [sum(map(len, writer.prompt(d, writer.opening_chars(d)))) for d in docs]
+    typical = RT.typical_rates(spec)
+    assert writer.seconds_for(docs) == pytest.approx(sum(prompts) / typical.prompt + 3 * 40 / (typical.generate / 2))
+
+    RT.record_work(writer.runner, RT.ANSWER, 2000, 20.0, 100, 50.0)  # 2 tokens/s: an answer's, not a card's
+    K.write_cards(docs[:2], spec, progress=False)  # FakeCardRunner: its prompt and 14 tokens in 0.01 s each
+    rates = RT.llm_rates(writer.runner, RT.CARD)  # the second card's: the first, on a model just loaded, is not measured
+    first, second = (writer.prompt(d, writer.opening_chars(d))[0] for d in docs[:2])
+    evaluated = len(second) - len(os.path.commonprefix([first, second]))  # the start it shares is reused
+    assert rates == (pytest.approx(evaluated / 0.01), pytest.approx(1400.0), pytest.approx(14.0))
+    assert writer.seconds_for(docs[2:]) == pytest.approx(prompts[2] / rates.prompt + 14 / 1400)
+    RT.record_work(writer.runner, RT.CARD, 1000, 10.0, 100, 10.0, outputs=2)  # a slower run: the mean of the two
+    assert RT.llm_rates(writer.runner, RT.CARD) == pytest.approx(((rates.prompt + 100) / 2, (1400 + 10) / 2, (14 + 50) / 2))
 
 
 def test_the_index_records_which_documents_fell_back_as_their_last_judgement_says():

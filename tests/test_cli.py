@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import error_line, run
 
-from localcr import open_index
+from localcr import open_index, store
 from localcr.cli import cli
 
 
@@ -17,6 +17,16 @@ def built(corpus, tmp_path):
     index = tmp_path / "index"
     out = run("index", corpus, "--index", index, "-q", "--chunk-tokens", 48)  # small chunks: several per document
     return corpus, index, out
+
+
+def current_generation(index):
+    """The current generation's directory (the one before it stays on disk for the searches still reading it)."""
+    return index / store.read_marker(index)["current"]
+
+
+def current_segment(index):
+    (segment,) = json.loads((current_generation(index) / "manifest.json").read_text())["segments"]
+    return index / "segments" / segment["name"]
 
 
 def test_version_and_help():
@@ -248,7 +258,7 @@ def test_empty_query_is_refused(built):
 @pytest.mark.model
 def test_corrupt_index_files(built):
     _, index, _ = built
-    segment = next(index.glob("segments/seg-*"))
+    segment = current_segment(index)
     (segment / "dense.usearch").write_bytes(b"garbage")
     assert "rebuild" in error_line("search", "retries", "--index", index, "--mode", "dense")
     (segment / "store.sqlite").write_bytes(b"not sqlite at all" * 100)
@@ -264,7 +274,7 @@ def _corrupt_marker(index):
 @pytest.mark.model
 def test_index_built_with_another_embedder_is_refused(built):
     _, index, _ = built
-    generation = next(index.glob("gen-*"))
+    generation = current_generation(index)
     manifest = json.loads((generation / "manifest.json").read_text())
     manifest["embedder"]["id"] = "minilm:0000000000000000"
     (generation / "manifest.json").write_text(json.dumps(manifest))
@@ -296,7 +306,7 @@ def test_prechunked_corpus_keeps_its_ids(tmp_path):
 @pytest.mark.model
 def test_store_keeps_contexts_apart_from_text(built):
     _, index, _ = built
-    segment = next(index.glob("segments/seg-*"))
+    segment = current_segment(index)
     with sqlite3.connect(segment / "store.sqlite") as db:
         rows = db.execute("SELECT text, context FROM chunks WHERE doc_id LIKE '%scheduler.py'").fetchall()
     assert rows and all(context and context not in text for text, context in rows)

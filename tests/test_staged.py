@@ -38,10 +38,10 @@ def contexts_by_document(index) -> dict[str, list[str]]:
 
 
 def carded(index) -> dict[str, bool]:
-    """Whether every chunk of each document holds its company's card."""
+    """Whether every chunk of each report holds its company's card."""
     names = {f"report-{n}.txt": company for n, company in enumerate(COMPANIES)}
-    return {doc_id.rsplit("/", 1)[-1]: all(f"{names[doc_id.rsplit('/', 1)[-1]]} Inc., Annual report" in c for c in contexts)
-            for doc_id, contexts in contexts_by_document(index).items()}
+    return {name: all(f"{names[name]} Inc., Annual report" in c for c in contexts)
+            for doc_id, contexts in contexts_by_document(index).items() if (name := doc_id.rsplit("/", 1)[-1]) in names}
 
 
 @pytest.fixture
@@ -77,6 +77,7 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
                 servers.append(start_server(index, Path(os.environ["LOCALCR_CACHE_DIR"])))
                 seen["served"] = served_cards(servers[0])
                 seen["health"] = servers[0].request("GET", "/api/health")[1]
+                seen["note"] = servers[0].request("POST", "/api/search", {"query": "Halden plant", "k": 1})[1].get("note")
             except Exception as exc:  # noqa: BLE001 (the build would only exit with 1: keep what went wrong)
                 seen["error"] = exc
         if company == COMPANIES[2]:
@@ -88,13 +89,18 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert "error" not in seen, seen["error"]
     assert FACT in seen["hit"]["text"]
     assert seen["carded"] == seen["served"] == {"report-0.txt": True, "report-1.txt": False, "report-2.txt": False}
-    assert "coverage    cards in 1 of 3 documents that want one; 2 documents still waiting" in seen["stats"]
-    assert seen["health"]["contexts"].startswith("cards in 1 of 3 documents that want one; 2 documents still waiting")
+    # the first card is committed for the lexical leg: every report waits for its vectors, the other two for cards
+    assert "coverage    lexical 100%, dense 0% (0 of " in seen["stats"]
+    assert "cards in 1 of 3 documents that want one; 3 documents still waiting" in seen["stats"]
+    assert seen["health"]["embedded_chunks"] == 0 and seen["health"]["contexts"].startswith("lexical 100%, dense 0%")
+    assert "cards in 1 of 3 documents that want one; 3 documents still waiting" in seen["health"]["contexts"]
+    assert seen["note"] == "lexical only until the vectors are in: 0% embedded"  # what the page shows with the hits
 
     assert carded(index) == seen["carded"]  # the second card was written, and cached, but not committed
     monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda company: None))
     out = run("index", docs, "--index", index, "-q")
-    assert "2 read again for their cards" in out and "cards: 2 documents: 1 from cache, 1 written" in out
+    assert "2 read again for their cards" in out and "1 waiting for their vectors" in out
+    assert "cards: 2 documents: 1 from cache, 1 written" in out
     assert "coverage: cards in 3 of 3 documents that want one; complete" in out
     assert FakeCardRunner.written == list(COMPANIES)  # each card written once, over both runs
     everyone = {"report-0.txt": True, "report-1.txt": True, "report-2.txt": True}
@@ -102,6 +108,127 @@ def test_a_search_answers_while_cards_are_written_and_a_killed_run_goes_on_witho
     assert servers[0].request("GET", "/api/health")[1]["contexts"] == "cards in 3 of 3 documents that want one; complete"
     assert "coverage    cards in 3 of 3 documents that want one; complete" in run("stats", "--index", index)
     assert "(nothing to do)" in run("index", docs, "--index", index, "-q")  # nothing waits any more
+
+
+def embedded_documents(index) -> dict[str, bool]:
+    """Whether each live document's chunks have their vectors in the index (a build commits them lexically first)."""
+    unembedded = set(current_contexts(index).get("unembedded", []))
+    return {doc_id.rsplit("/", 1)[-1]: doc_id not in unembedded for doc_id in store.StoreReader(index).doc_ids()}
+
+
+def write_corpus(root):
+    """Three long untitled reports (each gets a card) and a short titled note (none: its contexts are final at once)."""
+    write_reports(root)
+    (root / "note.md").write_text("# Visitors\n\nVisitors sign in at the north gate and wear their badge.\n")
+    return root
+
+
+class Embedded:
+    """Every text the build embeds, counted as the embedder computes or looks it up (LocalExecutor.embed), with a
+    hook a test sets to search, or raise KeyboardInterrupt as a kill would, before a given call."""
+
+    def __init__(self, monkeypatch):
+        from localcr.execution.local import LocalExecutor
+
+        self.texts: list[str] = []
+        self.calls = 0
+        self.before = lambda call: None
+        embed = LocalExecutor.embed
+
+        def counted(executor, model, texts, progress=None):
+            self.calls += 1
+            self.before(self.calls)
+            self.texts += texts
+            return embed(executor, model, texts, progress)
+
+        monkeypatch.setattr(LocalExecutor, "embed", counted)
+
+
+def live_windows(index) -> int:
+    return json.loads(run("stats", "--index", index, "--json"))["windows"]
+
+
+@pytest.mark.model
+def test_lexical_first_then_each_card_then_every_window_embedded_once(tmp_path, fake_llm, monkeypatch):
+    """The issue's user: long untitled reports are searchable lexically before any vector is written, a card's
+    company is found through BM25 before its report is embedded, and every window is embedded exactly once."""
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card or vector from another test
+    docs, index = write_corpus(tmp_path / "docs"), tmp_path / "ix"
+    embedded, seen = Embedded(monkeypatch), {}
+
+    def before_embedding(call):
+        if call == 1:  # the index is committed, not a vector yet: the note is the one document without a card
+            seen["first"] = run("search", "Halden plant welding arms output", "--index", index, "--json")
+            seen["stats"] = run("stats", "--index", index)
+            seen["embedded"] = embedded_documents(index)
+
+    def midway(company):
+        if company == COMPANIES[1]:  # the first card is committed, for the lexical leg only
+            seen["carded"] = run("search", f"{COMPANY} Halden plant welding arms output", "--index", index, "--json",
+                                 "--mode", "lexical")
+            seen["embedded_at_card"] = embedded_documents(index)
+
+    embedded.before = before_embedding
+    monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(midway))
+    monkeypatch.setattr("localcr.pipeline.COMMIT_SPACING", 1e9)  # each stage's first document commits at once
+    out = run("index", docs, "--index", index, "-q")
+
+    first, note = seen["first"].splitlines()[0], seen["first"].splitlines()[-1]
+    assert FACT in json.loads(first)["text"] and note == "localcr: lexical only until the vectors are in: 0% embedded"
+    assert "coverage    lexical 100%, dense 0% (0 of " in seen["stats"] and "4 documents still waiting" in seen["stats"]
+    assert seen["embedded"] == dict.fromkeys(["note.md", "report-0.txt", "report-1.txt", "report-2.txt"], False)
+    hit = json.loads(seen["carded"].splitlines()[0])
+    assert FACT in hit["text"] and f"{COMPANY} Inc., Annual report" in hit["context"]  # found by BM25 through its card
+    assert hit["path"].endswith("report-0.txt")
+    assert seen["embedded_at_card"] == {"note.md": True, "report-0.txt": False, "report-1.txt": False, "report-2.txt": False}
+
+    live = live_windows(index)
+    assert len(embedded.texts) == len(set(embedded.texts)) == live  # every window embedded once, none twice
+    assert f"embeddings: {live} computed, 0 from cache" in out
+    assert "coverage: cards in 3 of 3 documents that want one; complete" in out
+    assert all(carded(index).values()) and all(embedded_documents(index).values())
+    assert run("search", "Halden plant welding arms output", "--index", index).count("localcr:") == 0
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("stage", ["lexical", "cards", "dense"])
+def test_a_run_killed_at_each_stage_goes_on_without_redoing_what_it_committed(tmp_path, fake_llm, monkeypatch, stage):
+    """Killed after the lexical commit (embedding the note), while writing the third card, or while embedding the
+    second carded report: the next run writes no card again and embeds, or even looks up, no window committed."""
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card or vector from another test
+    docs, index = write_corpus(tmp_path / "docs"), tmp_path / "ix"
+    embedded = Embedded(monkeypatch)
+    monkeypatch.setattr("localcr.pipeline.EMBED_GROUP_CHUNKS", 1)  # a document a group: a commit each, as paced
+    monkeypatch.setattr("localcr.pipeline.COMMIT_SPACING", 0)  # and commit each at once
+
+    def kill(_):
+        raise KeyboardInterrupt
+
+    if stage == "lexical":
+        embedded.before = lambda call: kill(call) if call == 1 else None
+    elif stage == "cards":
+        monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda c: kill(c) if c == COMPANIES[2] else None))
+    else:
+        embedded.before = lambda call: kill(call) if call == 3 else None  # the note, report-0, then report-1
+    run("index", docs, "--index", index, "-q", code=130)
+    committed = embedded_documents(index)
+    assert set(committed) == {"note.md", "report-0.txt", "report-1.txt", "report-2.txt"}  # every document searchable
+    assert committed == {"lexical": dict.fromkeys(committed, False), "cards": {**dict.fromkeys(committed, False), "note.md": True},
+                         "dense": {**dict.fromkeys(committed, False), "note.md": True, "report-0.txt": True}}[stage]
+    first_run = set(embedded.texts)
+
+    embedded.before = lambda call: None
+    monkeypatch.setattr(FakeCardRunner, "before_card", staticmethod(lambda company: None))
+    embedded.texts = []
+    out = run("index", docs, "--index", index, "-q")
+    assert FakeCardRunner.written == list(COMPANIES)  # each card written once over both runs
+    # every window looked up once over both runs: none committed with its vector is even looked up again
+    assert not first_run & set(embedded.texts) and len(first_run) + len(embedded.texts) == live_windows(index)
+    reader = store.StoreReader(index)
+    assert all(carded(index).values()) and all(embedded_documents(index).values())
+    assert reader.dense_coverage[0] == reader.dense_coverage[1]
+    assert "coverage: cards in 3 of 3 documents that want one; complete" in out
+    assert "(nothing to do)" in run("index", docs, "--index", index, "-q")
 
 
 @pytest.mark.model
@@ -140,21 +267,25 @@ def wait_for(condition, process: subprocess.Popen, what: str, seconds: float = 6
 @pytest.mark.model
 def test_the_bundled_llm_card_arrives_in_an_index_searchable_from_the_start(tmp_path):
     """The issue's user: `localcr index` over a long report whose company only the cover names, with the bundled
-    1.5B writing its card (20-25 s on one AVX-512 core) in a process of its own, searched while it writes. A killed
-    run going on without writing a card twice is the test above's, on FakeCardRunner: the same pipeline, no model."""
+    1.5B writing its card (20-25 s on one AVX-512 core) in a process of its own, searched lexically while it writes
+    (the report is embedded once its card is in, never before). A killed run going on without writing a card or
+    embedding a window twice is the tests' above, on FakeCardRunner: the same pipeline, no model."""
     docs, index = write_reports(tmp_path / "docs", COMPANIES[:1]), tmp_path / "ix"
     env = {**os.environ, "LOCALCR_CACHE_DIR": str(tmp_path / "cache")}
     build = [sys.executable, "-m", "localcr", "index", str(docs), "--index", str(index)]
     process = subprocess.Popen(build, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: (index / store.MARKER).exists(), process, "the structural index")
-        top = json.loads(run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()[0])
+        wait_for(lambda: (index / store.MARKER).exists(), process, "the lexical index")
+        found = run("search", "Halden plant welding arms output", "--index", index, "--json").splitlines()
+        top = json.loads(found[0])
         assert FACT in top["text"] and COMPANY not in top["context"]  # answered before the card is in
+        assert found[-1] == "localcr: lexical only until the vectors are in: 0% embedded"
         out, err = process.communicate(timeout=600)
     finally:
         process.kill()
     assert process.returncode == 0, err
     assert "cards: 1 document: 0 from cache, 1 written" in out
+    assert f"embeddings: {live_windows(index)} computed, 0 from cache" in out  # every window embedded once
     (contexts,) = contexts_by_document(index).values()
     assert all(COMPANY in c for c in contexts), contexts[0]  # every chunk holds its card, naming what the cover names
     assert "cards in 1 of 1 documents that want one; complete" in run("stats", "--index", index)
@@ -231,19 +362,41 @@ def test_commits_are_paced_by_what_they_cost(monkeypatch):
             clock[0] += 1.0  # a commit costs a second
 
     class Executor:
-        def embed(self, model, texts):
+        def embed(self, model, texts, progress=None):
             clock[0] += 5.0  # embedding is no cost of committing
             return np.zeros((len(texts), 4), dtype=np.float32), len(texts)
 
     docs = [Document(f"d{i}", f"d{i}", "text", "x", 1) for i in range(5)]
-    model = SimpleNamespace(windows=lambda chunks: [SimpleNamespace(text=c.text, chunk_row=i) for i, c in enumerate(chunks)])
+    model = SimpleNamespace(windows=lambda chunks: [SimpleNamespace(text=c.text, chunk_row=i) for i, c in enumerate(chunks)],
+                            dimension=4)
     made = P.Made(model, {d.doc_id: [Chunk(f"{d.doc_id}#0", d.doc_id, 0, 0, 1, "x")] for d in docs}, [], None, None, {}, {},
                   coverage=P.Coverage({d.doc_id for d in docs}, set(), set()))
-    batches = P._Batches(made, Executor(), Commits(), P.BuildSummary(directory="ix"))
-    for doc, seconds in zip(docs, (0, 2, 4, 4, 1)):  # what each document's card took
-        clock[0] += seconds
-        batches.add(doc, finished=True)
-    batches.flush()
-    # d0 at once; d1 to d3 once 9 s (9 times the 1 s commit) have passed since that commit; d4 when the run ends
-    assert committed == [["d0"], ["d1", "d2", "d3"], ["d4"]]
-    assert made.coverage.pending == set()
+    for dense in (False, True):  # a card's document committed for the lexical leg; then embedded
+        committed.clear()
+        batches = P._Batches(made, Executor(), Commits(), P.BuildSummary(directory="ix"), dense=dense)
+        for doc, seconds in zip(docs, (0, 2, 4, 4, 1)):  # what each document's card took
+            clock[0] += seconds
+            batches.add([doc], finished=dense)
+        batches.flush()
+        # d0 at once; d1 to d3 once 9 s (9 times the 1 s commit) have passed since that commit; d4 when the run ends
+        assert committed == [["d0"], ["d1", "d2", "d3"], ["d4"]] if not dense else committed[0] == ["d0"]
+        assert made.coverage.pending == (set() if dense else {d.doc_id for d in docs})
+        assert made.coverage.unembedded == (set() if dense else {d.doc_id for d in docs})
+
+
+@pytest.mark.model
+def test_the_embedding_estimate_is_this_machine_s_last_pace(tmp_path, monkeypatch):
+    """What a build's "embedding ..., about N min" comes from: the windows a second and the windows a chunk of the
+    embedder's last long stage here, each the mean of the last two measures; a short stage says nothing."""
+    from localcr.embeddings import Embedder
+    from localcr.models import load_registry
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    model = Embedder(load_registry().require("embedder"))
+    assert model.recorded_rate() is None
+    model.record_rate(100, 1.0, 100, 50)  # too few windows to tell a pace from loading and warming up
+    assert model.recorded_rate() is None
+    model.record_rate(400, 10.0, 600, 300)
+    assert model.recorded_rate() == (40.0, 2.0)
+    model.record_rate(400, 20.0, 300, 300)
+    assert model.recorded_rate() == (30.0, 1.5)

@@ -83,12 +83,12 @@ HEAD = ["set", "half", "llm", "prompt", "evidence chars", "k", "questions", *(ti
 def llm_rates(llm: str | None) -> str:
     """The LLM's prompt and generation rates on this machine, as its last answers recorded them (localcr keeps the
     latest in its cache for its estimates): a figure of this CPU, for comparing timings across machines."""
-    from localcr.contexts.rates import recorded_rates
+    from localcr.contexts.rates import ANSWER, recorded_rates
     from localcr.llm import default_threads
     from localcr.models import load_registry
 
     spec = load_registry().require("llm", llm)
-    rates = recorded_rates(spec, spec.n_threads or default_threads(), 1)
+    rates = recorded_rates(spec, spec.n_threads or default_threads(), 1, ANSWER)
     if rates is None:
         return f"{spec.name}: no rates recorded yet (every answer came from the cache)"
     return (f"{spec.name} through llama.cpp here, as its last fresh answer ran: prompt {rates.prompt:.0f} tokens/s, "

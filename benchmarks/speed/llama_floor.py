@@ -65,7 +65,7 @@ def main() -> None:
 
     import llama_cpp
 
-    from localcr.contexts.rates import recorded_rates
+    from localcr.contexts.rates import ANSWER, recorded_rates
     from localcr.llm import LlamaRunner, quiet_stderr
     from localcr.models import load_registry
 
@@ -95,7 +95,7 @@ def main() -> None:
             default_floor = bindings_rates(plain, tokens, args.repeats)
         finally:
             plain.close()
-        recorded = recorded_rates(spec, threads, 1)
+        recorded = recorded_rates(spec, threads, 1, ANSWER)
         rows.append([name, threads, f"{default_floor[0]:.1f} / {default_floor[1]:.1f}",
                      f"{ours_floor[0]:.1f} / {ours_floor[1]:.1f}", f"{ours[0]:.1f} / {ours[1]:.1f}",
                      f"{100 * ours[0] / ours_floor[0]:.0f}% / {100 * ours[1] / ours_floor[1]:.0f}%",

@@ -43,6 +43,16 @@ def export(revision: str, target: Path) -> Path:
     return target
 
 
+def copy_filings(data: Path, n: int, docs: Path) -> Path:
+    """The first n filings of a set, by name, copied into docs (emptied first); a symlink that leads out of the tree
+    fails to load."""
+    shutil.rmtree(docs, ignore_errors=True)
+    docs.mkdir(parents=True)
+    for path in sorted(data.glob("*.txt"))[:n]:
+        shutil.copy(path, docs / path.name)
+    return docs
+
+
 def timed_build(tree: Path, docs: Path, index: Path, cache: Path, commit_log: Path | None) -> dict:
     """Run `localcr index` from `tree`; the seconds until the index marker appears, until a search answers, and
     until the build ends."""
@@ -115,11 +125,7 @@ def main() -> None:
     p.add_argument("--builds", default="staged,single", help="which builds to run (a build not run is read from --work)")
     args = p.parse_args()
     work = args.work / "staged"
-    docs = work / "docs"
-    shutil.rmtree(docs, ignore_errors=True)
-    docs.mkdir(parents=True)
-    for path in sorted(args.data.glob("*.txt"))[: args.docs]:
-        shutil.copy(path, docs / path.name)  # a copy: a symlink that leads out of the tree fails to load
+    docs = copy_filings(args.data, args.docs, work / "docs")
     base = export(args.base, work / f"tree-{args.base}")
     rows = {}
     for name, tree in (("staged", ROOT), ("single", base)):

@@ -20,6 +20,8 @@ the same code whatever holds the index. A backend opened for reading offers:
     select(filter) -> selection                    the documents a filter (localcr.filters) lets through, as the legs
                                                    take them (None: all); selection.documents counts them
     dense_only                                     a Milvus index built without a lexical leg
+    dense_coverage                                 (chunks with vectors, chunks): a local build commits its chunks
+                                                   for the lexical leg before their vectors
     hit_records(rows), rows_around(row, window), rows_of_document(doc_id), row_of_chunk(chunk_id)
     chunk_id_set(), doc_ids(), chunk_ids_for_external(), documents_by_external_id()   for evaluation's gold sets
     highlighter(query), stats(), current_generation(), warm()

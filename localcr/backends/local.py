@@ -77,7 +77,7 @@ class LocalBackend(StoreReader):
         n = len(self.window_rows) if selection is None else int(selection.windows.sum())
         if not n:
             return {}
-        per_chunk = max(1.0, len(self.window_rows) / max(self.n_chunks, 1))
+        per_chunk = max(1.0, len(self.window_rows) / max(self.dense_coverage[0], 1))  # of the chunks embedded so far
         labels, distances = self.dense_index.knn_query(vector, k=min(n, int(depth * per_chunk) + 8),
                                                        passing=None if selection is None else selection.windows)
         scores: dict[int, float] = {}

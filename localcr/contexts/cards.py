@@ -107,6 +107,9 @@ class CardWriter:
 
     def __init__(self, runner, opening_tokens: int = OPENING_TOKENS):
         self.runner, self.spec, self.opening_tokens = runner, runner.spec, opening_tokens
+        # What the cards written on a warm model cost (prompt tokens evaluated, their seconds, tokens generated,
+        # theirs, cards): the first after a model is loaded pays for reading its weights (39 s against 5 here).
+        self.work = [0, 0.0, 0, 0.0, 0]
         if opening_tokens + 400 + CARD_MAX_TOKENS > runner.n_ctx:
             raise LocalcrError(f"{self.spec.where}: n_ctx = {runner.n_ctx} is too small for a card's "
                                f"{opening_tokens}-token opening; raise n_ctx")
@@ -138,19 +141,33 @@ class CardWriter:
         opening_chars = self.opening_chars(doc)
         prefix, suffix = self.prompt(doc, opening_chars)
         out = self.runner.complete(prefix, suffix, max_tokens=CARD_MAX_TOKENS, stops=STOPS)
+        if out.reused:  # its prompt began as one before it did: the model had run, its weights were read
+            for i, value in enumerate((out.evaluated, out.prompt_seconds, out.tokens, out.generate_seconds, 1)):
+                self.work[i] += value
         prefill = "" if self.runner.is_chat else "Subject:"
         return {"raw": (prefill + out.text).strip(), "finished": out.finished, "tokens": out.tokens,
                 "prompt_tokens": out.evaluated, "seconds": out.prompt_seconds + out.generate_seconds,
                 "opening_chars": opening_chars}
 
     def seconds_for(self, docs: list[Document]) -> float:
-        """About how long writing these cards takes: their prompts at this machine's prompt rate, a card's
-        tokens at its generation rate for one sequence (the last measured ones, else typical ones for its size)."""
-        from localcr.contexts.rates import llm_rates, typical_rates
+        """About how long writing these cards takes: their prompts (counted) at the prompt rate, a card's tokens at
+        the generation rate of one sequence, as this machine's last cards ran (record_rates); before any, at
+        typical rates for the model's size, a card's 40 tokens at half the rate eight sequences reach side by side."""
+        from localcr.contexts.rates import CARD, llm_rates, typical_rates
 
-        rates = llm_rates(self.runner) or typical_rates(self.spec)
-        prompt = sum(min(self.opening_tokens, len(d.text) // 4) + 200 for d in docs)
+        prompt = sum(len(part) for d in docs for part in self.prompt(d, self.opening_chars(d)))
+        rates = llm_rates(self.runner, CARD)
+        if rates is not None and rates.tokens_per_context:
+            return prompt / rates.prompt + len(docs) * rates.tokens_per_context / rates.generate
+        rates = typical_rates(self.spec)
         return prompt / rates.prompt + len(docs) * 40 / (rates.generate / 2)
+
+    def record_rates(self) -> None:
+        """Remember the rates of the cards written so far, for the next estimate (CARD)."""
+        from localcr.contexts.rates import CARD, record_work
+
+        evaluated, prompt_seconds, generated, generate_seconds, cards = self.work
+        record_work(self.runner, CARD, evaluated, prompt_seconds, generated, generate_seconds, cards)
 
 
 def document_outline(doc: Document) -> list[str]:
@@ -220,7 +237,10 @@ def write_cards(documents: list[Document], spec, *, progress: bool = True, runne
             if estimate >= 30:
                 log(f"cards: {len(todo)} documents to describe with {spec.name}, about {_duration(estimate)} on "
                     f"{runner.threads} threads; an interrupted run resumes where it stopped")
-            _write_all(writer, todo, cache, card_tag(spec), cards, stats, progress, on_card)
+            try:
+                _write_all(writer, todo, cache, card_tag(spec), cards, stats, progress, on_card)
+            finally:  # a killed run's cards measure the rates too
+                writer.record_rates()
     finally:
         if own_runner and runner is not None:
             runner.close()

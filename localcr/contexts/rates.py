@@ -33,24 +33,33 @@ TYPICAL_MODEL_BYTES = 1_117_320_768
 MEASURE_FROM_TOKENS = 6000
 
 
-def _rates_key(spec, threads: int, parallel: int) -> str:
+# The kinds of work whose rates are recorded apart from contexts' (""): each has prompts of its own length, one
+# sequence where contexts run eight side by side, and an answer's generation follows a grammar, several times slower
+# a token. One pool of rates for all had the cards of 27 reports announced at 35 min (they took 5: the last answer's
+# rate stood for a card's), and answers at 60 s that took 20.
+CARD = "card"
+ANSWER = "answer"
+
+
+def _rates_key(spec, threads: int, parallel: int, work: str = "") -> str:
     from localcr.cache import key
 
-    return key("llm-rates", spec.fingerprint(), str(threads), str(parallel))
+    return key("llm-rates", spec.fingerprint(), str(threads), str(parallel), *([work] if work else []))
 
 
-def recorded_rates(spec, threads: int, parallel: int) -> LlmRates | None:
-    """The rates this model last reached on this machine with these threads and side-by-side sequences, if any
-    (entries of earlier versions, and measured ones, hold the two speeds only)."""
+def recorded_rates(spec, threads: int, parallel: int, work: str = "") -> LlmRates | None:
+    """The rates this model last reached on this machine with these threads and side-by-side sequences, for this
+    kind of work (CARD, ANSWER; "" for contexts), if any (entries of earlier versions, and measured ones, hold the
+    two speeds only)."""
     from localcr.cache import open_cache
 
     with open_cache("rates") as cache:
-        rates = cache.get(_rates_key(spec, threads, parallel))
+        rates = cache.get(_rates_key(spec, threads, parallel, work))
     return LlmRates(*rates) if isinstance(rates, (tuple, list)) and len(rates) in (2, 3) else None
 
 
-def llm_rates(runner: LlamaRunner) -> LlmRates | None:
-    return recorded_rates(runner.spec, runner.threads, runner.parallel)
+def llm_rates(runner: LlamaRunner, work: str = "") -> LlmRates | None:
+    return recorded_rates(runner.spec, runner.threads, runner.parallel, work)
 
 
 def typical_rates(spec) -> LlmRates:
@@ -67,12 +76,12 @@ def typical_rates(spec) -> LlmRates:
     return LlmRates(typical.prompt * scale, typical.generate * scale)
 
 
-def _store_rates(runner: LlamaRunner, rates: LlmRates) -> None:
+def _store_rates(runner: LlamaRunner, rates: LlmRates, work: str = "") -> None:
     from localcr.cache import open_cache, tag
 
     with open_cache("rates") as cache:
-        cache.set(_rates_key(runner.spec, runner.threads, runner.parallel), tuple(r for r in rates if r is not None),
-                  tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}"))
+        cache.set(_rates_key(runner.spec, runner.threads, runner.parallel, work), tuple(r for r in rates if r is not None),
+                  tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}", *([work] if work else [])))
 
 
 def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens: int = 256,
@@ -91,15 +100,18 @@ def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens:
     return rates
 
 
-def record_generation(runner: LlamaRunner, evaluated: int, prompt_seconds: float, generated: int,
-                      generate_seconds: float) -> None:
-    """Remember the rates of one generation long enough to measure them (an answer), keeping what a context run
-    recorded about the tokens of a context."""
+def record_work(runner: LlamaRunner, work: str, evaluated: int, prompt_seconds: float, generated: int,
+                generate_seconds: float, outputs: int = 1) -> None:
+    """Remember the rates of some work of one kind (CARD, ANSWER) long enough to measure them, and the tokens of one
+    output (a card, an answer), each the mean of this measure and the last recorded: one answer's pace varies with
+    the machine's load and its length with the question."""
     if evaluated < 200 or generated < 10 or prompt_seconds <= 0 or generate_seconds <= 0:
         return
-    known = llm_rates(runner)
-    _store_rates(runner, LlmRates(evaluated / prompt_seconds, generated / generate_seconds,
-                                  known.tokens_per_context if known else None))
+    rates = LlmRates(evaluated / prompt_seconds, generated / generate_seconds, generated / max(outputs, 1))
+    known = llm_rates(runner, work)
+    if known is not None and known.tokens_per_context:
+        rates = LlmRates(*((now + before) / 2 for now, before in zip(rates, known)))
+    _store_rates(runner, rates, work)
 
 
 def record_rates(runner: LlamaRunner, stats: ContextStats) -> None:

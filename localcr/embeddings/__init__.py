@@ -19,6 +19,7 @@ exactly one window.
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,7 @@ from localcr.models import EMBEDDER_BACKENDS, ModelSpec
 from localcr.text import spell_out_identifiers
 
 CONTEXT_SHARE = 0.4  # a context may take at most this share of a window; the chunk keeps the rest
+RATE_FROM_WINDOWS = 200  # a stage that computed fewer windows says too little of the pace (loading, warming up)
 
 
 @dataclass
@@ -100,6 +102,26 @@ class Embedder:
                 progress(len(todo))
         matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, self.dimension), np.float32)
         return matrix, len(missing)
+
+    def recorded_rate(self) -> tuple[float, float] | None:
+        """(windows computed a second, windows a chunk) as this embedder's last long stage ran on this machine with
+        as many cores, if one did: what a build's "about N min" of embedding is estimated from."""
+        with open_cache("rates") as cache:
+            rate = cache.get(self._rate_key())
+        return tuple(rate) if isinstance(rate, (tuple, list)) and len(rate) == 2 else None
+
+    def record_rate(self, computed: int, seconds: float, windows: int, chunks: int) -> None:
+        """Remember a stage's pace (computed windows in seconds) and windows a chunk, as the mean with the last."""
+        if computed < RATE_FROM_WINDOWS or seconds <= 0 or not chunks:
+            return
+        rate = (computed / seconds, windows / chunks)
+        if (known := self.recorded_rate()) is not None:
+            rate = tuple((now + before) / 2 for now, before in zip(rate, known))
+        with open_cache("rates") as cache:
+            cache.set(self._rate_key(), rate, self.cache_tag)
+
+    def _rate_key(self) -> str:
+        return key("embedding-rate", self.id, str(len(os.sched_getaffinity(0))))
 
     def embed_query(self, query: str) -> np.ndarray:
         return self.embed_queries([query])[0]

@@ -196,6 +196,9 @@ class RayExecutor(Executor):
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self.workers: list[dict] = []  # what each actor of the last phase reported (about())
         self.runtime_env = _runtime_env()
+        # Embedding actors, kept from the first window a build computes to its LLM phase or its end: a lexical-first
+        # build embeds a group of documents a call (localcr.pipeline), and an actor loads its model in seconds.
+        self.embedders: list = []
 
     # --- the two kinds of work
 
@@ -206,6 +209,7 @@ class RayExecutor(Executor):
         from localcr.contexts import (DEFAULT_PARALLEL, ContextStats, add_work, apply_generated, context_tag,
                                       pending_contexts, store_context)
 
+        self._stop(self.embedders)  # their CPUs are the LLM actors'
         started = time.perf_counter()
         stats = ContextStats()
         cache = open_cache("contexts")
@@ -239,20 +243,18 @@ class RayExecutor(Executor):
         return stats
 
     def embed(self, model, texts, progress=None):
-        actors = []
-
         def encode_batches(batches):
             if not batches:
                 return iter(())
-            actors.extend(self._start(_EmbedWorker, min(self.actors, len(batches)), model.spec))
-            return self._in_order(self._spread(actors, "encode", [(b,) for b in batches], in_flight=2))
+            wanted = min(self.actors, len(batches))
+            if len(self.embedders) < wanted:
+                self.embedders += self._start(_EmbedWorker, wanted - len(self.embedders), model.spec)
+            return self._in_order(self._spread(self.embedders, "encode", [(b,) for b in batches], in_flight=2))
 
-        try:
-            return model.embed(texts, progress=progress, encode_batches=encode_batches)
-        finally:
-            self._stop(actors)
+        return model.embed(texts, progress=progress, encode_batches=encode_batches)
 
     def close(self) -> None:
+        self._stop(self.embedders)
         if self.started and self.ray.is_initialized():
             self.ray.shutdown()
         self.started = False

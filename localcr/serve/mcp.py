@@ -52,6 +52,7 @@ def create_server(service: Service) -> MCPServer:
         hits = result["hits"]
         lines = [f"{len(hits)} hit{'' if len(hits) == 1 else 's'} for {result['query']!r}" + (":" if hits else ".")]
         lines += [result["unmatched"]] if "unmatched" in result else []
+        lines += [result["note"]] if "note" in result else []
         lines += [_render(hit, f"{n}. ") for n, hit in enumerate(hits, start=1)]
         return _result("\n\n".join(lines), result)
 
@@ -86,10 +87,11 @@ def create_server(service: Service) -> MCPServer:
         holds is listed as unsupported. When the sources do not hold the answer it says so. Slow on a CPU
         (seconds); a client with its own model can `search` and read the hits itself instead."""
         options = {name: value for name, value in locals().items() if name in AskRequest.model_fields and value is not None}
-        answer = list(service.ask(AskRequest(**options)))[-1]  # the answer, or an error
+        events = list(service.ask(AskRequest(**options)))
+        answer = events[-1]  # the answer, or an error
         if answer["event"] == "error":
             raise LocalcrError(answer["error"])
-        lines = [answer["answer"]]
+        lines = [answer["answer"]] + [event["text"] for event in events if event["event"] == "note"]
         lines += [f"unsupported: {sentence}" for sentence in answer["unsupported"]]
         lines += ["", "Nearest sources:" if answer["refused"] else "Sources:"]
         for source in answer["sources"]:

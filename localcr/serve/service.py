@@ -157,13 +157,15 @@ class Service:
         hits = index.search(request.query, request.k, rerank=reranker, **request.search_options())
         results = [hit.to_dict() for hit in hits]
         unmatched = None if hits else index.unmatched(request.glob, request.kind, request.lang)
+        note = index.coverage_note(request.mode)
         if request.highlight:
             for result, hit, matches in zip(results, hits, index.matches(request.query, hits)):
                 result["matches"] = matches
                 if hit.kind in MARKDOWN_KINDS:  # what the search page shows as Markdown
                     result["text_html"] = to_html(hit.text, matches.get("text", []))
         return {"query": request.query, "generation": index.store.generation, "hits": results,
-                "took_ms": round((time.perf_counter() - began) * 1000, 2), **({"unmatched": unmatched} if unmatched else {})}
+                "took_ms": round((time.perf_counter() - began) * 1000, 2), **({"unmatched": unmatched} if unmatched else {}),
+                **({"note": note} if note else {})}
 
     def ask(self, request: AskRequest) -> Iterator[dict]:
         """The answer's events as JSON objects: {"event": "sources", "sources": [...]}, {"event": "estimate",
@@ -186,7 +188,7 @@ class Service:
                 for event, value in events:
                     if event == "sources":
                         yield {"event": "sources", "sources": [source.to_dict() for source in value]}
-                    elif event in ("text", "estimate", "withdrawn"):
+                    elif event in ("text", "estimate", "withdrawn", "note"):
                         yield {"event": event, "text": value}
                     else:
                         yield {"event": "answer", **value.to_dict()}
@@ -239,13 +241,16 @@ class Service:
         return self.index.store.stats()
 
     def health(self) -> dict:
-        """Whether the index answers, which generation, and how far its cards are (a build may be writing them)."""
+        """Whether the index answers, which generation, and how far its vectors and cards are (a build may be
+        embedding and writing them)."""
         from localcr.pipeline import coverage_text
 
         index = self.index
+        embedded, chunks = index.store.dense_coverage
         return {"status": "ok", "generation": index.store.generation, "chunks": index.store.live_chunks,
                 "embedder": index.store.manifest["embedder"]["name"], "uptime_s": round(time.time() - self.started, 1),
-                "contexts": coverage_text(index.store.manifest.get("contexts", {}))}
+                "embedded_chunks": embedded, "live_chunks": chunks,
+                "contexts": coverage_text(index.store.manifest.get("contexts", {}), dense=(embedded, chunks))}
 
 
 class _Started:

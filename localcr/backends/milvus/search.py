@@ -57,6 +57,11 @@ class MilvusBackend:
 
         self.stopwords = stopwords_of(self.manifest.get("languages", ["en"]))
 
+    @property
+    def dense_coverage(self) -> tuple[int, int]:
+        """(chunks with vectors, chunks): a collection is published whole, every chunk embedded."""
+        return self.n_chunks, self.n_chunks
+
     def warm(self) -> None:
         """Nothing to open: the server holds the collection loaded."""
 

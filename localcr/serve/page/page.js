@@ -229,7 +229,8 @@ async function run(body) {
 function showHits(result) {
   const count = result.hits.length;
   $("summary").textContent = (count === 0 ? "No hits" : count === 1 ? "1 hit" : count + " hits") +
-    (result.unmatched ? " (" + result.unmatched + ")" : "") + " in " + Math.round(result.took_ms) + " ms";
+    (result.unmatched ? " (" + result.unmatched + ")" : "") + " in " + Math.round(result.took_ms) + " ms" +
+    (result.note ? "; " + result.note : "");
   $("hits").replaceChildren(...result.hits.map(hitItem));
 }
 
@@ -319,6 +320,7 @@ async function ask() {
       if (mine !== latest || failure) continue; // read on, as said above
       if (event.event === "sources") showSources(event.sources || []);
       else if (event.event === "estimate") $("summary").textContent = String(event.text) + "…";
+      else if (event.event === "note") $("summary").textContent = String(event.text);
       else if (event.event === "text") $("answer-text").append(String(event.text)); // a text node, never markup
       else if (event.event === "withdrawn") $("answer-text").replaceChildren(); // taken back: the refusal follows
       else if (event.event === "answer") answered = showAnswer(event);
