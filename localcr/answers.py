@@ -195,8 +195,8 @@ class Answerer(OnDemandLlm):
                note: str = "") -> Iterator[tuple[str, object]]:
         """The answer as it is written: ("sources", [Source]) first, ("estimate", "reading 5 sources (1,204
         tokens), about 9 s here") before a generation, then ("text", piece) as the model writes, ("withdrawn", why)
-        where the check takes streamed text back (the refusal's text follows), then ("answer", Answer). `matches`: where the question's terms occur in each hit (Index.matches), for
-        cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
+        where the check takes streamed text back (the refusal's text follows), then ("answer", Answer). `matches`:
+        where the question's terms occur in each hit (Index.matches), for cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
         started = time.perf_counter()
         sources = self._sources(question, hits, matches or [{}] * len(hits))
         if not sources:

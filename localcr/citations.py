@@ -8,7 +8,10 @@ names (capitalised words that are not the first of the sentence) and its quoted 
 of the sources it cites. A sentence without a citation of its own takes those of the next cited sentence of its
 paragraph (the "A. B. [1]" habit). A sentence that its cited sources do not hold (or that cites none) but
 another source does has its citation corrected to that source (and says so): small models often cite the source
-next to the right one, or forget to cite; one that no source holds is unsupported. Pure functions: no model, no index.
+next to the right one, or forget to cite; one that no source holds is unsupported. Numbers written in words count
+as their figures ("fifty thousand" holds "50,000": localcr.numerals); a sentence that only restates the question is
+no answer; a source answers only for the subject the question names (its names and years). Pure functions: no
+model, no index.
 """
 from __future__ import annotations
 
@@ -136,6 +139,7 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
     dropped = sorted({n for _, cited, _ in split for n in cited if not 1 <= n <= len(sources)})
     own = [[n for n in dict.fromkeys(cited) if 1 <= n <= len(sources)] for _, cited, _ in split]
     sentences = []
+    subjects = subjects_of(question, names) if about is not None else []
     for i, (text, _, paragraph) in enumerate(split):
         citations, inherited = own[i], False
         if not citations:
@@ -150,7 +154,7 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
         if sentence.supported and question and adds_nothing(text, question, language):
             sentence.supported, sentence.missing = False, ["nothing the question does not already say"]
         if sentence.supported and about is not None:
-            _keep_on_subject(sentence, subjects_of(question, names), about)
+            _keep_on_subject(sentence, subjects, about)
         sentences.append(sentence)
     return Checked(sentences, dropped)
 

@@ -19,8 +19,6 @@ from functools import lru_cache
 
 import numpy as np
 
-HIT_PRIOR = False
-KEEP_EACH = False
 GAP = " … "  # between kept sentences that are not next to each other
 # Characters of evidence kept over all sources. Chosen on the "tune" half of 400 XQuAD-en questions by
 # benchmarks/answers/evidence.py (BENCHMARKS.md "Answers"): at 600 the gold answer stayed in 96.5% of the kept
@@ -41,6 +39,8 @@ def budget_for(structures: list[str], budget: int = BUDGET_CHARS) -> int:
     if 2 * sum(structure == LONG_PROSE for structure in structures) > len(structures):
         return budget * LONG_PROSE_BUDGET_CHARS // BUDGET_CHARS
     return budget
+
+
 _TABLE_ROW = re.compile(r"(\|.*\|)|(\S\s{2,}\S.*\d)|(\t)")
 
 
@@ -67,8 +67,9 @@ def sentence_spans(text: str, language: str = "en") -> tuple[tuple[int, int], ..
         if prose_start is not None:  # the prose lines before this one, cut into sentences
             spans += _sentences(text, prose_start, line.start(), language)
             prose_start = None
-        if line[0].strip():
-            spans.append((line.start() + len(line[0]) - len(line[0].lstrip()), line.end() - (len(line[0]) - len(line[0].rstrip()))))
+        if line[0].strip():  # a table's row, or a line of bare markup
+            lead, trail = len(line[0]) - len(line[0].lstrip()), len(line[0]) - len(line[0].rstrip())
+            spans.append((line.start() + lead, line.end() - trail))
     if prose_start is not None:
         spans += _sentences(text, prose_start, len(text), language)
     return tuple(spans)
