@@ -198,8 +198,8 @@ def subjects_of(question: str, names: bool = True) -> list[str]:
     "Amazon's" names Amazon) and the years it names (FY2019 names 2019). German capitalises every noun: there
     only the years count."""
     found = re.findall(r"(?<![\w.])\d+[A-Z][\w&]*", question) if names else []  # 3M, 7UP
-    if names:
-        for name in names_in(question):
+    if names:  # each sentence's first word is capitalised anyway ("Base your answer on ...")
+        for name in (n for sentence in re.split(r"(?<=[.?!])\s+", question) for n in names_in(sentence)):
             name = re.sub(r"['\u2019]s?$", "", name)
             if name not in _ASKING and not re.fullmatch(r"(FY|Q[1-4])?\d*", name) and len(name) > 1:
                 found.append(name)

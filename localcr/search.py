@@ -424,6 +424,13 @@ class Index:
         hits = self.search(question, k or DEFAULT_SOURCES, **search_options)
         if note := self.coverage_note(search_options.get("mode", "hybrid")):
             yield "note", note
+        from localcr.figures import computed
+
+        if (answer := computed(self, question, hits, answerer.runner, fresh=fresh, **search_options)) is not None:
+            yield "sources", answer.sources
+            yield "text", answer.text
+            yield "answer", answer
+            return
         unmatched = None if hits else self.unmatched(search_options.get("glob"), search_options.get("kind"),
                                                      search_options.get("lang"))
         yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "")

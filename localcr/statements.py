@@ -35,35 +35,35 @@ STATEMENTS = {
         re.compile(r"\bstatements? of (?:consolidated )?cash ?flows?\b|\bcash flows? statements?\b", re.I)),
 }
 
-# A question's line items, the statement that reports each, and the words its row goes by in filings.
+# A question's line items, the statement that reports each, and the labels its row goes by in filings.
 LINE_ITEMS = (
     (r"\bcapex\b|\bcapital expenditures?\b", "cash flow statement",
-     "purchases of property and equipment capital expenditures additions to property plant and equipment"),
+     ("purchases of property and equipment", "capital expenditures", "additions to property plant and equipment")),
     (r"\bfree cash flows?\b|\bFCF\b", "cash flow statement",
-     "net cash provided by operating activities purchases of property and equipment capital expenditures"),
+     ("net cash provided by operating activities", "purchases of property and equipment", "capital expenditures")),
     (r"\bcash (?:flows? )?from operat\w*|\boperating activities\b", "cash flow statement",
-     "net cash provided by operating activities"),
-    (r"\bdividends?\b", "cash flow statement", "cash dividends paid dividends"),
-    (r"\bdepreciation\b|\bD&A\b|\bEBITDA\b", "cash flow statement", "depreciation and amortization"),
+     ("net cash provided by operating activities",)),
+    (r"\bdividends?\b", "cash flow statement", ("cash dividends paid", "dividends")),
+    (r"\bdepreciation\b|\bD&A\b|\bEBITDA\b", "cash flow statement", ("depreciation and amortization",)),
     (r"\bCOGS\b|\bcost of (?:goods sold|sales|revenues?)\b", "income statement",
-     "cost of sales cost of revenues cost of goods sold"),
-    (r"\brevenues?\b|\bnet sales\b|\btop ?line\b", "income statement", "total revenues net sales revenues"),
+     ("cost of sales", "cost of revenues", "cost of goods sold")),
+    (r"\brevenues?\b|\bnet sales\b|\btop ?line\b", "income statement", ("total revenues", "net sales", "revenues")),
     (r"\boperating (?:income|profit|margin)\b|\bEBIT\b|\bEBITDA\b", "income statement",
-     "operating income income from operations"),
-    (r"\bnet (?:income|profit|earnings)\b|\bprofit margin\b", "income statement", "net income net earnings"),
-    (r"\bgross (?:margin|profit)\b", "income statement", "gross profit gross margin cost of sales"),
-    (r"\bEPS\b|\bearnings per share\b", "income statement", "earnings per share diluted basic"),
-    (r"\binterest (?:expense|coverage)\b", "income statement", "interest expense"),
-    (r"\binventor(?:y|ies)\b|\bDIO\b", "balance sheet", "inventories merchandise inventories"),
-    (r"\baccounts payable\b|\bDPO\b", "balance sheet", "accounts payable"),
-    (r"\baccounts receivable\b|\bDSO\b", "balance sheet", "accounts receivable net"),
+     ("operating income", "income from operations")),
+    (r"\bnet (?:income|profit|earnings)\b|\bprofit margin\b", "income statement", ("net income", "net earnings")),
+    (r"\bgross (?:margin|profit)\b", "income statement", ("gross profit", "gross margin", "cost of sales")),
+    (r"\bEPS\b|\bearnings per share\b", "income statement", ("earnings per share diluted basic",)),
+    (r"\binterest (?:expense|coverage)\b", "income statement", ("interest expense",)),
+    (r"\binventor(?:y|ies)\b|\bDIO\b", "balance sheet", ("inventories", "merchandise inventories")),
+    (r"\baccounts payable\b|\bDPO\b", "balance sheet", ("accounts payable",)),
+    (r"\baccounts receivable\b|\bDSO\b", "balance sheet", ("accounts receivable net",)),
     (r"\bworking capital\b|\bcurrent ratio\b|\bquick ratio\b|\bcurrent (?:assets|liabilities)\b", "balance sheet",
-     "total current assets total current liabilities"),
+     ("total current assets", "total current liabilities")),
     (r"\bPP&E\b|\bPPNE\b|\bproperty,? plant,? and equipment\b|\bfixed assets?\b", "balance sheet",
-     "property plant and equipment net"),
-    (r"\btotal assets\b|\breturn on assets\b|\bROA\b", "balance sheet", "total assets"),
+     ("property plant and equipment net",)),
+    (r"\btotal assets\b|\breturn on assets\b|\bROA\b", "balance sheet", ("total assets",)),
 )
-_LINE_ITEMS = tuple((re.compile(pattern, re.I), statement, words) for pattern, statement, words in LINE_ITEMS)
+_LINE_ITEMS = tuple((re.compile(pattern, re.I), statement, labels) for pattern, statement, labels in LINE_ITEMS)
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,16 @@ def asked(question: str) -> Asked:
     """The statements a question names ("based on the balance sheet") or, naming none, those its line items are
     reported in (capex: the cash-flow statement), and the row labels of its line items in filings' words."""
     named = {name for name, (in_question, _) in STATEMENTS.items() if in_question.search(question)}
-    items = [(statement, words) for pattern, statement, words in _LINE_ITEMS if pattern.search(question)]
+    items = [(statement, labels) for pattern, statement, labels in _LINE_ITEMS if pattern.search(question)]
     statements = named or {statement for statement, _ in items}
-    return Asked(frozenset(statements), " ".join(dict.fromkeys(words for _, words in items)))
+    return Asked(frozenset(statements), " ".join(dict.fromkeys(" ".join(labels) for _, labels in items)))
+
+
+def row_labels(item: str) -> tuple[str, ...]:
+    """The labels a line item's row goes by in filings ("cost of goods sold": "cost of sales", ...), the item's own
+    words first."""
+    found = (label for pattern, _, labels in _LINE_ITEMS if pattern.search(item) for label in labels)
+    return tuple(dict.fromkeys([item, *found]))
 
 
 def statement_of(path: tuple[str, ...]) -> str | None:

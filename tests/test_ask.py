@@ -36,6 +36,25 @@ NORTHWIND = """Northwind Traders annual report 2022
 
 Net revenue was $4.2 million in 2022, up from $3.9 million in 2021. The company opened two warehouses.
 """
+# Two statements of one filing, in two documents (so two chunks): a ratio needs a figure of each.
+ACME_INCOME = """Acme Tools Inc. annual report, fiscal 2023: consolidated statements of income
+
+Consolidated Statements of Income
+(in millions)
+2023 2022
+Net sales 1,200 1,000
+Cost of sales 800 700
+Operating income 150 120
+"""
+ACME_BALANCE = """Acme Tools Inc. annual report, fiscal 2023: consolidated balance sheets
+
+Consolidated Balance Sheets
+(in millions)
+2023 2022
+Inventories 300 250
+Total current assets 900 850
+Total current liabilities 600 500
+"""
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +63,8 @@ def corpus(tmp_path_factory):
     (root / "docs").mkdir()
     (root / "docs" / "guide.md").write_text(GUIDE)
     (root / "docs" / "pump.md").write_text(MANUAL)
-    for name, text in (("riverbend.txt", RIVERBEND), ("calibration.txt", CALIBRATION), ("northwind.txt", NORTHWIND)):
+    for name, text in (("riverbend.txt", RIVERBEND), ("calibration.txt", CALIBRATION), ("northwind.txt", NORTHWIND),
+                       ("acme-income.txt", ACME_INCOME), ("acme-balance.txt", ACME_BALANCE)):
         (root / "docs" / name).write_text(text)
     run("index", root / "docs", "--index", root / "index", "--contexts", "structural", "-q")
     return root
@@ -97,6 +117,17 @@ def test_a_company_the_corpus_does_not_hold_is_refused_though_another_states_the
     answer = index.ask("What was Contoso's net revenue in 2022?", answerer=answerer)
     assert answer.refused, answer.to_dict()
     assert any(s.hit.path.endswith("northwind.txt") for s in answer.sources)  # read, and not taken for Contoso's
+
+
+def test_a_ratio_is_computed_from_two_figures_in_two_chunks_and_cites_both(index, answerer):
+    answer = index.ask("What is Acme Tools' FY2023 inventory turnover ratio? Inventory turnover is defined as FY2023 "
+                       "cost of sales divided by the average inventories between FY2022 and FY2023.", answerer=answerer)
+    assert not answer.refused and answer.text.startswith("2.91"), answer.to_dict()  # 800 / ((250 + 300) / 2)
+    assert {s.hit.path.rsplit("/", 1)[-1] for s in answer.cited_sources} == {"acme-income.txt", "acme-balance.txt"}
+    assert answer.unsupported == [] and "computed in Python" in answer.note
+    for figure, source in (("800", "acme-income.txt"), ("250", "acme-balance.txt"), ("300", "acme-balance.txt")):
+        sentence = next(s for s in answer.checked.sentences if s.text.endswith(f": {figure} (in millions)."))
+        assert answer.sources[sentence.citations[0] - 1].hit.path.endswith(source)
 
 
 def test_the_supporting_quote_holds_a_decimal_number_whole(index, answerer):

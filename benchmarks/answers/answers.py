@@ -11,7 +11,8 @@ on each half of the sample: "tune" (the first half, where defaults are chosen) a
 - short gold answers (XQuAD, JSQuAD): the normalised gold contained in the answer, and in the model's own text
   before the check, and token F1 (characters for ja and zh);
 - financebench-dev: the reference answer's key figure (its first number, scale words applied) found among the
-  answer's figures within 1%, on the questions whose reference has one;
+  answer's figures within 1%, on the questions whose reference has one; and a row per question type (all the
+  sampled questions of that type);
 - every set: citation precision (a cited source holds gold: a gold chunk, or text overlapping a gold span; after
   localcr's check has corrected citations), the share of sentences marked unsupported and of those whose citation
   the check corrected, the refusal rate, and seconds to the first token and in all (medians over
@@ -72,9 +73,30 @@ def measure(set_name: str, args) -> list[list]:
                for q in sampled[:args.refusals]]
     answerer.close()
     halves = {"tune": result.per_question[:len(sampled) // 2], "held out": result.per_question[len(sampled) // 2:]}
+    for kind, rows in question_types(queries.path, result.per_question).items():
+        halves[f"all: {kind}"] = rows
     filtered = f"{100 * statistics.mean(refused):.0f} (of {len(refused)})" if refused else ""
     return [[set_name, half, spec.name, args.prompt, args.evidence_chars, args.k, len(rows), *answer_cells(means(rows)),
              filtered] for half, rows in halves.items() if rows]
+
+
+def question_types(path, rows: list[dict]) -> dict[str, list[dict]]:
+    """The rows of each question type, where the set's query file gives one (financebench-dev: metrics-generated,
+    domain-relevant, novel-generated): a row each in the table, so computed metrics and judgements are seen apart."""
+    import json
+
+    kinds = {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                record = json.loads(line)
+                if "question_type" in record:
+                    kinds[str(record.get("id", record.get("_id")))] = record["question_type"]
+    grouped: dict[str, list[dict]] = {}
+    for row in rows:
+        if row["query_id"] in kinds:
+            grouped.setdefault(kinds[row["query_id"]], []).append(row)
+    return dict(sorted(grouped.items()))
 
 
 HEAD = ["set", "half", "llm", "prompt", "evidence chars", "k", "questions", *(title for _, title in ANSWER_COLUMNS), "refused when filtered out %"]

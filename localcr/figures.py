@@ -1,0 +1,502 @@
+"""Figures computed, not recalled: a question that asks for a filing's figure or a metric of its figures (a ratio,
+a margin, a change, an average, a CAGR) is answered by arithmetic in Python, not by the LLM's.
+
+A 1.5B model picks the wrong column of a table and gets 3,466 / 2 wrong; it does write a formula well (it is a
+coder). So (Program of Thoughts, arXiv 2211.12588):
+
+1. `plan`: the LLM writes the figure as an expression over named line items, each ending in its fiscal year
+   (`cost_of_sales_fy2019 / ((inventories_fy2018 + inventories_fy2019) / 2)`); a grammar keeps it to names,
+   numbers, + - * / ** and parentheses; a formula the question spells out is written as given. Only a question
+   that asks for a figure ("what is", "how much"), names a fiscal year and a financial figure comes here.
+2. `read`: each operand is found by its own search (the question's subject, the line item in filings' words
+   (localcr.statements.row_labels) and the year) in the documents the question's own search found and whose text
+   names the question's subject; its value is read from the table row whose label is the line item, in the column
+   whose heading holds the year, with the table's scale ("in millions"). No model reads a number.
+3. `evaluate`: Python evaluates the expression (`ast`, never `eval`) on the operands' values, carrying the scale
+   through (an amount stays in millions; a ratio of amounts has none).
+
+The answer states the result, the computation and each operand with the one source it was read from. A question
+for which any step fails is answered the usual way (localcr.answers).
+"""
+from __future__ import annotations
+
+import ast
+import operator
+import re
+import time
+from dataclasses import dataclass
+
+from localcr.citations import Checked, Sentence, subjects_of
+
+FIGURES_VERSION = "figures-2026.6"  # part of every plan's cache key: bump it when the prompt or grammar changes
+PLAN_MAX_TOKENS = 120
+# Operands each read from the best of this many hits of their own search.
+OPERAND_HITS = 8
+# The documents naming the question's subject that the operands are looked for in.
+QUESTION_DOCUMENTS = 4
+# How alike a row's label must be to the line item (Jaccard of their index terms) to be read as it.
+MIN_LABEL_MATCH = 0.5
+# A document's passages read to count how often it names the question's subject.
+MENTION_HITS = 10
+# Capitalised words of a question that name a metric, not a subject.
+_METRICS = {"DPO", "DSO", "DIO", "CCC", "COGS", "EBITDA", "EBIT", "CAGR", "FCF", "PP&E", "P&L", "D&A", "EPS", "USD",
+            "ROA", "ROE", "PPNE", "GAAP", "SG&A", "R&D", "CAPEX", "YOY"}
+# Line items that are payments, shown in a cash-flow statement in parentheses: their amount is what was paid.
+_PAYMENT = re.compile(r"\b(capex|capital expenditures?|purchases?|dividends?|repurchases?|payments?|paid)\b")
+SYNONYM_WEIGHT = 0.9
+# Where two tables have the row (a subsidiary's, the group's), the one under a consolidated statement's heading wins.
+CONSOLIDATED_BONUS = 0.05
+_CONSOLIDATED = re.compile(r"\bconsolidated (?:balance sheets?|statements? of)", re.I)
+_GENERIC = {"total", "net"}  # index terms of a label that name no line item
+# Words a formula's names put before a line item that are no part of its row's label.
+_QUALIFIERS = re.compile(r"^(?:(?:average|avg|year end|ending|reported|unadjusted|annual|fiscal) )+")
+
+# A question this path is for: it asks for a figure ("what is", "how much", "calculate"), names a fiscal year, and
+# names a figure of a financial statement or a metric of them.
+_ASKS = re.compile(r"\b(what (?:is|was|were|are)|how much|calculate|compute|how many times)\b", re.I)
+_YEAR = re.compile(r"\b(?:FY\s?'?)?(?:19|20)\d\d\b|\bFY\s?'?\d\d\b", re.I)
+_FINANCIAL = re.compile(
+    r"\b(ratio|margin|turnover|growth|CAGR|change|average|working capital|capex|capital expenditures?|COGS|cost of|"
+    r"revenues?|net sales|income|earnings|EBITDA|EBIT|profit|cash flows?|dividends?|inventor(?:y|ies)|payables?|"
+    r"receivables?|assets|liabilities|equity|debt|expenses?|depreciation|DPO|DSO|DIO|EPS|PP&E|balance sheet|"
+    r"income statement|statement of)\b", re.I)
+
+_SYSTEM = "You turn questions about a company's financial figures into formulas over its line items."
+_INSTRUCTION = """Name the figure the question asks for, then write it as an arithmetic expression over the line items
+of the company's financial statements.
+- Name each line item in snake_case and end the name with _fy and its fiscal year, like net_income_fy2019.
+- Use only names, numbers, + - * / ** and parentheses.
+- An average between two years is (x_fy2018 + x_fy2019) / 2. A change between two years is x_fy2019 - x_fy2018.
+- A percentage is multiplied by 100.
+- Never name a ratio or a margin as one line item: write it from the line items it is made of (a margin is an
+  income divided by total revenue).
+- Where the question defines the figure, use its definition.
+
+Question: What is the FY2019 inventory turnover ratio? Inventory turnover is defined as FY2019 cost of goods sold / average inventory between FY2018 and FY2019.
+Formula: inventory_turnover_fy2019 = cost_of_goods_sold_fy2019 / ((inventory_fy2018 + inventory_fy2019) / 2)
+
+Question: What is the year end FY2020 total current liabilities? Answer in USD millions.
+Formula: total_current_liabilities_fy2020 = total_current_liabilities_fy2020
+
+Question: What is the FY2021 net working capital? Define net working capital as total current assets less total current liabilities.
+Formula: net_working_capital_fy2021 = total_current_assets_fy2021 - total_current_liabilities_fy2021
+
+Question: What is the FY2017 - FY2018 total revenue growth rate, in percent?
+Formula: revenue_growth_rate_fy2018 = (total_revenue_fy2018 - total_revenue_fy2017) / total_revenue_fy2017 * 100
+
+Question: What is the 2 year total revenue CAGR from FY2019 to FY2021, in percent?
+Formula: revenue_cagr_fy2021 = ((total_revenue_fy2021 / total_revenue_fy2019) ** (1 / 2) - 1) * 100
+
+Question: What is the FY2020 - FY2021 2 year average operating margin?
+Formula: average_operating_margin_fy2021 = (operating_income_fy2020 / total_revenue_fy2020 + operating_income_fy2021 / total_revenue_fy2021) / 2 * 100
+
+Question: What is the FY2019 - FY2021 3 year average of research expenses as a % of revenue?
+Formula: average_research_share_fy2021 = (research_expenses_fy2019 / total_revenue_fy2019 + research_expenses_fy2020 / total_revenue_fy2020 + research_expenses_fy2021 / total_revenue_fy2021) / 3 * 100
+
+Question: What is the FY2021 days sales outstanding? DSO is defined as 365 * (average accounts receivable between FY2020 and FY2021) / (FY2021 revenue + change in deferred revenue between FY2020 and FY2021).
+Formula: days_sales_outstanding_fy2021 = 365 * ((accounts_receivable_fy2020 + accounts_receivable_fy2021) / 2) / (total_revenue_fy2021 + deferred_revenue_fy2021 - deferred_revenue_fy2020)
+
+"""
+_GRAMMAR = r'''root ::= name " = " expr
+expr ::= term (ws op ws term){0,24}
+term ::= name | number | "(" ws expr ws ")"
+op ::= "+" | "-" | "*" | "/" | "**"
+name ::= [a-z] [a-z0-9_]{0,48} "_fy" [12] [0-9] [0-9] [0-9]
+number ::= [0-9]{1,6} ("." [0-9]{1,4})?
+ws ::= " "?
+'''
+_NAME = re.compile(r"^(?P<item>[a-z][a-z0-9_]*?)_fy(?P<year>\d{4})$")
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: operator.pow}
+_SCALE = re.compile(r"\bin (thousands|millions|billions)\b", re.I)
+_SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+# A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018").
+_DATE = r"(?:(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},\s+)?(?:19|20)\d\d)"
+_HEADINGS = re.compile(rf"{_DATE}(?:\s+{_DATE})+")
+# One cell of a row: an amount ("$ 1,980", "(10,205)", "23.0 %") or a dash for none.
+_CELL = re.compile(r"\$?\s*(\(?-?\d(?:[\d,]*\d)?(?:\.\d+)?\)?)\s*(%?)|[—–-](?=\s|$)")
+
+
+@dataclass(frozen=True)
+class Operand:
+    name: str  # as the formula names it: cost_of_sales_fy2019
+    item: str  # its line item in words: cost of sales
+    year: int
+
+
+@dataclass
+class Reading:
+    """An operand's value as a table row of a hit gives it."""
+
+    operand: Operand
+    value: float  # as written in the row (in the table's scale)
+    shown: str  # the cell as written: "5,409", "(10,205)"
+    scale: str  # "millions", or "" where the table states none
+    percent: bool
+    label: str  # the row's label as written
+    heading: str  # the column's heading: "February 2, 2019"
+    hit: object  # localcr.search.Hit
+
+    @property
+    def amount(self) -> float:
+        """The value in units (a percentage as written; a payment as what was paid, whatever its sign)."""
+        value = abs(self.value) if _PAYMENT.search(self.operand.item) else self.value
+        return value if self.percent else value * _SCALES.get(self.scale, 1.0)
+
+
+def asks_for_figure(question: str) -> bool:
+    """Whether a question asks for a figure of a filing: it asks "what is" or "how much", names a fiscal year, and
+    names a financial figure or metric."""
+    return bool(_ASKS.search(question) and _YEAR.search(question) and _FINANCIAL.search(question))
+
+
+def plan(runner, question: str, *, fresh: bool = False) -> str | None:
+    """The LLM's formula for the question, or None where it does not parse (cut at PLAN_MAX_TOKENS). A grammar keeps
+    it to `figure_fy2019 = expression`: naming the figure first gives the model a place for the metric's name (left
+    no place, it writes `inventory_turnover_fy2023` as an operand). The model's text is cached by model, prompt
+    version and question."""
+    from localcr.cache import key, open_cache
+    from localcr.llm import load_grammar
+
+    entry_key = key("figure-plan", runner.spec.fingerprint(), FIGURES_VERSION, question)
+    with open_cache("answers") as cache:
+        written = None if fresh else cache.get(entry_key)
+    if not isinstance(written, str):
+        prefix, suffix = runner.render(_INSTRUCTION, f"Question: {' '.join(question.split())}\nFormula:", _SYSTEM)
+        runner.keep_prefix(prefix, "answers", "figure plan", "figure-plan", FIGURES_VERSION)
+        written = runner.complete(prefix, suffix, max_tokens=PLAN_MAX_TOKENS, stops=("\n",),
+                                  grammar=load_grammar(_GRAMMAR)).text.strip()
+        with open_cache("answers") as cache:
+            cache.set(entry_key, written, "figure plan")
+    return formula_of(written)
+
+
+def formula_of(written: str) -> str | None:
+    """The expression of what the model wrote (`figure_fy2019 = expression`), or None. The figure's own name is no
+    operand, unless it is a line item read as it is (`inventory_fy2019 = inventory_fy2019`, or the figure set equal
+    to a number the model would recall)."""
+    figure, equals, expression = written.partition(" = ")
+    if not equals or " = " in expression:
+        return None
+    if not re.search(r"[a-z]", expression):
+        expression = figure
+    if expression != figure and re.search(rf"\b{re.escape(figure)}\b", expression):
+        return None
+    try:
+        operands_of(expression)
+    except ValueError:
+        return None
+    return expression
+
+
+def operands_of(formula: str) -> list[Operand]:
+    """The named line items of a formula, in order of first use; ValueError where it is no arithmetic expression
+    over them (anything but names, numbers and + - * / ** is refused)."""
+    try:
+        tree = ast.parse(formula, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"not an expression: {formula!r}") from exc
+    found: dict[str, Operand] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            match = _NAME.match(node.id)
+            if not match:
+                raise ValueError(f"{node.id!r} names no fiscal year")
+            item = _QUALIFIERS.sub("", match["item"].replace("_", " "))
+            found.setdefault(node.id, Operand(node.id, item or match["item"].replace("_", " "), int(match["year"])))
+        elif not isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load, ast.USub,
+                                   ast.UAdd, *_OPERATORS)):
+            raise ValueError(f"{type(node).__name__} is no arithmetic")
+        elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            raise ValueError(f"{node.value!r} is no number")
+    if not found:
+        raise ValueError("the formula names no line item")
+    return list(found.values())
+
+
+def evaluate(formula: str, values: dict[str, float]) -> float:
+    """The formula's value with each name given its value: the arithmetic of `ast` nodes, never `eval`.
+    ZeroDivisionError and OverflowError pass through."""
+    def value(node) -> float:
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Constant):
+            return float(node.value)
+        if isinstance(node, ast.Name):
+            return values[node.id]
+        if isinstance(node, ast.UnaryOp):
+            return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
+        if isinstance(node, ast.BinOp):
+            result = _OPERATORS[type(node.op)](value(node.left), value(node.right))
+            if isinstance(result, complex):
+                raise ValueError("the formula takes a root of a negative number")
+            return result
+        raise ValueError(f"{type(node).__name__} is no arithmetic")
+
+    operands_of(formula)
+    return value(ast.parse(formula, mode="eval"))
+
+
+def is_amount(formula: str) -> bool:
+    """Whether the formula's value is an amount of money (in the operands' scale) rather than a ratio of amounts:
+    the power of money of each term, + and - keeping it, * and / adding and subtracting it."""
+    def power(node) -> float:
+        if isinstance(node, ast.Expression):
+            return power(node.body)
+        if isinstance(node, ast.Name):
+            return 1.0
+        if isinstance(node, ast.Constant):
+            return 0.0
+        if isinstance(node, ast.UnaryOp):
+            return power(node.operand)
+        left, right = power(node.left), power(node.right)
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            return max(left, right)
+        if isinstance(node.op, ast.Mult):
+            return left + right
+        if isinstance(node.op, ast.Div):
+            return left - right
+        return left * (node.right.value if isinstance(node.right, ast.Constant) else 1.0)
+
+    return power(ast.parse(formula, mode="eval")) == 1.0
+
+
+def rows(text: str) -> list[tuple[str, list[tuple[str, float, bool]]]]:
+    """A table's rows as text extracted from a PDF gives them: (label, [(cell as written, value, is a percent)]).
+    PDF text often runs several rows into one line ("Receivables 1,692.1 1,638.5 Inventories 1,867.3 1,820.5"):
+    each run of cells closes the label before it."""
+    found = []
+    for line in text.splitlines():
+        if _HEADINGS.fullmatch(line.strip()):
+            continue
+        label, cells, at = "", [], 0
+        for match in _CELL.finditer(line):
+            between = line[at:match.start()].strip(" $:")
+            if between and cells:  # a new label: the row before it is whole
+                found.append((label, cells))
+                label, cells = "", []
+            if between:
+                label = f"{label} {between}".strip()
+            if not label:  # cells before any label: a heading line, not a row
+                at = match.end()
+                continue
+            cells.append(_cell(match))
+            at = match.end()
+        if label and cells:
+            found.append((label, cells))
+    found = [(label.rsplit(":", 1)[-1].strip() or label, cells) for label, cells in found]  # "Current liabilities: Accounts payable"
+    return [(label, cells) for label, cells in found if re.search(r"[A-Za-z]{3}", label)]
+
+
+def _cell(match: re.Match) -> tuple[str, float, bool]:
+    if match[1] is None:  # a dash
+        return match[0], 0.0, False
+    shown = match[1]
+    number = float(shown.strip("()").replace(",", ""))
+    return shown, -number if shown.startswith("(") else number, bool(match[2])
+
+
+def headings(text: str, lines: bool = False) -> list[tuple[str, int]]:
+    """The last run of column headings (dates or years) in a text, each as written and its year; lines: only a
+    run that is a line of its own (in a chunk's text, a run inside prose heads no column)."""
+    runs = [line.strip() for line in text.splitlines() if _HEADINGS.fullmatch(line.strip())] if lines else \
+        _HEADINGS.findall(text)
+    if not runs:
+        return []
+    return [(date, int(date[-4:])) for date in re.findall(_DATE, runs[-1])]
+
+
+def read(operand: Operand, hit) -> tuple[Reading | None, float]:
+    """The operand's value in a hit, and how well its row's label matches: from the row whose label best matches
+    the line item (MIN_LABEL_MATCH at least; a label in the filings' other words for it counts SYNONYM_WEIGHT of
+    one in the question's words), in the column whose heading (the chunk's own, else its context's) holds the
+    operand's year."""
+    from localcr.lexical import tokenize
+    from localcr.statements import row_labels
+
+    own, *others = [set(tokenize(label)) for label in row_labels(operand.item)]
+    best, best_score = None, 0.0
+    for row_start, line in _lines(hit.text):
+        columns = headings(hit.text[:row_start], lines=True) or headings(hit.context)
+        years = [year for _, year in columns]
+        if operand.year not in years:
+            continue
+        for label, cells in rows(line):
+            terms = set(tokenize(label))
+            if not terms or len([c for c in cells if not c[2]]) not in (0, len(years)) or len(cells) < len(years):
+                continue  # a row of other columns (a consolidating table's Parent, Guarantor, ...): not this table's
+            score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
+            score += CONSOLIDATED_BONUS * bool(_CONSOLIDATED.search(hit.context))
+            if score >= MIN_LABEL_MATCH and score > best_score:
+                column = years.index(operand.year)
+                shown, value, percent = cells[column]
+                best, best_score = Reading(operand, value, shown, _scale(hit), percent, label,
+                                           " ".join(columns[column][0].split()), hit), score
+    return best, best_score
+
+
+def _alike(label: set, item: set) -> float:
+    """How alike a row's label and a line item are (Jaccard of their index terms), where the label holds every term
+    of the item that names something ("total" and "net" need not be there); else 0: "Inventories" is no row of
+    inventory turnover, "Total" none of inventories."""
+    named = item - _GENERIC
+    if not named or not named <= label:
+        return 0.0
+    return len(label & item) / len(label | item)
+
+
+def _lines(text: str):
+    at = 0
+    for line in text.splitlines(keepends=True):
+        yield at, line
+        at += len(line)
+
+
+def _scale(hit) -> str:
+    match = _SCALE.search(hit.text) or _SCALE.search(hit.context) or re.search(r"\$\s*in (thousands|millions|billions)",
+                                                                                hit.text, re.I)
+    return match[1].lower() if match else ""
+
+
+def find(index, operand: Operand, subjects: list[str], documents: list[str], **search_options) -> Reading | None:
+    """An operand read from the hits of its own search (its subject, line item and year) among `documents`: the
+    row that matches its line item best, the higher-ranked hit where two match as well."""
+    query = " ".join([*subjects, operand.item, str(operand.year)])
+    options = {key: value for key, value in search_options.items() if key not in ("glob", "window")}
+    best, best_score = None, 0.0
+    for hit in index.search(query, OPERAND_HITS, glob=[_literal(d) for d in documents], **options):
+        reading, score = read(operand, hit)
+        if score > best_score:
+            best, best_score = reading, score
+    return best
+
+
+def _literal(doc_id: str) -> str:
+    """A document id as a glob that matches only it."""
+    return re.sub(r"([*?\[\]])", r"[\1]", doc_id)
+
+
+def documents_about(index, question: str, hits: list) -> tuple[list[str], list[str]]:
+    """The names the question gives (runs of its capitalised words: "Best Buy"), and the documents that write one
+    of them as the question does (case and all: "Block" the company, not a block), those of its own hits first,
+    then those a search for the names finds: a figure of another company's filing is never read as this one's."""
+    words = {w for w in subjects_of(question) if w.upper() not in _METRICS}
+    names = [" ".join(run) for run in _runs(question, words)]
+    found = [hit.doc_id for hit in hits]
+    if not names:
+        return [], list(dict.fromkeys(found))[:QUESTION_DOCUMENTS]
+    found += [hit.doc_id for name in names for hit in index.search(name, 20, mode="lexical", prior=None)]
+    mentions = {d: sum(_mentions(index, d, name) for name in names) for d in dict.fromkeys(found)}
+    documents = sorted((d for d in mentions if mentions[d]), key=lambda d: -mentions[d])  # stable: hits' order next
+    return names, documents[:QUESTION_DOCUMENTS]
+
+
+def _runs(question: str, words: set[str]) -> list[list[str]]:
+    """Runs of consecutive words of the question that are all among `words` (its subjects), possessives off."""
+    runs, run = [], []
+    for word in re.findall(r"[\w&'\u2019.-]+", question):
+        word = re.sub(r"['\u2019]s?$", "", word).rstrip(".")
+        if word in words and not re.fullmatch(r"\d{4}", word):
+            run.append(word)
+        elif run:
+            runs.append(run)
+            run = []
+    return runs + ([run] if run else [])
+
+
+def _mentions(index, doc_id: str, name: str) -> int:
+    """How many of a document's passages that a search for the name finds write it as the question does."""
+    written = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, name.split())) + r"(?!\w)")
+    return sum(bool(written.search(f"{hit.context}\n{hit.text}"))
+               for hit in index.search(name, MENTION_HITS, mode="lexical", glob=[_literal(doc_id)], prior=None))
+
+
+def computed(index, question: str, hits: list, runner, *, fresh: bool = False, **search_options):
+    """The answer to a question that asks for a filing's figure, computed (localcr.answers.Answer), or None where
+    the question asks for none, the LLM writes no formula, or an operand is not found in the subject's documents."""
+    if not hits or not asks_for_figure(question):
+        return None
+    started = time.perf_counter()
+    formula = plan(runner, question, fresh=fresh)
+    if formula is None:
+        return None
+    subjects, documents = documents_about(index, question, hits)
+    if not documents:
+        return None
+    readings = []
+    for operand in operands_of(formula):
+        reading = find(index, operand, subjects, documents, **search_options)
+        if reading is None:
+            return None
+        readings.append(reading)
+    try:
+        value = evaluate(formula, {r.operand.name: r.amount for r in readings})
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return None
+    answer = _answer(question, formula, value, readings, runner)
+    answer.timings = {"first_token_s": round(time.perf_counter() - started, 3),
+                      "total_s": round(time.perf_counter() - started, 3)}
+    return answer
+
+
+def _answer(question: str, formula: str, value: float, readings: list[Reading], runner):
+    """The result first, then the computation, then each operand as read with its source."""
+    from localcr.answers import Answer, Source
+
+    sources: dict[str, Source] = {}
+    for reading in readings:
+        if reading.hit.chunk_id not in sources:
+            sources[reading.hit.chunk_id] = Source(len(sources) + 1, reading.hit, reading.hit.text)
+    number = {r.operand.name: sources[r.hit.chunk_id].number for r in readings}
+    operand_sentences = []
+    for reading in readings:
+        source = sources[reading.hit.chunk_id]
+        scale = f" (in {reading.scale})" if reading.scale and not reading.percent else ""
+        text = f"{' '.join(reading.label.split())}, {reading.heading}: {reading.shown}{'%' if reading.percent else ''}{scale}."
+        operand_sentences.append(Sentence(text, [source.number], True))
+        source.support = " ".join(reading.label.split()) + " " + reading.shown
+    sentences = operand_sentences
+    asked = _asked_scale(question)
+    if len(readings) > 1 or formula != readings[0].operand.name or asked not in ("", readings[0].scale):
+        result = _shown(question, formula, value, readings)
+        with_values = formula
+        for reading in readings:
+            with_values = re.sub(rf"\b{reading.operand.name}\b", reading.shown.replace(",", ""), with_values)
+        citations = sorted(set(number.values()))
+        sentences = [Sentence(f"{result}, computed as {formula} = {with_values}.", citations, True), *operand_sentences]
+    checked = Checked(sentences, [])
+    return Answer(question, checked.text, False, list(sources.values()), checked, model=runner.spec.name,
+                  note=f"computed in Python from {len(readings)} figure{'s' if len(readings) > 1 else ''} read from "
+                       "the sources' tables", draft=formula)
+
+
+def _times_hundred(formula: str) -> bool:
+    """Whether the formula multiplies by 100 (its value is a percentage already)."""
+    return any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+               and any(isinstance(side, ast.Constant) and side.value == 100 for side in (node.left, node.right))
+               for node in ast.walk(ast.parse(formula, mode="eval")))
+
+
+def _asked_scale(question: str) -> str:
+    """The scale a question asks amounts in ("in USD millions": millions), or ""."""
+    match = re.search(r"\b(?:in |USD |US\$ ?|\$ ?)(thousands|millions|billions)\b", question, re.I)
+    return match[1].lower() if match else ""
+
+
+def _shown(question: str, formula: str, value: float, readings: list[Reading]) -> str:
+    """The result as a reader expects it: an amount in the scale the question asks for, else the operands' ("5,818
+    million"), a percentage where the
+    question asks for one (one decimal, or as many as it asks for), else a ratio with two decimals."""
+    wanted = re.search(r"\b(one|two|three|[123]) decimal", question, re.I)
+    places = ({"one": 1, "two": 2, "three": 3}.get(wanted[1].lower()) or int(wanted[1])) if wanted else None
+    if is_amount(formula) and not all(r.percent for r in readings):
+        scale = _asked_scale(question) or next((r.scale for r in readings if r.scale), "")
+        amount = value / _SCALES.get(scale, 1.0)
+        digits = places if places is not None else 2 if abs(amount) < 100 else 0
+        return f"{amount:,.{digits}f}" + (f" {scale[:-1]}" if scale else "")
+    percent = all(r.percent for r in readings) or _times_hundred(formula)
+    if not percent and re.search(r"%|percent|\bmargin\b|growth rate|\bCAGR\b", question, re.I):
+        value, percent = value * 100, True
+    if percent:
+        return f"{value:.{1 if places is None else places}f}%"
+    return f"{value:.{2 if places is None else places}f}"
