@@ -411,9 +411,9 @@ def _may_refuse(written: str) -> bool:
 @lru_cache(maxsize=256)
 def _language(text: str) -> str:
     """The question's language (asked for the check and again for a refusal's sentence: detected once)."""
-    from localcr.language import detect
+    from localcr.language import detect_within
 
-    return detect(text)
+    return detect_within(text)
 
 
 def _attach_support(source: Source, citing: str) -> None:

@@ -266,10 +266,19 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
 
 
 def claim_words(sentence: str, question: str = "") -> list[str]:
-    """The words a sentence adds to the question: of four letters or more, not the question's, folded."""
-    asked = set(WORDS.findall(_fold(question)))
-    return list(dict.fromkeys(w for w in WORDS.findall(_fold(CITATION.sub(" ", sentence)))
-                              if len(w) >= 4 and not w.isdigit() and w not in asked and w not in _COMMON_WORDS))
+    """The words a sentence adds to the question: of four letters or more, not the question's, folded; Chinese
+    and Japanese, written without spaces, by their character bigrams (a whole clause is no word a source holds)."""
+    from localcr.lexical import is_cjk
+
+    asked = set(_terms(question))
+    return list(dict.fromkeys(w for w in _terms(CITATION.sub(" ", sentence)) if (len(w) >= 4 or is_cjk(w))
+                              and not w.isdigit() and w not in asked and w not in _COMMON_WORDS))
+
+
+def _terms(text: str) -> list[str]:
+    from localcr.lexical import bigram_pieces
+
+    return [piece for word in WORDS.findall(_fold(text)) for piece in bigram_pieces(word)]
 
 
 def figures_in(text: str) -> set[float]:
@@ -321,5 +330,8 @@ def names_in(sentence: str) -> list[str]:
 
 
 def _fold(text: str) -> str:
-    """Text compared without regard to case, accents' encodings or runs of whitespace."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """Text compared without regard to case, accents' encodings, runs of whitespace or spaces between Chinese or
+    Japanese characters (XQuAD's Chinese sets names apart with spaces: "另外 三种" holds "另外三种")."""
+    from localcr.lexical import CJK_SPACE
+
+    return CJK_SPACE.sub("", " ".join(unicodedata.normalize("NFKC", text).casefold().split()))
