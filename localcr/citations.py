@@ -159,6 +159,41 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
     return Checked(sentences, dropped)
 
 
+# Languages whose words run together or take attached particles (Arabic's al-, wa-): an answer is found inside them.
+_UNSPACED = {"zh", "ja", "ar"}
+_ANSWER_LABEL = re.compile(r"^\W*(answer|sentence)\s*:\s*", re.IGNORECASE)
+
+
+def cite_after(draft: str, sources: list[str], language: str = "en") -> str:
+    """An answer written without citations, its shortest answer on the first line and a sentence after it, with
+    the citation the check then verifies: the source whose text holds the shortest answer as written (numbers in
+    words or figures alike), of several the one sharing most words with the sentence. The sentence carries it
+    where it holds the shortest answer, else the shortest answer is kept as a sentence of its own before it. A
+    shortest answer no source holds gets no citation: the check then finds the sentence a source (or marks it
+    unsupported)."""
+    lines = [_ANSWER_LABEL.sub("", line).strip() for line in draft.strip().splitlines()]
+    lines = [line for line in lines if line]
+    if not lines or citations_in(draft):  # nothing written, or cited anyway: checked as written
+        return draft
+    short, sentence = lines[0].rstrip(" .。"), " ".join(lines[1:])
+    wanted = _plain(short, language)
+    bounded = re.compile(("" if language in _UNSPACED else r"(?<!\w)") + re.escape(wanted)
+                         + ("" if language in _UNSPACED else r"(?!\w)"))  # "25" is not held by "1925"
+    holders = [n for n, source in enumerate(sources, start=1) if wanted and bounded.search(_plain(source, language))]
+    if not holders:
+        return sentence or short
+    words = set(WORDS.findall(_fold(sentence)))
+    holder = max(holders, key=lambda n: (len(words & set(WORDS.findall(_fold(sources[n - 1])))), -n))
+    if sentence and wanted in _plain(sentence, language):
+        return f"{sentence} [{holder}]"
+    return f"{short}. [{holder}]" + (f"\n{sentence}" if sentence else "")
+
+
+def _plain(text: str, language: str) -> str:
+    """Text compared as an answer is matched: folded, numbers in words as digits, no thousands separators."""
+    return re.sub(r"(?<=\d)[,\u202f\u00a0 ](?=\d{3}(?!\d))", "", _fold(as_digits(text, language)))
+
+
 # An answer's first word that answers a yes-or-no question, in the languages answers are checked in.
 _YES_NO = {"yes", "no", "ja", "nein", "oui", "non", "si", "sí", "да", "нет", "نعم", "لا", "是", "否", "不", "はい", "いいえ"}
 

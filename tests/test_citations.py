@@ -1,6 +1,6 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
 from localcr.answers import is_refusal
-from localcr.citations import check, citations_in, figures_in, names_in, split_sentences
+from localcr.citations import check, cite_after, citations_in, figures_in, names_in, split_sentences
 
 SOURCES = [
     "Orbit retries a failed job three times. The backoff starts at 2 seconds and doubles after every attempt.",
@@ -152,3 +152,28 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     assert not checked.sentences[0].supported
     assert not adds_nothing("NFL", "The Los Angeles Rams are an example of what kind of sports team?")
     assert not adds_nothing("High", "Is the focus on spiritual mentorship in Hinduism high or low?")
+
+
+def test_an_answer_written_without_citations_cites_the_source_holding_its_shortest_answer():
+    """Answer first, cite after: the first line (the shortest answer) is found in a source, numbers in words or
+    figures alike, and the sentence that holds it carries that source's citation for the check to verify."""
+    sources = ["The company was founded in Oslo in 1925.",
+               "General Halloway commanded fifty thousand men. The gift came from Harrods in London."]
+    assert cite_after("Harrods\nThe gift came from Harrods.", sources) == "The gift came from Harrods. [2]"
+    assert cite_after("Answer: 50,000\nHalloway commanded 50,000 men.", sources) == "Halloway commanded 50,000 men. [2]"
+    assert cite_after("Harrods\nIt was a present.", sources) == "Harrods. [2]\nIt was a present."
+    assert cite_after("25\nIt had 25 staff.", sources) == "It had 25 staff."  # "1925" holds no 25: left to the check
+    assert cite_after("Oslo [1]", sources) == "Oslo [1]"  # cited anyway: checked as written
+    assert cite_after("五万人\n他指挥了五万人。", ["哈洛威将军指挥了五万人。"], "zh") == "他指挥了五万人。 [1]"
+    checked = check(cite_after("Harrods\nIt was a present.", sources), sources, question="Who gave the gift?")
+    assert checked.text == "Harrods [2]. It was a present." and checked.sentences[0].supported
+
+
+def test_chinese_claims_are_checked_by_character_bigrams_across_xquads_spaces():
+    """A Chinese sentence is one run of characters: checked as a whole it is in no source; by its bigrams a
+    faithful answer holds and an invented one does not. XQuAD's Chinese sets words apart with spaces."""
+    source = ["然后，在大约5.05亿年前的 中寒武纪，在伯吉斯页岩中又发现了另外 三种 假想的物种。"]
+    question = "伯吉斯页岩中发现了多少物种？"
+    assert check("在中寒武纪，在伯吉斯页岩中发现了另外三种物种 [1]。", source, question=question, language="zh").sentences[0].supported
+    invented = check("在中寒武纪，在伯吉斯页岩中发现了三种恐龙，它们都很大 [1]。", source, question=question, language="zh")
+    assert not invented.sentences[0].supported and "恐龙" in invented.sentences[0].missing
