@@ -113,20 +113,20 @@ REFUSALS = {
     "zh": "已索引的文档中没有提到这一点。",
     "ja": "索引された文書には書かれていません。",
 }
-# How a model words "the sources do not say" when it forgets the fixed word, in each language it answers in: the
-# answer is a refusal then too.
+# How a model words "the sources do not say" when it forgets the fixed word or translates it ("nicht gefunden",
+# "未找到"), in each language it answers in: the answer is a refusal then too.
 _REFUSING = re.compile("|".join([
     r"^\W*(not found|the (provided |given )?(sources?|documents?|context)( provided)? (do|does) not "
     r"(say|mention|contain|provide|specify|include|state)|(there is )?no (information|mention))",
     r"^\W*((die )?(quellen|dokumente) (enthalten|sagen|nennen|erwähnen|geben) (dazu )?(nichts|keine)|"
-    r"(es gibt )?keine (informationen|angaben))",  # de
+    r"(es gibt )?keine (informationen|angaben)|nicht gefunden)",  # de
     r"^\W*(les (sources|documents) ne (disent|mentionnent|contiennent|précisent|fournissent|indiquent)|"
-    r"(il n'y a )?aucune (information|mention))",  # fr
-    r"^\W*((las fuentes|los documentos) no (dicen|mencionan|contienen|indican|especifican)|no hay (información|mención))",
-    r"^\W*((в )?(источник\w*|документ\w*) (не|нет)|нет (информации|сведений))",  # ru
-    r"^\W*(لا (تذكر|تحتوي|يذكر) (المصادر|المستندات)|المصادر لا|لا توجد معلومات)",  # ar
-    r"^\W*((来源|资料|文档|文件)中?(没有|未|并未)(提到|提及|说明|包含)|没有(相关)?信息|无法(回答|确定))",  # zh
-    r"^\W*((情報源|ソース|文書|資料)(に|には|では).{0,20}(記載|書かれて|言及)|情報はありません|わかりません)",  # ja
+    r"(il n'y a )?aucune (information|mention)|non trouvé|introuvable)",  # fr
+    r"^\W*((las fuentes|los documentos) no (dicen|mencionan|contienen|indican|especifican)|no hay (información|mención)|no encontrado)",
+    r"^\W*((в )?(источник\w*|документ\w*) (не|нет)|нет (информации|сведений)|не найден)",  # ru
+    r"^\W*(لا (تذكر|تحتوي|يذكر) (المصادر|المستندات)|المصادر لا|لا توجد معلومات|غير موجود|لم يتم العثور)",  # ar
+    r"^\W*((来源|资料|文档|文件)中?(没有|未|并未)(提到|提及|说明|包含)|没有(相关)?信息|无法(回答|确定)|未找到|找不到)",  # zh
+    r"^\W*((情報源|ソース|文書|資料)(に|には|では).{0,20}(記載|書かれて|言及)|情報はありません|わかりません|見つかりません)",  # ja
 ]), re.IGNORECASE)
 
 

@@ -8,7 +8,8 @@ names (capitalised words that are not the first of the sentence) and its quoted 
 of the sources it cites. A sentence without a citation of its own takes those of the next cited sentence of its
 paragraph (the "A. B. [1]" habit). A sentence that its cited sources do not hold (or that cites none) but
 another source does has its citation corrected to that source (and says so): small models often cite the source
-next to the right one, or forget to cite; one that no source holds is unsupported. Numbers written in words count
+next to the right one, or forget to cite; a short answer citing no source that exists ("Melatonin [2]" with
+one source read) cites the one holding it word for word; one that no source holds is unsupported. Numbers written in words count
 as their figures ("fifty thousand" holds "50,000": localcr.numerals); a sentence that only restates the question is
 no answer; a source answers only for the subject the question names (its names and years). Pure functions: no
 model, no index.
@@ -148,7 +149,8 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
         words = not all(code[n - 1] for n in citations)
         missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question, words, language) if citations else []
         sentence = Sentence(text, citations, bool(citations) and not missing, missing, inherited)
-        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, bool(citations), language)):
+        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, bool(citations), language)
+                                           or (None if citations else phrase_holder(text, sources, language))):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
         if sentence.supported and question and adds_nothing(text, question, language):
@@ -176,17 +178,29 @@ def cite_after(draft: str, sources: list[str], language: str = "en") -> str:
     if not lines or citations_in(draft):  # nothing written, or cited anyway: checked as written
         return draft
     short, sentence = lines[0].rstrip(" .。"), " ".join(lines[1:])
-    wanted = _plain(short, language)
-    bounded = re.compile(("" if language in _UNSPACED else r"(?<!\w)") + re.escape(wanted)
-                         + ("" if language in _UNSPACED else r"(?!\w)"))  # "25" is not held by "1925"
-    holders = [n for n, source in enumerate(sources, start=1) if wanted and bounded.search(_plain(source, language))]
-    if not holders:
+    holder = phrase_holder(short, sources, language, sentence)
+    if holder is None:
         return sentence or short
-    words = set(WORDS.findall(_fold(sentence)))
-    holder = max(holders, key=lambda n: (len(words & set(WORDS.findall(_fold(sources[n - 1])))), -n))
-    if sentence and wanted in _plain(sentence, language):
+    if sentence and _plain(short, language) in _plain(sentence, language):
         return f"{sentence} [{holder}]"
     return f"{short}. [{holder}]" + (f"\n{sentence}" if sentence else "")
+
+
+def phrase_holder(phrase: str, sources: list[str], language: str = "en", context: str = "") -> int | None:
+    """The source holding a short answer as written, whole words (numbers in words or figures alike: "25" is not
+    held by "1925"); of several, the one sharing most words with `context` (the sentence around it), then the
+    first; None where none holds it or it states nothing to check (no word of four letters, figure or CJK
+    character: "Yes", "It is")."""
+    wanted = _plain(phrase.strip().rstrip(".。"), language)
+    if not wanted or not (claim_words(phrase) or figures_in(as_digits(phrase, language))):
+        return None
+    bounded = re.compile(("" if language in _UNSPACED else r"(?<!\w)") + re.escape(wanted)
+                         + ("" if language in _UNSPACED else r"(?!\w)"))
+    holders = [n for n, source in enumerate(sources, start=1) if bounded.search(_plain(source, language))]
+    if not holders:
+        return None
+    words = set(WORDS.findall(_fold(context)))
+    return max(holders, key=lambda n: (len(words & set(WORDS.findall(_fold(sources[n - 1])))), -n))
 
 
 def _plain(text: str, language: str) -> str:

@@ -95,7 +95,8 @@ def test_refusals_are_recognised():
     assert not is_refusal("The plant opened in 1981 [2].")
     for words in ("Die Quellen enthalten dazu keine Angaben.", "Les sources ne mentionnent pas la taille.",
                   "Las fuentes no dicen nada de eso.", "В источниках нет информации об этом.", "لا تذكر المصادر ذلك.",
-                  "资料中没有提到工厂的面积。", "文書には工場の広さは記載されていません。"):
+                  "资料中没有提到工厂的面积。", "文書には工場の広さは記載されていません。", "Nicht gefunden.", "No encontrado",
+                  "Не найдено.", "غير موجود", "未找到", "見つかりません"):
         assert is_refusal(words), words
     assert not is_refusal("Die Anlage wurde 1981 eröffnet [2].") and not is_refusal("工厂于1981年开业[2]。")
 
@@ -177,3 +178,11 @@ def test_chinese_claims_are_checked_by_character_bigrams_across_xquads_spaces():
     assert check("在中寒武纪，在伯吉斯页岩中发现了另外三种物种 [1]。", source, question=question, language="zh").sentences[0].supported
     invented = check("在中寒武纪，在伯吉斯页岩中发现了三种恐龙，它们都很大 [1]。", source, question=question, language="zh")
     assert not invented.sentences[0].supported and "恐龙" in invented.sentences[0].missing
+
+
+def test_a_short_answer_citing_no_source_that_exists_cites_the_one_holding_it_word_for_word():
+    sources = ["Second, inflammation may occur during sleep times due to the presence of melatonin."]
+    question = "Inflammation occurs during sleep times because of the presence of what molecule?"
+    assert check("Melatonin [2]", sources, question=question).text == "Melatonin [1]"
+    assert not check("Serotonin [2]", sources, question=question).sentences[0].supported
+    assert not check("Yes [2]", sources).sentences[0].supported  # nothing in it to find
