@@ -96,9 +96,10 @@ PROMPTS = {  # the default first
 }
 DEFAULT_PROMPT = "short"
 
-# Any answer but one that starts with the refusal word: the second try when the model refused though a source
-# sentence holds most of the question's words.
-_NO_REFUSAL = 'root ::= ([^N\\n] | "N" [^O\\n] | "NO" [^T\\n]) [^\\n]*\n'
+# Any answer but one that starts with the refusal word or with a citation or a space (given the refusal word alone
+# forbidden, the 1.5B once wrote only "[1]"): the second try when the model refused though a source sentence holds
+# most of the question's words.
+_NO_REFUSAL = 'root ::= ([^N\\[\\n\\t ] | "N" [^O\\n] | "NO" [^T\\n]) [^\\n]*\n'
 # The share of the question's content words one source sentence must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
 
