@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Callable, Iterator
 
 from localcr import evidence
-from localcr.citations import WORDS, Checked, check, cite_after
+from localcr.citations import WORDS, Checked, check
 from localcr.errors import LocalcrError
 from localcr.llm import Completion, OnDemandLlm, load_grammar, resolved_llm
 from localcr.models import Registry
@@ -51,7 +51,6 @@ class AnswerPrompt:
     system: str
     instruction: str  # the fixed prefix: its KV state is reused from one question to the next
     grammar: str = ""  # GBNF the answer must follow (llama.cpp's constrained sampling), or none
-    cite_after: bool = False  # the model writes no citations: the check attaches them (citations.cite_after)
 
 
 _SYSTEM = "You answer questions from numbered sources, and only from them: never from your own knowledge."
@@ -70,15 +69,6 @@ _SHORT = ("Answer the question at the end using only the numbered sources below.
           "- Copy names, figures and dates exactly as the source writes them.\n"
           "- A source that answers the question answers it, even if it says more than was asked.\n"
           f"- Only if no source answers the question, write: {NOT_FOUND}\n\n")
-# Answer first, cite after: no citation format for the model to keep (post-hoc attribution, arXiv 2509.21557); the
-# first line is the shortest answer, which the check finds in a source and cites.
-_FIRST = ("Answer the question at the end using only the numbered sources below.\n"
-          "- On the first line write only the answer: the shortest words of a source that answer the question (a name, "
-          "a figure, a date or a few words), copied exactly as the source writes them.\n"
-          "- On the second line write one short sentence, in the language of the question, that answers the question.\n"
-          "- Do not write source numbers.\n"
-          "- A source that answers the question answers it, even if it says more than was asked.\n"
-          f"- Only if no source answers the question, write: {NOT_FOUND}\n\n")
 # Every sentence ends with a citation; or the answer is the refusal word alone.
 _CITED = (f'root ::= "{NOT_FOUND}" | sentence (" " sentence){{0,2}}\n'
           'sentence ::= [^\\[\\]\\n]+ cite+ "."?\n'
@@ -86,13 +76,14 @@ _CITED = (f'root ::= "{NOT_FOUND}" | sentence (" " sentence){{0,2}}\n'
 # Measured by benchmarks/answers/answers.py (BENCHMARKS.md, "Answers"): "short" refused a third as often as "cite" on
 # answerable XQuAD questions (10% against 30%) and contained the gold answer more often (60% against 50%); the
 # worked example drew whole paragraphs copied without citations; the grammar kept every sentence cited but
-# answered as "cite" did.
+# answered as "cite" did. "Answer first, cite after" (the shortest answer on a line, then one sentence, no source
+# numbers; the check attaching the citation of the source holding the answer) held the gold in 42% of 50 XQuAD-en
+# answers against 76% for "short", refusing 40% against 8%: removed.
 PROMPTS = {  # the default first
     "short": AnswerPrompt("short", _SYSTEM, _SHORT),
     "cite": AnswerPrompt("cite", _SYSTEM, _RULES),
     "example": AnswerPrompt("example", _SYSTEM, _RULES + _EXAMPLE),
     "grammar": AnswerPrompt("grammar", _SYSTEM, _RULES, grammar=_CITED),
-    "first": AnswerPrompt("first", _SYSTEM, _FIRST, cite_after=True),
 }
 DEFAULT_PROMPT = "short"
 
@@ -226,7 +217,7 @@ class Answerer(OnDemandLlm):
             yield "sources", sources
             answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True,
                                   timings={"first_token_s": 0.0, "total_s": round(time.perf_counter() - started, 3)})
-            yield "text", answer.text if answer.refused or self.prompt.cite_after else entry["text"]
+            yield "text", answer.text if answer.refused else entry["text"]
             yield "answer", answer
             return
         runner = self.runner
@@ -245,8 +236,7 @@ class Answerer(OnDemandLlm):
                 continue
             first = first if first is not None else time.perf_counter() - started
             written += piece
-            if not self.prompt.cite_after and not _may_refuse(written):  # the fixed word of a refusal is never shown
-                # as an answer; an answer whose citations the check attaches is shown once they are
+            if not _may_refuse(written):  # the fixed word of a refusal is never shown as an answer
                 yield "text", written[shown:]
                 shown = len(written)
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
@@ -270,7 +260,7 @@ class Answerer(OnDemandLlm):
             yield "withdrawn", f"withdrawn: the text above is not an answer ({why})"
             yield "text", answer.text
         elif answer.refused or not shown:
-            yield "text", answer.text if answer.refused or self.prompt.cite_after else raw
+            yield "text", answer.text if answer.refused else raw
         yield "answer", answer
 
     def _without_refusal(self, prefix: list[int], suffixes: list[int]) -> Completion:
@@ -369,8 +359,7 @@ class Answerer(OnDemandLlm):
             return self._refusal(question, sources, note, cached=cached, timings=timings, draft=raw)
         texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
         language = _language(question)
-        cited = cite_after(raw, [s.shown for s in sources], language) if self.prompt.cite_after else raw
-        checked = check(cited, texts, names=language != "de", question=question,  # German capitalises every noun
+        checked = check(raw, texts, names=language != "de", question=question,  # German capitalises every noun
                         code=[s.hit.is_code for s in sources], language=language,
                         about=[f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources])
         if not any(s.supported for s in checked.sentences):  # nothing of it is in the sources: grounded or silent

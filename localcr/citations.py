@@ -163,44 +163,18 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
 
 # Languages whose words run together or take attached particles (Arabic's al-, wa-): an answer is found inside them.
 _UNSPACED = {"zh", "ja", "ar"}
-_ANSWER_LABEL = re.compile(r"^\W*(answer|sentence)\s*:\s*", re.IGNORECASE)
 
 
-def cite_after(draft: str, sources: list[str], language: str = "en") -> str:
-    """An answer written without citations, its shortest answer on the first line and a sentence after it, with
-    the citation the check then verifies: the source whose text holds the shortest answer as written (numbers in
-    words or figures alike), of several the one sharing most words with the sentence. The sentence carries it
-    where it holds the shortest answer, else the shortest answer is kept as a sentence of its own before it. A
-    shortest answer no source holds gets no citation: the check then finds the sentence a source (or marks it
-    unsupported)."""
-    lines = [_ANSWER_LABEL.sub("", line).strip() for line in draft.strip().splitlines()]
-    lines = [line for line in lines if line]
-    if not lines or citations_in(draft):  # nothing written, or cited anyway: checked as written
-        return draft
-    short, sentence = lines[0].rstrip(" .。"), " ".join(lines[1:])
-    holder = phrase_holder(short, sources, language, sentence)
-    if holder is None:
-        return sentence or short
-    if sentence and _plain(short, language) in _plain(sentence, language):
-        return f"{sentence} [{holder}]"
-    return f"{short}. [{holder}]" + (f"\n{sentence}" if sentence else "")
-
-
-def phrase_holder(phrase: str, sources: list[str], language: str = "en", context: str = "") -> int | None:
-    """The source holding a short answer as written, whole words (numbers in words or figures alike: "25" is not
-    held by "1925"); of several, the one sharing most words with `context` (the sentence around it), then the
-    first; None where none holds it or it states nothing to check (no word of four letters, figure or CJK
-    character: "Yes", "It is")."""
+def phrase_holder(phrase: str, sources: list[str], language: str = "en") -> int | None:
+    """The first source holding a short answer as written, whole words (numbers in words or figures alike: "25"
+    is not held by "1925"); None where none holds it or it states nothing to check (no word of four letters,
+    figure or CJK character: "Yes", "It is")."""
     wanted = _plain(phrase.strip().rstrip(".。"), language)
     if not wanted or not (claim_words(phrase) or figures_in(as_digits(phrase, language))):
         return None
     bounded = re.compile(("" if language in _UNSPACED else r"(?<!\w)") + re.escape(wanted)
                          + ("" if language in _UNSPACED else r"(?!\w)"))
-    holders = [n for n, source in enumerate(sources, start=1) if bounded.search(_plain(source, language))]
-    if not holders:
-        return None
-    words = set(WORDS.findall(_fold(context)))
-    return max(holders, key=lambda n: (len(words & set(WORDS.findall(_fold(sources[n - 1])))), -n))
+    return next((n for n, source in enumerate(sources, start=1) if bounded.search(_plain(source, language))), None)
 
 
 def _plain(text: str, language: str) -> str:

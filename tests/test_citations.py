@@ -1,6 +1,6 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
 from localcr.answers import is_refusal
-from localcr.citations import check, cite_after, citations_in, figures_in, names_in, split_sentences
+from localcr.citations import check, citations_in, figures_in, names_in, phrase_holder, split_sentences
 
 SOURCES = [
     "Orbit retries a failed job three times. The backoff starts at 2 seconds and doubles after every attempt.",
@@ -155,21 +155,6 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     assert not adds_nothing("High", "Is the focus on spiritual mentorship in Hinduism high or low?")
 
 
-def test_an_answer_written_without_citations_cites_the_source_holding_its_shortest_answer():
-    """Answer first, cite after: the first line (the shortest answer) is found in a source, numbers in words or
-    figures alike, and the sentence that holds it carries that source's citation for the check to verify."""
-    sources = ["The company was founded in Oslo in 1925.",
-               "General Halloway commanded fifty thousand men. The gift came from Harrods in London."]
-    assert cite_after("Harrods\nThe gift came from Harrods.", sources) == "The gift came from Harrods. [2]"
-    assert cite_after("Answer: 50,000\nHalloway commanded 50,000 men.", sources) == "Halloway commanded 50,000 men. [2]"
-    assert cite_after("Harrods\nIt was a present.", sources) == "Harrods. [2]\nIt was a present."
-    assert cite_after("25\nIt had 25 staff.", sources) == "It had 25 staff."  # "1925" holds no 25: left to the check
-    assert cite_after("Oslo [1]", sources) == "Oslo [1]"  # cited anyway: checked as written
-    assert cite_after("五万人\n他指挥了五万人。", ["哈洛威将军指挥了五万人。"], "zh") == "他指挥了五万人。 [1]"
-    checked = check(cite_after("Harrods\nIt was a present.", sources), sources, question="Who gave the gift?")
-    assert checked.text == "Harrods [2]. It was a present." and checked.sentences[0].supported
-
-
 def test_chinese_claims_are_checked_by_character_bigrams_across_xquads_spaces():
     """A Chinese sentence is one run of characters: checked as a whole it is in no source; by its bigrams a
     faithful answer holds and an invented one does not. XQuAD's Chinese sets words apart with spaces."""
@@ -186,3 +171,6 @@ def test_a_short_answer_citing_no_source_that_exists_cites_the_one_holding_it_wo
     assert check("Melatonin [2]", sources, question=question).text == "Melatonin [1]"
     assert not check("Serotonin [2]", sources, question=question).sentences[0].supported
     assert not check("Yes [2]", sources).sentences[0].supported  # nothing in it to find
+    assert phrase_holder("50,000", ["It was founded in 1925.", "Halloway commanded fifty thousand men."]) == 2
+    assert phrase_holder("25", ["It was founded in 1925."]) is None  # whole words
+    assert phrase_holder("五万人", ["哈洛威将军指挥了五万人。"], "zh") == 1
