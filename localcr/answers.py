@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Callable, Iterator
 
 from localcr import evidence
-from localcr.citations import WORDS, Checked, check
+from localcr.citations import CITATION, WORDS, Checked, check
 from localcr.errors import LocalcrError
 from localcr.llm import Completion, OnDemandLlm, load_grammar, resolved_llm
 from localcr.models import Registry
@@ -388,9 +388,11 @@ class Answerer(OnDemandLlm):
 
 
 def is_refusal(raw: str) -> bool:
-    """Whether the model said the sources do not answer (its fixed word, or the usual ways of saying it)."""
+    """Whether the model said the sources do not answer (its fixed word, or the usual ways of saying it), or said
+    nothing: no word but its citations ("[1]", as the 1.5B answered a German question whose source held it)."""
     text = raw.strip()
-    return not text or NOT_FOUND in text.upper() or bool(_REFUSING.match(text))
+    return (not any(c.isalnum() for c in CITATION.sub("", text)) or NOT_FOUND in text.upper()
+            or bool(_REFUSING.match(text)))
 
 
 # The languages answers are checked in, by name: a question in one of them is told which language to answer in

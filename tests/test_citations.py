@@ -90,7 +90,8 @@ def test_an_uncited_sentence_takes_its_paragraphs_next_citation_or_is_unsupporte
 
 def test_refusals_are_recognised():
     assert is_refusal("NOT FOUND")
-    assert is_refusal("  not found.")
+    assert is_refusal("  not found.") and is_refusal("[1]") and is_refusal(" [2]. ")  # nothing said
+    assert not is_refusal("1921 [1]")
     assert is_refusal("The sources do not mention the plant's size.")
     assert not is_refusal("The plant opened in 1981 [2].")
     for words in ("Die Quellen enthalten dazu keine Angaben.", "Les sources ne mentionnent pas la taille.",
