@@ -342,9 +342,10 @@ def quoted_phrases(text: str) -> list[str]:
 def names_in(sentence: str) -> list[str]:
     """Capitalised words and runs of them, but for the sentence's first word and words an answer is made of."""
     names = []
+    first = re.search(r"\w", sentence)  # after any opening mark: "¿Cuál", "«Quel"
     for match in _NAME.finditer(sentence):
         words = match[0].split()
-        if match.start() == len(sentence) - len(sentence.lstrip()):  # the sentence's first word is capitalised anyway
+        if first and match.start() == first.start():  # the sentence's first word is capitalised anyway
             words = words[1:]
         words = [w.rstrip(".") for w in words if w.rstrip(".") not in _NOT_NAMES]
         if words and any(len(w) > 1 for w in words):

@@ -137,6 +137,8 @@ def test_what_a_question_is_about():
     assert subjects_of("How many points did the Panthers defense surrender?") == ["Panthers"]
     assert subjects_of("Who resigned in February 2015?") == ["2015"]
     assert subjects_of("Wie viele Männer befehligte General Halloway 1863?", names=False) == []
+    # a Spanish question opens with "¿": its first word asks, it names nothing (every Spanish answer was unsupported)
+    assert subjects_of("¿Cuál fue el primer problema del Apollo 1?") == ["Apollo"]
 
 
 def test_a_sentence_that_only_restates_the_question_is_no_answer():
