@@ -36,7 +36,7 @@ ANSWER_LANGUAGES = ("en", "de", "fr", "es", "ru", "ar", "zh", "ja")
 # Chinese questions Wu (wuu), 2% of the Arabic ones Egyptian or Moroccan Arabic, 1% of the Russian ones Bulgarian.
 # Where it names a language outside those asked about, one of those with at least this share of the named one's
 # probability is the text's language instead: so are all of those questions of the shared XQuAD and JSQuAD sets but
-# two (0.0-0.1), and no Italian, Portuguese, Dutch or Bulgarian question (0.01 or less).
+# three (0.0-0.2), and no Italian, Portuguese, Dutch or Bulgarian question (0.01 or less).
 RELATIVE_SHARE = 0.2
 
 
