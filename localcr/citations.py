@@ -8,7 +8,8 @@ names (capitalised words that are not the first of the sentence) and its quoted 
 of the sources it cites. A sentence without a citation of its own takes those of the next cited sentence of its
 paragraph (the "A. B. [1]" habit). A sentence that its cited sources do not hold (or that cites none) but
 another source does has its citation corrected to that source (and says so): small models often cite the source
-next to the right one, or forget to cite; one that no source holds is unsupported. Numbers written in words count
+next to the right one, or forget to cite; a short answer citing no source that exists ("Melatonin [2]" with
+one source read) cites the one holding it word for word; one that no source holds is unsupported. Numbers written in words count
 as their figures ("fifty thousand" holds "50,000": localcr.numerals); a sentence that only restates the question is
 no answer; a source answers only for the subject the question names (its names and years). Pure functions: no
 model, no index.
@@ -148,7 +149,8 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
         words = not all(code[n - 1] for n in citations)
         missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question, words, language) if citations else []
         sentence = Sentence(text, citations, bool(citations) and not missing, missing, inherited)
-        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, bool(citations), language)):
+        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, bool(citations), language)
+                                           or (None if citations else phrase_holder(text, sources, language))):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
         if sentence.supported and question and adds_nothing(text, question, language):
@@ -157,6 +159,27 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
             _keep_on_subject(sentence, subjects, about)
         sentences.append(sentence)
     return Checked(sentences, dropped)
+
+
+# Languages whose words run together or take attached particles (Arabic's al-, wa-): an answer is found inside them.
+_UNSPACED = {"zh", "ja", "ar"}
+
+
+def phrase_holder(phrase: str, sources: list[str], language: str = "en") -> int | None:
+    """The first source holding a short answer as written, whole words (numbers in words or figures alike: "25"
+    is not held by "1925"); None where none holds it or it states nothing to check (no word of four letters,
+    figure or CJK character: "Yes", "It is")."""
+    wanted = _plain(phrase.strip().rstrip(".。"), language)
+    if not wanted or not (claim_words(phrase) or figures_in(as_digits(phrase, language))):
+        return None
+    bounded = re.compile(("" if language in _UNSPACED else r"(?<!\w)") + re.escape(wanted)
+                         + ("" if language in _UNSPACED else r"(?!\w)"))
+    return next((n for n, source in enumerate(sources, start=1) if bounded.search(_plain(source, language))), None)
+
+
+def _plain(text: str, language: str) -> str:
+    """Text compared as an answer is matched: folded, numbers in words as digits, no thousands separators."""
+    return re.sub(r"(?<=\d)[,\u202f\u00a0 ](?=\d{3}(?!\d))", "", _fold(as_digits(text, language)))
 
 
 # An answer's first word that answers a yes-or-no question, in the languages answers are checked in.
@@ -266,10 +289,19 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
 
 
 def claim_words(sentence: str, question: str = "") -> list[str]:
-    """The words a sentence adds to the question: of four letters or more, not the question's, folded."""
-    asked = set(WORDS.findall(_fold(question)))
-    return list(dict.fromkeys(w for w in WORDS.findall(_fold(CITATION.sub(" ", sentence)))
-                              if len(w) >= 4 and not w.isdigit() and w not in asked and w not in _COMMON_WORDS))
+    """The words a sentence adds to the question: of four letters or more, not the question's, folded; Chinese
+    and Japanese, written without spaces, by their character bigrams (a whole clause is no word a source holds)."""
+    from localcr.lexical import is_cjk
+
+    asked = set(_terms(question))
+    return list(dict.fromkeys(w for w in _terms(CITATION.sub(" ", sentence)) if (len(w) >= 4 or is_cjk(w))
+                              and not w.isdigit() and w not in asked and w not in _COMMON_WORDS))
+
+
+def _terms(text: str) -> list[str]:
+    from localcr.lexical import bigram_pieces
+
+    return [piece for word in WORDS.findall(_fold(text)) for piece in bigram_pieces(word)]
 
 
 def figures_in(text: str) -> set[float]:
@@ -310,9 +342,10 @@ def quoted_phrases(text: str) -> list[str]:
 def names_in(sentence: str) -> list[str]:
     """Capitalised words and runs of them, but for the sentence's first word and words an answer is made of."""
     names = []
+    first = re.search(r"\w", sentence)  # after any opening mark: "¿Cuál", "«Quel"
     for match in _NAME.finditer(sentence):
         words = match[0].split()
-        if match.start() == len(sentence) - len(sentence.lstrip()):  # the sentence's first word is capitalised anyway
+        if first and match.start() == first.start():  # the sentence's first word is capitalised anyway
             words = words[1:]
         words = [w.rstrip(".") for w in words if w.rstrip(".") not in _NOT_NAMES]
         if words and any(len(w) > 1 for w in words):
@@ -321,5 +354,8 @@ def names_in(sentence: str) -> list[str]:
 
 
 def _fold(text: str) -> str:
-    """Text compared without regard to case, accents' encodings or runs of whitespace."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    """Text compared without regard to case, accents' encodings, runs of whitespace or spaces between Chinese or
+    Japanese characters (XQuAD's Chinese sets names apart with spaces: "另外 三种" holds "另外三种")."""
+    from localcr.lexical import CJK_SPACE
+
+    return CJK_SPACE.sub("", " ".join(unicodedata.normalize("NFKC", text).casefold().split()))

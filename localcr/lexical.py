@@ -51,6 +51,7 @@ _BM25S_STOPWORDS = {"da": "DANISH", "de": "GERMAN", "es": "SPANISH", "fr": "FREN
 _CJK = re.compile(r"[\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf"
                   r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]+")
 _CJK_PIECES = re.compile(f"({_CJK.pattern})")  # splits a word into its CJK runs and the rest, runs kept
+CJK_SPACE = re.compile(f"(?<={_CJK.pattern[:-1]})\\s+(?={_CJK.pattern[:-1]})")  # spaces between two CJK characters
 
 
 @lru_cache(maxsize=None)
@@ -97,20 +98,32 @@ def _bigrams(run: str) -> list[str]:
     return [run[i:i + 2] for i in range(len(run) - 1)] or [run]
 
 
+def bigram_pieces(word: str) -> list[str]:
+    """A word with its runs of CJK characters as character bigrams (text written without spaces has no words to
+    split at), its other pieces whole."""
+    if not _CJK.search(word):
+        return [word]
+    out: list[str] = []
+    for piece in _CJK_PIECES.split(word):
+        if _CJK.fullmatch(piece):
+            out.extend(_bigrams(piece))
+        elif piece:
+            out.append(piece)
+    return out
+
+
+def is_cjk(piece: str) -> bool:
+    return bool(_CJK.fullmatch(piece))
+
+
 def tokenize(text: str, language: str = "en", stopwords: frozenset[str] | None = None) -> list[str]:
     """Index terms of a text in a language: each word or identifier whole, plus its parts if it has several,
     stemmed, stop words (by default the language's) left out; runs of CJK characters as character bigrams."""
     stopwords = _stopwords(language) if stopwords is None else stopwords
     tokens: list[str] = []
     for word in words(text):
-        if not _CJK.search(word):
-            tokens.extend(_word_tokens(word, language, stopwords))
-            continue
-        for piece in _CJK_PIECES.split(word):
-            if _CJK.fullmatch(piece):
-                tokens.extend(_bigrams(piece))
-            elif piece:
-                tokens.extend(_word_tokens(piece, language, stopwords))
+        for piece in bigram_pieces(word):
+            tokens.extend([piece] if is_cjk(piece) else _word_tokens(piece, language, stopwords))
     return tokens
 
 

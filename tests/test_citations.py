@@ -1,6 +1,6 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
 from localcr.answers import is_refusal
-from localcr.citations import check, citations_in, figures_in, names_in, split_sentences
+from localcr.citations import check, citations_in, figures_in, names_in, phrase_holder, split_sentences
 
 SOURCES = [
     "Orbit retries a failed job three times. The backoff starts at 2 seconds and doubles after every attempt.",
@@ -90,12 +90,14 @@ def test_an_uncited_sentence_takes_its_paragraphs_next_citation_or_is_unsupporte
 
 def test_refusals_are_recognised():
     assert is_refusal("NOT FOUND")
-    assert is_refusal("  not found.")
+    assert is_refusal("  not found.") and is_refusal("[1]") and is_refusal(" [2]. ")  # nothing said
+    assert not is_refusal("1921 [1]")
     assert is_refusal("The sources do not mention the plant's size.")
     assert not is_refusal("The plant opened in 1981 [2].")
     for words in ("Die Quellen enthalten dazu keine Angaben.", "Les sources ne mentionnent pas la taille.",
                   "Las fuentes no dicen nada de eso.", "В источниках нет информации об этом.", "لا تذكر المصادر ذلك.",
-                  "资料中没有提到工厂的面积。", "文書には工場の広さは記載されていません。"):
+                  "资料中没有提到工厂的面积。", "文書には工場の広さは記載されていません。", "Nicht gefunden.", "No encontrado",
+                  "Не найдено.", "غير موجود", "未找到", "見つかりません"):
         assert is_refusal(words), words
     assert not is_refusal("Die Anlage wurde 1981 eröffnet [2].") and not is_refusal("工厂于1981年开业[2]。")
 
@@ -135,6 +137,8 @@ def test_what_a_question_is_about():
     assert subjects_of("How many points did the Panthers defense surrender?") == ["Panthers"]
     assert subjects_of("Who resigned in February 2015?") == ["2015"]
     assert subjects_of("Wie viele Männer befehligte General Halloway 1863?", names=False) == []
+    # a Spanish question opens with "¿": its first word asks, it names nothing (every Spanish answer was unsupported)
+    assert subjects_of("¿Cuál fue el primer problema del Apollo 1?") == ["Apollo"]
 
 
 def test_a_sentence_that_only_restates_the_question_is_no_answer():
@@ -152,3 +156,24 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     assert not checked.sentences[0].supported
     assert not adds_nothing("NFL", "The Los Angeles Rams are an example of what kind of sports team?")
     assert not adds_nothing("High", "Is the focus on spiritual mentorship in Hinduism high or low?")
+
+
+def test_chinese_claims_are_checked_by_character_bigrams_across_xquads_spaces():
+    """A Chinese sentence is one run of characters: checked as a whole it is in no source; by its bigrams a
+    faithful answer holds and an invented one does not. XQuAD's Chinese sets words apart with spaces."""
+    source = ["然后，在大约5.05亿年前的 中寒武纪，在伯吉斯页岩中又发现了另外 三种 假想的物种。"]
+    question = "伯吉斯页岩中发现了多少物种？"
+    assert check("在中寒武纪，在伯吉斯页岩中发现了另外三种物种 [1]。", source, question=question, language="zh").sentences[0].supported
+    invented = check("在中寒武纪，在伯吉斯页岩中发现了三种恐龙，它们都很大 [1]。", source, question=question, language="zh")
+    assert not invented.sentences[0].supported and "恐龙" in invented.sentences[0].missing
+
+
+def test_a_short_answer_citing_no_source_that_exists_cites_the_one_holding_it_word_for_word():
+    sources = ["Second, inflammation may occur during sleep times due to the presence of melatonin."]
+    question = "Inflammation occurs during sleep times because of the presence of what molecule?"
+    assert check("Melatonin [2]", sources, question=question).text == "Melatonin [1]"
+    assert not check("Serotonin [2]", sources, question=question).sentences[0].supported
+    assert not check("Yes [2]", sources).sentences[0].supported  # nothing in it to find
+    assert phrase_holder("50,000", ["It was founded in 1925.", "Halloway commanded fifty thousand men."]) == 2
+    assert phrase_holder("25", ["It was founded in 1925."]) is None  # whole words
+    assert phrase_holder("五万人", ["哈洛威将军指挥了五万人。"], "zh") == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from localcr.language import UNDETERMINED, detect, document_language, embedder_warning, settled
+from localcr.language import UNDETERMINED, detect, detect_within, document_language, embedder_warning, settled
 from localcr.lexical import EMPTY, LexicalIndex, Postings, stopwords_of, tokenize, top_rows
 
 
@@ -83,6 +83,14 @@ def test_language_detection():
     assert detect("黑豹队的防守丢了多少分？") == "zh" and detect("東京タワーはどこですか") == "ja"
     assert detect("12345 -- 678") == "en"  # nothing to go on: the default
     assert document_language("def main():\n    return 0  # Hauptprogramm", is_code=True) == "en"
+
+
+def test_a_question_is_named_in_a_language_answers_speak_rather_than_a_close_relative():
+    assert detect("伯吉斯页岩中发现了多少物种？") == "wuu"  # py3langid alone: Wu Chinese
+    assert detect_within("伯吉斯页岩中发现了多少物种？") == "zh"
+    assert detect_within("Quale partito è il più forte nei quartieri ricchi di Melbourne?") == "it"  # no relative
+    assert detect_within("Welche Partei ist in Melbournes wohlhabenden Stadtteilen am stärksten?") == "de"
+    assert detect_within("12 345") == "en"
 
 
 def test_a_document_with_too_few_words_takes_its_folder_s_language_or_none():

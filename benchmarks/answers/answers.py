@@ -55,6 +55,7 @@ def measure(set_name: str, args) -> list[list]:
 
     from localcr import evaluation
     from localcr.answers import Answerer
+    from localcr.citations import CITATION
 
     registry, index, queries, sampled = indexed_sample(set_name, args.data, args.work, args.limit)
     spec = registry.require("llm", args.llm)
@@ -63,8 +64,11 @@ def measure(set_name: str, args) -> list[list]:
 
     def show(query, answer, row):
         unsupported = sum(row["unsupported"])
+        draft = " ".join(answer.draft.split())  # what the model wrote, where the check changed more than citations
+        changed = answer.refused or CITATION.sub("", draft) != CITATION.sub("", " ".join(answer.text.split()))
         print(f"{set_name}: {query.text!r} gold {str(query.answer)[:60]!r} -> "
-              f"{'refused' if answer.refused else answer.text[:300]!r}" + (f" ({unsupported} unsupported)" if unsupported else ""),
+              f"{'refused' if answer.refused else answer.text[:300]!r}" + (f" ({unsupported} unsupported)" if unsupported else "")
+              + (f" (model wrote {draft[:300]!r}{'; ' + answer.note if answer.note else ''})" if draft and changed else ""),
               file=sys.stderr)
 
     result = evaluation.evaluate_answers(index, replace(queries, queries=sampled), answerer, k=args.k, language=language,

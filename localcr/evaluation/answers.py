@@ -123,9 +123,9 @@ def evaluate_answers(index: Any, queries: QuerySet, answerer, *, k: int = 5, lan
                      label: str = "", progress: bool = True, on_answer=None, **search_options) -> AnswerResult:
     """Ask every query (its `answer`, where the file gives one, is the reference) and score the answers.
     language: how token F1 splits words (default: detected from the first query)."""
-    from localcr.language import detect
+    from localcr.language import detect_within
 
-    language = language or detect(queries.queries[0].text)
+    language = language or detect_within(queries.queries[0].text)
     rows = []
     for query in progress_bar(queries.queries, label or "answers", progress, unit="question"):
         answer = index.ask(query.text, k, answerer=answerer, **search_options)
