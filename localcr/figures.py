@@ -376,16 +376,17 @@ def _literal(doc_id: str) -> str:
     return re.sub(r"([*?\[\]])", r"[\1]", doc_id)
 
 
-def documents_about(index, question: str, hits: list) -> tuple[list[str], list[str]]:
+def documents_about(index, question: str, hits: list, **filters) -> tuple[list[str], list[str]]:
     """The names the question gives (runs of its capitalised words: "Best Buy"), and the documents that write one
     of them as the question does (case and all: "Block" the company, not a block), those of its own hits first,
-    then those a search for the names finds: a figure of another company's filing is never read as this one's."""
+    then those a search for the names finds (through the question's filters: glob, kind, lang): a figure of another
+    company's filing is never read as this one's."""
     words = {w for w in subjects_of(question) if w.upper() not in _METRICS}
     names = [" ".join(run) for run in _runs(question, words)]
     found = [hit.doc_id for hit in hits]
     if not names:
         return [], list(dict.fromkeys(found))[:QUESTION_DOCUMENTS]
-    found += [hit.doc_id for name in names for hit in index.search(name, 20, mode="lexical", prior=None)]
+    found += [hit.doc_id for name in names for hit in index.search(name, 20, mode="lexical", prior=None, **filters)]
     mentions = {d: sum(_mentions(index, d, name) for name in names) for d in dict.fromkeys(found)}
     documents = sorted((d for d in mentions if mentions[d]), key=lambda d: -mentions[d])  # stable: hits' order next
     return names, documents[:QUESTION_DOCUMENTS]
@@ -420,7 +421,8 @@ def computed(index, question: str, hits: list, runner, *, fresh: bool = False, *
     formula = plan(runner, question, fresh=fresh)
     if formula is None:
         return None
-    subjects, documents = documents_about(index, question, hits)
+    filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
+    subjects, documents = documents_about(index, question, hits, **filters)
     if not documents:
         return None
     readings = []

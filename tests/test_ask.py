@@ -260,3 +260,11 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     runner.texts = ["NOT FOUND"]
     refused = index.ask("Which database stores the Kestrel pump's telemetry?", answerer=Answerer(spec, runner=runner), fresh=True)
     assert refused.refused and "asked again" not in refused.note  # no sentence holds the question's words
+
+
+def test_a_computed_figure_keeps_to_the_documents_the_filter_passes(index, answerer):
+    answer = index.ask("What is Acme Tools' FY2023 inventory turnover ratio? Inventory turnover is defined as FY2023 "
+                       "cost of sales divided by the average inventories between FY2022 and FY2023.", answerer=answerer,
+                       glob=["!*acme-balance.txt"])
+    assert not any(s.hit.path.endswith("acme-balance.txt") for s in answer.sources), answer.to_dict()
+    assert "computed in Python" not in answer.note
