@@ -137,14 +137,13 @@ def main() -> None:
     registry = load_registry()
     rows: list[list] = []
     kinds = args.work_kinds.split(",")
-    if "cards" in kinds:
-        cards(docs, registry.require("llm"), rows)
-    if "contexts" in kinds:
-        contexts(docs, registry.require("llm"), args.context_words, rows)
-    if "embedding" in kinds:
-        embedding(docs, registry, work, rows)
-    if "answers" in kinds:
-        answers(docs, registry, rows)
+    work_of = {"cards": lambda: cards(docs, registry.require("llm"), rows),
+               "contexts": lambda: contexts(docs, registry.require("llm"), args.context_words, rows),
+               "embedding": lambda: embedding(docs, registry, work, rows), "answers": lambda: answers(docs, registry, rows)}
+    for kind in (k for k in work_of if k in kinds):
+        done = len(rows)
+        work_of[kind]()
+        print(*rows[done:], sep="\n", flush=True)  # as it goes: a run stopped early keeps what it measured
     print(f"machine: {machine()}; load average {os.getloadavg()}")
     print(table(["work", "items", "estimated s", "took s", "took / estimated"],
                 [row[:2] + [row[2] if row[2] else "none said"] + row[3:] + [f"{row[3] / row[2]:.2f}" if row[2] else "-"]
