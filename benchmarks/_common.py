@@ -5,7 +5,15 @@ import argparse
 import json
 import os
 import platform
+import sys
 from pathlib import Path
+
+# The checkout these scripts belong to, first on the path of the script and of every process it starts: run from a
+# worktree without PYTHONPATH, a script imported the localcr the virtual environment has installed (editable: the
+# main checkout's), so estimates.py measured main's card estimates, not the ones beside it.
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
 
 
 def parser(description: str) -> argparse.ArgumentParser:

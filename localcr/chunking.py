@@ -55,13 +55,14 @@ Level = re.Pattern | Sequence[int]  # a boundary: a pattern whose matches end wh
 
 def split_spans(text: str, count: TokenCounter, max_tokens: int, levels: list[Level],
                 start: int = 0, end: int | None = None) -> list[tuple[int, int, int]]:
-    """Cut text[start:end] into consecutive (start, end, tokens) pieces of at most max_tokens, coarsest cuts first."""
+    """Cut text[start:end] into consecutive (start, end, tokens) pieces of at most max_tokens, coarsest cuts first.
+    The pieces of one cut are counted in one call, a long one by its opening words where they are too many already
+    (see _counts): counting was most of a long report's time from reading to searchable."""
     end = len(text) if end is None else end
-    pending = [(start, end, 0)]
+    pending = [(start, end, 0, _counts(text, [(start, end)], count, max_tokens, exact=not levels)[0])]
     pieces: list[tuple[int, int, int]] = []
     while pending:
-        s, e, level = pending.pop(0)
-        n = count([text[s:e]])[0]
+        s, e, level, n = pending.pop()
         if n <= max_tokens or level >= len(levels) + 1:
             pieces.append((s, e, n))
             continue
@@ -69,11 +70,36 @@ def split_spans(text: str, count: TokenCounter, max_tokens: int, levels: list[Le
             cuts = _even_cuts(s, e, -(-n // max_tokens))
         else:
             cuts = [s] + _cuts(levels[level], text, s, e) + [e]
-        parts = [(a, b, level + 1) for a, b in zip(cuts, cuts[1:]) if b > a]
+        parts = [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
         if len(parts) == 1:
-            parts = [(s, e, level + 1)]
-        pending[:0] = parts
+            parts = [(s, e)]
+        exact = level + 1 >= len(levels)  # the last levels cut by the count itself
+        counts = _counts(text, parts, count, max_tokens, exact)
+        pending += reversed([(a, b, level + 1, c) for (a, b), c in zip(parts, counts)])  # popped first to last
     return pieces
+
+
+# A span longer than this many characters a token of the limit is counted by its opening words first: a report of
+# 400,000 characters is not tokenized whole only to learn that it must be cut. The words of an opening cut at a
+# space are tokenized as in the whole text (WordPiece and SentencePiece pieces never cross a space), so the
+# opening's count is at most the whole's: if it passes the limit, so does the whole.
+OPENING_CHARS_A_TOKEN = 8
+
+
+def _counts(text: str, spans: list[tuple[int, int]], count: TokenCounter, max_tokens: int, exact: bool) -> list[int]:
+    """The token counts of text's spans in one call; unless exact, a count above max_tokens may be its opening's."""
+    reach = OPENING_CHARS_A_TOKEN * max_tokens
+    ends = [e if exact or e - s <= 2 * reach else _space_at_or_after(text, s + reach, e) for s, e in spans]
+    counts = count([text[s:c] for (s, _), c in zip(spans, ends)])
+    again = [i for i, ((_, e), c, n) in enumerate(zip(spans, ends, counts)) if c < e and n <= max_tokens]
+    for i, n in zip(again, count([text[spans[i][0]:spans[i][1]] for i in again]) if again else []):
+        counts[i] = n
+    return counts
+
+
+def _space_at_or_after(text: str, position: int, end: int) -> int:
+    found = _SPACE.search(text, position, end)
+    return found.start() if found else end
 
 
 def _cuts(level: Level, text: str, s: int, e: int) -> list[int]:

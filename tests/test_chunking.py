@@ -143,3 +143,21 @@ def test_long_untitled_prose_gets_chunks_twice_the_size_unless_a_size_is_given(t
     assert "190 tokens, long untitled prose 380, overlap 23" in shown
     assert "structure   long untitled prose: 1 document" in shown  # recorded: "auto" fusion reads it (localcr.search)
     assert "190 tokens, overlap 23" in run("stats", "--index", tmp_path / "given")
+
+
+def test_a_long_text_is_not_counted_whole_yet_every_piece_holds_its_exact_count():
+    """A report's 400,000 characters were tokenized whole, then section by section, only to learn that each must be
+    cut: a span many times a chunk long is counted by its opening words when they pass the limit already."""
+    from localcr.chunking import LEVELS, split_spans
+
+    text = "\n\n".join(PROSE for _ in range(20))
+    counted: list[str] = []
+
+    def counting(texts):
+        counted.extend(texts)
+        return words(texts)
+
+    pieces = split_spans(text, counting, 40, LEVELS["text"])
+    assert max(map(len, counted)) < len(text) // 4
+    assert [n for _, _, n in pieces] == words([text[s:e] for s, e, _ in pieces]) and max(n for *_, n in pieces) <= 40
+    assert "".join(text[s:e] for s, e, _ in pieces) == text

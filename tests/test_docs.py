@@ -4,6 +4,7 @@ lists every script. No model is loaded: the scripts' `--help` exits before any w
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -108,3 +109,15 @@ def test_every_benchmark_script_answers_help():
         if done.returncode or not done.stdout.strip():
             failed[shell.relative_to(ROOT)] = done.returncode
     assert not failed, failed
+
+
+def test_a_benchmark_runs_the_localcr_beside_it_and_so_do_the_processes_it_starts(tmp_path):
+    """Run from a worktree without PYTHONPATH, benchmarks/speed/estimates.py imported the virtual environment's
+    editable localcr (the main checkout's) and measured its card estimates, not the branch's."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    script = tmp_path / "script.py"  # a script of benchmarks/ as run: its folder, not the checkout, on sys.path
+    script.write_text(f"import subprocess, sys\nsys.path.insert(0, {str(BENCHMARKS)!r})\nimport _common, localcr\n"
+                      "print(localcr.__file__)\n"
+                      "subprocess.run([sys.executable, '-c', 'import localcr; print(localcr.__file__)'], check=True)\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [str(ROOT / "localcr" / "__init__.py")] * 2
