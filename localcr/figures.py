@@ -44,6 +44,8 @@ _METRICS = {"DPO", "DSO", "DIO", "CCC", "COGS", "EBITDA", "EBIT", "CAGR", "FCF",
 # Line items that are payments, shown in a cash-flow statement in parentheses: their amount is what was paid.
 _PAYMENT = re.compile(r"\b(capex|capital expenditures?|purchases?|dividends?|repurchases?|payments?|paid)\b")
 SYNONYM_WEIGHT = 0.9
+# A row of two items joined ("... and accrued liabilities") counts this much of its match to one of them.
+JOINED_WEIGHT = 0.8
 # Where two tables have the row (a subsidiary's, the group's), the one under a consolidated statement's heading wins.
 CONSOLIDATED_BONUS = 0.05
 _CONSOLIDATED = re.compile(r"\bconsolidated (?:balance sheets?|statements? of)", re.I)
@@ -182,11 +184,22 @@ def formula_of(written: str) -> str | None:
         expression = figure
     if expression != figure and re.search(rf"\b{re.escape(figure)}\b", expression):
         return None
+    if re.fullmatch(r"\w+", expression) and not _related(figure, expression):
+        return None  # "cash_conversion_cycle_fy2019 = inventory_fy2019": another figure than the one asked for
     try:
         operands_of(expression)
     except ValueError:
         return None
     return expression
+
+
+def _related(figure: str, name: str) -> bool:
+    """Whether two names are one line item, one more qualified than the other (inventory_fy2019,
+    total_inventories_fy2019): the words of one, stemmed, are all in the other."""
+    from localcr.lexical import tokenize
+
+    a, b = (set(tokenize(n.replace("_", " "))) - {"fy"} for n in (figure, name))
+    return a <= b or b <= a
 
 
 def operands_of(formula: str) -> list[Operand]:
@@ -326,6 +339,8 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
             if not terms or len([c for c in cells if not c[2]]) not in (0, len(years)) or len(cells) < len(years):
                 continue  # a row of other columns (a consolidating table's Parent, Guarantor, ...): not this table's
             score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
+            if " and " in label.lower() and " and " not in f" {operand.item} ":
+                score *= JOINED_WEIGHT  # "Accounts payable and accrued liabilities" is more than accounts payable
             score += CONSOLIDATED_BONUS * bool(_CONSOLIDATED.search(hit.context))
             if score >= MIN_LABEL_MATCH and score > best_score:
                 column = years.index(operand.year)

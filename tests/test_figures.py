@@ -114,3 +114,13 @@ def test_the_figure_the_model_names_is_no_operand_of_its_own_formula():
     assert figures.formula_of("inventory_fy2019 = 3") == "inventory_fy2019"  # a figure recalled is read instead
     assert figures.formula_of("turnover_fy2023 = turnover_fy2023 / 2") is None
     assert figures.formula_of("cost_of_sales_fy2023 / inventory_fy2023") is None  # cut before its name
+
+
+def test_a_formula_that_is_another_single_line_item_than_the_figure_is_refused():
+    assert figures.formula_of("inventory_fy2019 = total_inventories_fy2019") == "total_inventories_fy2019"
+    assert figures.formula_of("cash_conversion_cycle_fy2019 = inventory_fy2019") is None
+
+
+def test_a_row_of_two_joined_items_is_not_read_as_one_of_them():
+    passage = Passage("2018 2017\nAccounts payable and accrued liabilities 21,508 422,258\n")
+    assert figures.read(figures.Operand("accounts_payable_fy2018", "accounts payable", 2018), passage)[0] is None
