@@ -7,7 +7,9 @@ function of the raw output, so it runs again on cached outputs and can be tighte
 """
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
 import zlib
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -293,9 +295,16 @@ def subject_named(subject: str, document: str) -> bool:
     names = [n for n in names_in(subject) if n.casefold().strip(".") not in _LEGAL_FORMS]
     if names:
         return any(_stands_in(name, folded) for name in names)
-    own = [w for w in words(subject) if w.isalpha() and len(w) >= 3 and w not in _FILLER and w not in _GENERIC_NAMES
+    own = [w for w in _letter_words(subject) if len(w) >= 3 and w not in _FILLER and w not in _GENERIC_NAMES
            and w not in _LEGAL_FORMS]
     return bool(own) and " ".join(subject.casefold().split()) in " ".join(folded.split())
+
+
+def _letter_words(text: str) -> list[str]:
+    """Casefolded runs of letters and combining marks: a word of a script whose vowels are marks ("महाभारत")
+    whole, where `\w` cuts it at every vowel sign and no piece was long enough to name anything."""
+    return ["".join(run) for is_word, run in itertools.groupby(text.casefold(), lambda c: unicodedata.category(c)[0] in "LM")
+            if is_word]
 
 
 def form_kind(opening: str, kind: str) -> str:

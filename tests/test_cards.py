@@ -168,6 +168,13 @@ def test_names_beginning_with_a_digit_or_in_capitals_are_names():
     assert G.guard_card(card("GE", period="2022"), doc, cover) == (None, "unnamed")
 
 
+def test_a_subject_in_a_script_whose_vowels_are_marks_is_a_name():
+    # Devanagari writes its vowels as combining marks, where `\w` cuts a word: an e-book's title was "unnamed"
+    book = "महाभारत\n\nआदिपर्व\n\n" + "कथा सुनो। " * 900
+    assert G.guard_card("Subject: महाभारत\nKind: book\nPeriod: none", book, book[:300]) == ("महाभारत, book.", "")
+    assert G.guard_card("Subject: रामायण\nKind: epic", book, book[:300]) == (None, "unnamed")
+
+
 def test_a_manual_keeps_its_cached_card_and_its_chunks_carry_it(tmp_path, monkeypatch):
     """The plumbing with no model: a card the cache holds (as the 1.5B wrote it, an invented year and all) is judged,
     kept without its period, and joined to the manual's chunks' contexts."""
