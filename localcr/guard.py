@@ -391,8 +391,8 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     if loops(text, limits):
         return None, "repetitive"
     fields = card_fields(text)
-    if not fields["subject"] or not re.search(r"[^\W\d_]{2}", fields["subject"]):
-        return None, "empty"
+    if not fields["subject"] or not (re.search(r"[^\W\d_]{2}", fields["subject"]) or names_in(fields["subject"])):
+        return None, "empty"  # no word, and no name with digits among its letters ("W3C", "3M")
     fields["kind"] = form_kind(opening, fields["kind"])
     fields["period"] = cover_period(opening, fields["period"])
     # the opening's own form, or one of its words ("Annual report" on a 10-K's cover): founded there

@@ -164,6 +164,11 @@ def test_names_beginning_with_a_digit_or_in_capitals_are_names():
     assert G.names_in("3M Company and GE, AMD; not an e.g.") == ["3M", "GE", "AMD"]  # "Company" is generic
     ge = cover.replace("3M COMPANY", "GENERAL ELECTRIC COMPANY (GE)")
     assert G.guard_card(card("GE", period="2022"), ge + body, ge)[1] == ""
+    # a name alone whose letters stand apart is a name, not an empty field
+    assert G.guard_card(card("3M", period="2022"), doc, cover)[1] == ""
+    w3c = "W3C Working Group Note 3 April 2012\nRequirements for Japanese Text Layout\n"
+    assert G.guard_card("Subject: W3C\nKind: Working Group Note\nPeriod: 2012", w3c + body, w3c)[0] == \
+        "W3C, Working Group Note, 2012."
     # a short name stands as a word: "GE" inside other words ("CHANGE") names nothing
     assert G.guard_card(card("GE", period="2022"), doc, cover) == (None, "unnamed")
 
