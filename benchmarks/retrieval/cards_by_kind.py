@@ -7,7 +7,7 @@ Each set's documents are read as `localcr index` reads them; those that want a c
 localcr.contexts.cards.wants_card) get one from the bundled LLM (cached under --work: a second run judges the
 cached outputs again, at no LLM cost), judged by the guard as it is now. A --corpus is any folder or pre-chunked
 corpus (e.g. documentation pages). Rows: documents, wanting a card, kept, fell back with the guard's reasons, and
-seconds a card written; every card (or the guard's reason) goes to benchmarks/results/cards_by_kind.md. With
+seconds a card written; every card (or the guard's reason) goes to benchmarks/results/cards_by_kind[-SETS].md. With
 --limit, the first N documents that want a card, by id. With --titled, long prose that has a title of its own is
 carded too (a message's subject, an e-book's title: "auto" leaves it to its title, `--contexts cards` cards it):
 how the guard judges the cards of mail threads and e-books.
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import machine, parser, set_directory, table  # noqa: E402
+from _common import machine, parser, results_suffix, set_directory, table  # noqa: E402
 
 
 def is_long_prose(doc) -> bool:
@@ -68,7 +68,8 @@ def main() -> None:
     finally:
         runner.close()
     text = f"machine: {machine()}\nLLM: {spec.name}\n\n" + table(head, rows)
-    (ROOT / "benchmarks" / "results" / "cards_by_kind.md").write_text(
+    names = ",".join(name for name, _ in sources)
+    (ROOT / "benchmarks" / "results" / f"cards_by_kind{results_suffix(names, ['financebench-dev'])}.md").write_text(
         text + "\n\n" + table(["set", "document", "card (none: the guard's reason)"], listing) + "\n")
     print(text)
 
