@@ -7,7 +7,9 @@ function of the raw output, so it runs again on cached outputs and can be tighte
 """
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
 import zlib
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -263,7 +265,7 @@ _PERIODIC_KIND = re.compile(r"\b(?:annual|quarterly|10-[KQ]|8-K|earnings|fiscal|
 GENRES = frozenset(
     "guide manual documentation reference tutorial handbook overview introduction readme page article paper essay "
     "letter email e-mail message thread conversation correspondence memo book e-book ebook chapter novel story "
-    "specification notes note minutes transcript presentation slides report faq glossary changelog api".split()
+    "specification notes note minutes transcript presentation slides report faq glossary changelog api poem poems poetry".split()
 )
 _VERSION = re.compile(r"\d+(?:\.\d+)+|\b(?:19|20)\d\d\b")
 
@@ -293,9 +295,16 @@ def subject_named(subject: str, document: str) -> bool:
     names = [n for n in names_in(subject) if n.casefold().strip(".") not in _LEGAL_FORMS]
     if names:
         return any(_stands_in(name, folded) for name in names)
-    own = [w for w in words(subject) if w.isalpha() and len(w) >= 3 and w not in _FILLER and w not in _GENERIC_NAMES
+    own = [w for w in _letter_words(subject) if len(w) >= 3 and w not in _FILLER and w not in _GENERIC_NAMES
            and w not in _LEGAL_FORMS]
     return bool(own) and " ".join(subject.casefold().split()) in " ".join(folded.split())
+
+
+def _letter_words(text: str) -> list[str]:
+    """Casefolded runs of letters and combining marks: a word of a script whose vowels are marks ("महाभारत")
+    whole, where `\w` cuts it at every vowel sign and no piece was long enough to name anything."""
+    return ["".join(run) for is_word, run in itertools.groupby(text.casefold(), lambda c: unicodedata.category(c)[0] in "LM")
+            if is_word]
 
 
 def form_kind(opening: str, kind: str) -> str:
@@ -382,8 +391,8 @@ def guard_card(raw: str, document: str, opening: str, limits: GuardLimits = CARD
     if loops(text, limits):
         return None, "repetitive"
     fields = card_fields(text)
-    if not fields["subject"] or not re.search(r"[^\W\d_]{2}", fields["subject"]):
-        return None, "empty"
+    if not fields["subject"] or not (re.search(r"[^\W\d_]{2}", fields["subject"]) or names_in(fields["subject"])):
+        return None, "empty"  # no word, and no name with digits among its letters ("W3C", "3M")
     fields["kind"] = form_kind(opening, fields["kind"])
     fields["period"] = cover_period(opening, fields["period"])
     # the opening's own form, or one of its words ("Annual report" on a 10-K's cover): founded there

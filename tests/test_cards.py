@@ -164,8 +164,20 @@ def test_names_beginning_with_a_digit_or_in_capitals_are_names():
     assert G.names_in("3M Company and GE, AMD; not an e.g.") == ["3M", "GE", "AMD"]  # "Company" is generic
     ge = cover.replace("3M COMPANY", "GENERAL ELECTRIC COMPANY (GE)")
     assert G.guard_card(card("GE", period="2022"), ge + body, ge)[1] == ""
+    # a name alone whose letters stand apart is a name, not an empty field
+    assert G.guard_card(card("3M", period="2022"), doc, cover)[1] == ""
+    w3c = "W3C Working Group Note 3 April 2012\nRequirements for Japanese Text Layout\n"
+    assert G.guard_card("Subject: W3C\nKind: Working Group Note\nPeriod: 2012", w3c + body, w3c)[0] == \
+        "W3C, Working Group Note, 2012."
     # a short name stands as a word: "GE" inside other words ("CHANGE") names nothing
     assert G.guard_card(card("GE", period="2022"), doc, cover) == (None, "unnamed")
+
+
+def test_a_subject_in_a_script_whose_vowels_are_marks_is_a_name():
+    # Devanagari writes its vowels as combining marks, where `\w` cuts a word: an e-book's title was "unnamed"
+    book = "महाभारत\n\nआदिपर्व\n\n" + "कथा सुनो। " * 900
+    assert G.guard_card("Subject: महाभारत\nKind: book\nPeriod: none", book, book[:300]) == ("महाभारत, book.", "")
+    assert G.guard_card("Subject: रामायण\nKind: epic", book, book[:300]) == (None, "unnamed")
 
 
 def test_a_manual_keeps_its_cached_card_and_its_chunks_carry_it(tmp_path, monkeypatch):

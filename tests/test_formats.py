@@ -117,6 +117,14 @@ def test_a_message_is_titled_by_its_subject_with_its_people_in_context_and_its_q
     assert "Section: Re: Warehouse lease > Quoted: On Mon, 13 May 2024," in chunks[-1].context
 
 
+def test_a_message_whose_body_is_text_of_another_subtype_is_read_as_plain_text(tmp_path):
+    # as git's Documentation/howto mails are written: one part, `Content-type: text/asciidoc`
+    (tmp_path / "howto.eml").write_bytes(b"From: Junio <junio@example.com>\nSubject: Reverting a merge\n"
+                                         b"Content-type: text/asciidoc\n\nHow to revert a faulty merge\n====\n")
+    (doc,) = load_paths([tmp_path]).documents
+    assert doc.text.endswith("How to revert a faulty merge\n====\n")
+
+
 def test_a_mailbox_gives_each_message_and_each_attachment_a_document_of_its_own(tmp_path):
     contract = make_pdf([["Clause 9: the tenant pays the roof repairs."]])
     first = made.message("Lease draft", "The draft is attached.", {"contract.pdf": contract, "photo.heic": b"..."})

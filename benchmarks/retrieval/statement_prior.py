@@ -14,7 +14,7 @@ in-sample best and no prior, each with P@5/10/20, token recall@10 and the same s
 filing (the oracle router of long_documents.py). With --check-sets, how many queries of those sets the prior
 could touch: those that ask for a statement, and whose set has chunks in a statement's section (structural
 contexts computed without an index; none: their results are unchanged by construction). Tables go to stdout and
-benchmarks/results/statement_prior.md.
+benchmarks/results/statement_prior.md (statement_prior-NAME.md for an --index whose folder is NAME).
 """
 from __future__ import annotations
 
@@ -171,7 +171,8 @@ def main() -> None:
     checks = [[name, touched(name, args.data)] for name in args.check_sets.split(",") if name]
     if checks:
         text += "\n\n" + table(["set", "what the prior could touch"], checks)
-    (ROOT / "benchmarks" / "results" / "statement_prior.md").write_text(text + "\n")
+    suffix = f"-{args.index.name}" if args.index else ""  # each index its own results file
+    (ROOT / "benchmarks" / "results" / f"statement_prior{suffix}.md").write_text(text + "\n")
     print(text)
 
 

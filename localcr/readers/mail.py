@@ -83,10 +83,14 @@ def _header(message, name: str) -> str:
 
 
 def _body(message) -> str:
-    """The plain-text body, else the HTML one as text."""
+    """The plain-text body, else the HTML one as text, else a text part of another subtype that is no attachment
+    (`text/asciidoc`, `text/x-diff`: read as plain text, as RFC 2046 says of text subtypes a reader does not know;
+    git's howto mails are written so)."""
     from localcr.readers.html import html_to_text
 
-    body = message.get_body(preferencelist=("plain", "html"))
+    body = message.get_body(preferencelist=("plain", "html")) or next(
+        (part for part in message.walk() if part.get_content_maintype() == "text" and not part.is_multipart()
+         and part.get_content_disposition() != "attachment"), None)
     if body is None:
         return ""
     text = _text_of(body)
