@@ -427,12 +427,14 @@ def _mentions(index, doc_id: str, name: str) -> int:
                for hit in index.search(name, MENTION_HITS, mode="lexical", glob=[_literal(doc_id)], prior=None))
 
 
-def computed(index, question: str, hits: list, runner, *, fresh: bool = False, **search_options):
+def computed(index, question: str, hits: list, answerer, *, fresh: bool = False, **search_options):
     """The answer to a question that asks for a filing's figure, computed (localcr.answers.Answer), or None where
-    the question asks for none, the LLM writes no formula, or an operand is not found in the subject's documents."""
+    the question asks for none, the LLM writes no formula, or an operand is not found in the subject's documents.
+    The answerer's model is loaded only for a question that asks for a figure."""
     if not hits or not asks_for_figure(question):
         return None
     started = time.perf_counter()
+    runner = answerer.runner
     formula = plan(runner, question, fresh=fresh)
     if formula is None:
         return None

@@ -426,7 +426,7 @@ class Index:
             yield "note", note
         from localcr.figures import computed
 
-        if (answer := computed(self, question, hits, answerer.runner, fresh=fresh, **search_options)) is not None:
+        if (answer := computed(self, question, hits, answerer, fresh=fresh, **search_options)) is not None:
             yield "sources", answer.sources
             yield "text", answer.text
             yield "answer", answer
