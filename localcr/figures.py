@@ -4,9 +4,9 @@ a margin, a change, an average, a CAGR) is answered by arithmetic in Python, not
 A 1.5B model picks the wrong column of a table and gets 3,466 / 2 wrong; it does write a formula well (it is a
 coder). So (Program of Thoughts, arXiv 2211.12588):
 
-1. `plan`: the LLM writes the figure as an expression over named line items, each ending in its fiscal year
-   (`cost_of_sales_fy2019 / ((inventories_fy2018 + inventories_fy2019) / 2)`); a grammar keeps it to names,
-   numbers, + - * / ** and parentheses; a formula the question spells out is written as given. Only a question
+1. `plan`: the LLM names the figure and writes it as an expression over named line items, each ending in its
+   fiscal year (`inventory_turnover_fy2019 = cost_of_sales_fy2019 / ((inventories_fy2018 + inventories_fy2019) /
+   2)`); a grammar keeps it to names, numbers, + - * / ** and parentheses; a formula the question spells out is written as given. Only a question
    that asks for a figure ("what is", "how much"), names a fiscal year and a financial figure comes here.
 2. `read`: each operand is found by its own search (the question's subject, the line item in filings' words
    (localcr.statements.row_labels) and the year) in the documents the question's own search found and whose text
@@ -309,11 +309,10 @@ def _cell(match: re.Match) -> tuple[str, float, bool]:
     return shown, -number if shown.startswith("(") else number, bool(match[2])
 
 
-def headings(text: str, lines: bool = False) -> list[tuple[str, int]]:
-    """The last run of column headings (dates or years) in a text, each as written and its year; lines: only a
-    run that is a line of its own (in a chunk's text, a run inside prose heads no column)."""
-    runs = [line.strip() for line in text.splitlines() if _HEADINGS.fullmatch(line.strip())] if lines else \
-        _HEADINGS.findall(text)
+def headings(text: str) -> list[tuple[str, int]]:
+    """The last run of column headings (dates or years) in a text, each as written and its year. Inside a chunk's
+    text only a line of its own counts (`read`): a run inside prose heads no column."""
+    runs = _HEADINGS.findall(text)
     if not runs:
         return []
     return [(date, int(date[-4:])) for date in re.findall(_DATE, runs[-1])]
@@ -328,9 +327,13 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
     from localcr.statements import row_labels
 
     own, *others = [set(tokenize(label)) for label in row_labels(operand.item)]
-    best, best_score = None, 0.0
-    for row_start, line in _lines(hit.text):
-        columns = headings(hit.text[:row_start], lines=True) or headings(hit.context)
+    titled, scale, consolidated = headings(hit.context), _scale(hit), bool(_CONSOLIDATED.search(hit.context))
+    best, best_score, above = None, 0.0, []
+    for line in hit.text.splitlines():
+        if _HEADINGS.fullmatch(line.strip()):
+            above = headings(line)  # the last line of column headings above a row heads its columns
+            continue
+        columns = above or titled
         years = [year for _, year in columns]
         if operand.year not in years:
             continue
@@ -341,11 +344,11 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
             score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
             if " and " in label.lower() and " and " not in f" {operand.item} ":
                 score *= JOINED_WEIGHT  # "Accounts payable and accrued liabilities" is more than accounts payable
-            score += CONSOLIDATED_BONUS * bool(_CONSOLIDATED.search(hit.context))
+            score += CONSOLIDATED_BONUS * consolidated
             if score >= MIN_LABEL_MATCH and score > best_score:
                 column = years.index(operand.year)
                 shown, value, percent = cells[column]
-                best, best_score = Reading(operand, value, shown, _scale(hit), percent, label,
+                best, best_score = Reading(operand, value, shown, scale, percent, label,
                                            " ".join(columns[column][0].split()), hit), score
     return best, best_score
 
@@ -360,16 +363,9 @@ def _alike(label: set, item: set) -> float:
     return len(label & item) / len(label | item)
 
 
-def _lines(text: str):
-    at = 0
-    for line in text.splitlines(keepends=True):
-        yield at, line
-        at += len(line)
-
-
 def _scale(hit) -> str:
-    match = _SCALE.search(hit.text) or _SCALE.search(hit.context) or re.search(r"\$\s*in (thousands|millions|billions)",
-                                                                                hit.text, re.I)
+    """The scale a hit's table states ("$ in millions", "(in thousands)"), in its text or else its context."""
+    match = _SCALE.search(hit.text) or _SCALE.search(hit.context)
     return match[1].lower() if match else ""
 
 
@@ -388,7 +384,7 @@ def find(index, operand: Operand, subjects: list[str], documents: list[str], **s
 
 def _literal(doc_id: str) -> str:
     """A document id as a glob that matches only it."""
-    return re.sub(r"([*?\[\]])", r"[\1]", doc_id)
+    return re.sub(r"([*?\[\]{}])", r"[\1]", doc_id)
 
 
 def documents_about(index, question: str, hits: list, **filters) -> tuple[list[str], list[str]]:
@@ -453,8 +449,8 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
     answer = _answer(question, formula, value, readings, runner)
-    answer.timings = {"first_token_s": round(time.perf_counter() - started, 3),
-                      "total_s": round(time.perf_counter() - started, 3)}
+    took = round(time.perf_counter() - started, 3)
+    answer.timings = {"first_token_s": took, "total_s": took}  # the whole answer comes at once
     return answer
 
 
@@ -466,14 +462,13 @@ def _answer(question: str, formula: str, value: float, readings: list[Reading], 
     for reading in readings:
         if reading.hit.chunk_id not in sources:
             sources[reading.hit.chunk_id] = Source(len(sources) + 1, reading.hit, reading.hit.text)
-    number = {r.operand.name: sources[r.hit.chunk_id].number for r in readings}
     operand_sentences = []
     for reading in readings:
-        source = sources[reading.hit.chunk_id]
+        source, label = sources[reading.hit.chunk_id], " ".join(reading.label.split())
         scale = f" (in {reading.scale})" if reading.scale and not reading.percent else ""
-        text = f"{' '.join(reading.label.split())}, {reading.heading}: {reading.shown}{'%' if reading.percent else ''}{scale}."
+        text = f"{label}, {reading.heading}: {reading.shown}{'%' if reading.percent else ''}{scale}."
         operand_sentences.append(Sentence(text, [source.number], True))
-        source.support = " ".join(reading.label.split()) + " " + reading.shown
+        source.support = f"{label} {reading.shown}"
     sentences = operand_sentences
     asked = _asked_scale(question)
     if len(readings) > 1 or formula != readings[0].operand.name or asked not in ("", readings[0].scale):
@@ -481,8 +476,8 @@ def _answer(question: str, formula: str, value: float, readings: list[Reading], 
         with_values = formula
         for reading in readings:
             with_values = re.sub(rf"\b{reading.operand.name}\b", reading.shown.replace(",", ""), with_values)
-        citations = sorted(set(number.values()))
-        sentences = [Sentence(f"{result}, computed as {formula} = {with_values}.", citations, True), *operand_sentences]
+        every = [source.number for source in sources.values()]
+        sentences = [Sentence(f"{result}, computed as {formula} = {with_values}.", every, True), *operand_sentences]
     checked = Checked(sentences, [])
     return Answer(question, checked.text, False, list(sources.values()), checked, model=runner.spec.name,
                   note=f"computed in Python from {len(readings)} figure{'s' if len(readings) > 1 else ''} read from "
@@ -504,8 +499,8 @@ def _asked_scale(question: str) -> str:
 
 def _shown(question: str, formula: str, value: float, readings: list[Reading]) -> str:
     """The result as a reader expects it: an amount in the scale the question asks for, else the operands' ("5,818
-    million"), a percentage where the
-    question asks for one (one decimal, or as many as it asks for), else a ratio with two decimals."""
+    million"), a percentage where the question asks for one (one decimal, or as many as it asks for), else a ratio
+    with two decimals."""
     wanted = re.search(r"\b(one|two|three|[123]) decimal", question, re.I)
     places = ({"one": 1, "two": 2, "three": 3}.get(wanted[1].lower()) or int(wanted[1])) if wanted else None
     if is_amount(formula) and not all(r.percent for r in readings):
