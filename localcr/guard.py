@@ -301,7 +301,7 @@ def subject_named(subject: str, document: str) -> bool:
 
 
 def _letter_words(text: str) -> list[str]:
-    """Casefolded runs of letters and combining marks: a word of a script whose vowels are marks ("महाभारत")
+    r"""Casefolded runs of letters and combining marks: a word of a script whose vowels are marks ("महाभारत")
     whole, where `\w` cuts it at every vowel sign and no piece was long enough to name anything."""
     return ["".join(run) for is_word, run in itertools.groupby(text.casefold(), lambda c: unicodedata.category(c)[0] in "LM")
             if is_word]
