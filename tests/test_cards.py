@@ -450,6 +450,28 @@ def test_a_titled_document_whose_opening_never_names_it_gets_a_card_naming_it(tm
     assert G.guard_card(written, text, text[:400]) == (None, "unnamed")  # judged on the pages alone
 
 
+def test_a_card_naming_a_document_by_its_title_is_no_copy_of_its_outline(tmp_path, monkeypatch):
+    """A message's subject (an e-book's title) is also its first heading: a card naming the document by it is kept,
+    where a card that is an untitled document's heading still falls back as a copy of the outline."""
+    from localcr.cache import open_cache
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    spec = load_registry().require("llm")
+    subject = "Re: Odd merge behaviour involving reverts"
+    text = f"# {subject}\n\n## How to revert a faulty merge\n\n" + "\n\n".join(FILLER) + "\n"
+    titled = Document("m.eml", "m.eml", "mail", text, len(text), title=subject)
+    untitled = Document("m.md", "m.md", "markdown", text, len(text))
+    assert K.document_outline(titled)[0] == subject
+    with open_cache("contexts") as cache:
+        for doc in (titled, untitled):
+            cache.set(K.card_key(spec.fingerprint(), spec, doc, K.OPENING_TOKENS),
+                      {"raw": f"Subject: {subject}\nKind: letter\nPeriod: none", "finished": True,
+                       "opening_chars": 200}, K.card_tag(spec))
+    stats = K.CardStats()
+    cards, _ = K.cached_cards([titled, untitled], spec, stats=stats)
+    assert cards == {"m.eml": f"{subject}, letter."} and stats.fell_back == {"m.md": "copy"}
+
+
 def test_a_card_s_prompt_and_key_take_a_title_and_metadata_only_where_a_document_has_them(fake_llm):
     """A document with neither (a filing, an untitled page) keeps its prompt and its cache key byte for byte, so the
     cards cached before titles were shown stay valid; a title or a message's metadata changes both."""

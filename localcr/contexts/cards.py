@@ -284,10 +284,16 @@ def _write_all(writer: CardWriter, todo: list[Document], cache, cache_tag: str, 
 
 def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) -> None:
     """Judge a card against what the model read: the title and metadata shown before the opening count as the
-    document's text (a subject named only by an e-book's title, a year only in a message's date)."""
+    document's text (a subject named only by an e-book's title, a year only in a message's date), and the title is
+    a name the card may give, not an outline it copied ("महाभारत, literary work." for the e-book of that title, whose
+    first heading it also is, was a "copy")."""
     header = document_header(doc)
     opening = header + doc.text[: entry.get("opening_chars", 0)]
-    card, reason = guard_card(entry.get("raw", ""), header + doc.text, opening, outline="; ".join(document_outline(doc)))
+    outline = document_outline(doc)
+    if doc.title:
+        title = " ".join(doc.title.split()).casefold()
+        outline = [item for item in outline if " ".join(item.split()).casefold() != title]
+    card, reason = guard_card(entry.get("raw", ""), header + doc.text, opening, outline="; ".join(outline))
     stats.judged.add(doc.doc_id)
     if card is None:
         stats.count_fallback(reason, doc.doc_id)
