@@ -141,6 +141,7 @@ def test_a_manual_keeps_its_card_without_a_period_and_an_invented_year_drops_onl
     # a kind the opening never uses and no genre is dropped, the card kept; a genre is kept though unsaid
     assert G.guard_card("Subject: Orbit scheduler\nKind: Prospectus\nPeriod: 2.4", doc, opening) == ("Orbit scheduler.", "")
     assert G.guard_card("Subject: Orbit\nKind: API reference", doc, opening)[0] == "Orbit, API reference."
+    assert G.guard_card("Subject: Orbit\nKind: textbook", doc, opening)[0] == "Orbit, textbook."
     # a product the page writes in lower case is its subject; words every document has name nothing
     assert G.guard_card("Subject: orbit-sched\nKind: guide", doc, opening)[0] == "orbit-sched, guide."
     assert G.guard_card("Subject: the company\nKind: guide", doc, opening) == (None, "unnamed")
