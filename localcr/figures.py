@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from localcr.citations import Checked, Sentence, subjects_of
 
-FIGURES_VERSION = "figures-2026.6"  # part of every plan's cache key: bump it when the prompt or grammar changes
+FIGURES_VERSION = "figures-2026.8"  # part of every plan's cache key: bump it when the prompt or grammar changes
 PLAN_MAX_TOKENS = 120
 # Operands each read from the best of this many hits of their own search.
 OPERAND_HITS = 8
@@ -46,6 +46,9 @@ _PAYMENT = re.compile(r"\b(capex|capital expenditures?|purchases?|dividends?|rep
 SYNONYM_WEIGHT = 0.9
 # A row of two items joined ("... and accrued liabilities") counts this much of its match to one of them.
 JOINED_WEIGHT = 0.8
+# A row of "other" items counts this much of its match to an item that is not one: "Other current liabilities" has
+# every term of current liabilities that the index keeps.
+OTHER_WEIGHT = 0.5
 # Where two tables have the row (a subsidiary's, the group's), the one under a consolidated statement's heading wins.
 CONSOLIDATED_BONUS = 0.05
 _CONSOLIDATED = re.compile(r"\bconsolidated (?:balance sheets?|statements? of)", re.I)
@@ -53,19 +56,32 @@ _GENERIC = {"total", "net"}  # index terms of a label that name no line item
 # Words a formula's names put before a line item that are no part of its row's label.
 _QUALIFIERS = re.compile(r"^(?:(?:average|avg|year end|ending|reported|unadjusted|annual|fiscal) )+")
 
-# A question this path is for: it asks for a figure ("what is", "how much", "calculate"), names a fiscal year, and
-# names a figure of a financial statement or a metric of them.
+# A question this path is for: it asks for a figure ("what is", "how much", "calculate") or for a judgement of one
+# ("does it have positive working capital", "has its quick ratio improved"), names a fiscal year, and names a figure
+# of a financial statement or a metric of them.
 _ASKS = re.compile(r"\b(what (?:is|was|were|are)|how much|calculate|compute|how many times)\b", re.I)
+_JUDGES = re.compile(r"^(?:does|did|has|have|is|are|was|were)\b(?! there\b).*\b(positive|negative|improv\w*|"
+                     r"declin\w*|increas\w*|decreas\w*|grow\w*|grew|higher|lower)\b", re.I)
 _YEAR = re.compile(r"\b(?:FY\s?'?)?(?:19|20)\d\d\b|\bFY\s?'?\d\d\b", re.I)
 _FINANCIAL = re.compile(
-    r"\b(ratio|margin|turnover|growth|CAGR|change|average|working capital|capex|capital expenditures?|COGS|cost of|"
-    r"revenues?|net sales|income|earnings|EBITDA|EBIT|profit|cash flows?|dividends?|inventor(?:y|ies)|payables?|"
-    r"receivables?|assets|liabilities|equity|debt|expenses?|depreciation|DPO|DSO|DIO|EPS|PP&E|balance sheet|"
-    r"income statement|statement of)\b", re.I)
+    r"\b(ratio|margin|turnover|growth|CAGR|chang(?:e|ed)|average|working capital|capex|capital expenditures?|COGS|"
+    r"cost of|revenues?|net sales|income|earnings|EBITDA|EBIT|profit|cash flows?|dividends?|inventor(?:y|ies)|"
+    r"payables?|receivables?|assets|liabilities|equity|debt|expenses?|depreciation|DPO|DSO|DIO|EPS|PP&E|PPNE|tax rate|"
+    r"balance sheet|income statement|statement of)\b", re.I)
+# A figure the statements do not show as such: an adjusted, non-GAAP or currency-neutral one is no formula over
+# their line items (asked for "sales excluding FX", the plan read reported sales).
+_ADJUSTED = re.compile(r"\b(adjusted|non[- ]?GAAP|exclud\w*|excluding|organic|constant currency|pro forma|real "
+                       r"(?:change|growth))\b", re.I)
+# Sentences of a question that say how to answer (which statement to use, units, rounding, a persona), not what:
+# the plan reads the question without them.
+_ASKING = re.compile(r"\b(what|how much|how many|calculate|compute|defined?|does|did|has|have|is|are|was|were)\b",
+                     re.I)
+_HOW_TO = re.compile(r"\b(round|in units of|answer in|state (?:the |your )?answer|statements?|balance sheet|P&L|"
+                     r"judgments?|as if you|help us|a financial metric|explain why)\b", re.I)
 
 _SYSTEM = "You turn questions about a company's financial figures into formulas over its line items."
-_INSTRUCTION = """Name the figure the question asks for, then write it as an arithmetic expression over the line items
-of the company's financial statements.
+_INSTRUCTION = """Write the formula of the figure the question asks for: the figure's own name, then " = ", then an arithmetic expression over
+the line items of the company's financial statements.
 - Name each line item in snake_case and end the name with _fy and its fiscal year, like net_income_fy2019.
 - Use only names, numbers, + - * / ** and parentheses.
 - An average between two years is (x_fy2018 + x_fy2019) / 2. A change between two years is x_fy2019 - x_fy2018.
@@ -95,6 +111,12 @@ Formula: average_operating_margin_fy2021 = (operating_income_fy2020 / total_reve
 Question: What is the FY2019 - FY2021 3 year average of research expenses as a % of revenue?
 Formula: average_research_share_fy2021 = (research_expenses_fy2019 / total_revenue_fy2019 + research_expenses_fy2020 / total_revenue_fy2020 + research_expenses_fy2021 / total_revenue_fy2021) / 3 * 100
 
+Question: Does the company have positive working capital based on FY2020 data?
+Formula: working_capital_fy2020 = total_current_assets_fy2020 - total_current_liabilities_fy2020
+
+Question: Has the current ratio improved between FY2019 and FY2020?
+Formula: current_ratio_fy2020 = total_current_assets_fy2020 / total_current_liabilities_fy2020
+
 Question: What is the FY2021 days sales outstanding? DSO is defined as 365 * (average accounts receivable between FY2020 and FY2021) / (FY2021 revenue + change in deferred revenue between FY2020 and FY2021).
 Formula: days_sales_outstanding_fy2021 = 365 * ((accounts_receivable_fy2020 + accounts_receivable_fy2021) / 2) / (total_revenue_fy2021 + deferred_revenue_fy2021 - deferred_revenue_fy2020)
 
@@ -110,11 +132,18 @@ ws ::= " "?
 _NAME = re.compile(r"^(?P<item>[a-z][a-z0-9_]*?)_fy(?P<year>\d{4})$")
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.Pow: operator.pow}
-_SCALE = re.compile(r"\bin (thousands|millions|billions)\b", re.I)
+_SCALE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.I)
 _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 # A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018").
 _DATE = r"(?:(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},\s+)?(?:19|20)\d\d)"
 _HEADINGS = re.compile(rf"{_DATE}(?:\s+{_DATE})+")
+# A line that heads a table's columns: the headings, after words without a digit ("Fiscal Years Ended", "(In
+# millions, except per share amounts)", "As of"); where a PDF's text runs the first row on, the row after them.
+_HEADING_LINE = re.compile(rf"(?P<lead>[^\d\n]{{0,80}}?)\s*(?P<run>{_HEADINGS.pattern})(?:\s+(?P<rest>[A-Za-z(].*))?")
+# A piece of a heading a PDF's text gives a line of its own ("December 26,", "2015", "Year Ended").
+_HEADING_PIECE = re.compile(r"(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},?|(?:19|20)\d\d|[A-Z][a-z]+(?: [A-Za-z]+){0,3})")
+_NOTE_REFERENCE = re.compile(r"\s*\((?:see )?notes?\s[^)]*\)", re.I)
+_MEASURE = re.compile(r",?\s+(?:net of|less)\b.*$", re.I)
 # One cell of a row: an amount ("$ 1,980", "(10,205)", "23.0 %") or a dash for none.
 _CELL = re.compile(r"\$?\s*(\(?-?\d(?:[\d,]*\d)?(?:\.\d+)?\)?)\s*(%?)|[—–-](?=\s|$)")
 
@@ -147,30 +176,51 @@ class Reading:
 
 
 def asks_for_figure(question: str) -> bool:
-    """Whether a question asks for a figure of a filing: it asks "what is" or "how much", names a fiscal year, and
-    names a financial figure or metric."""
-    return bool(_ASKS.search(question) and _YEAR.search(question) and _FINANCIAL.search(question))
+    """Whether a question asks for a figure of a filing, or a judgement of one: it asks "what is" or "how much" (or
+    "does it have positive ...", "has ... improved"), names a fiscal year and a financial figure or metric, and not
+    an adjusted one."""
+    asks = _ASKS.search(question) or _JUDGES.search(question.strip())
+    return bool(asks and _YEAR.search(question) and _FINANCIAL.search(question) and not _ADJUSTED.search(question))
 
 
-def plan(runner, question: str, *, fresh: bool = False) -> str | None:
-    """The LLM's formula for the question, or None where it does not parse (cut at PLAN_MAX_TOKENS). A grammar keeps
+def what_is_asked(question: str) -> str:
+    """The question as the plan reads it: its sentences (and clauses after a semicolon) that ask or define, without
+    those that only say how to answer ("Answer in USD millions.", "Base your judgments on the balance sheet.", "if
+    it is not a useful metric, explain why"), without a parenthesis that says how ("(round to one decimal place)"),
+    and without a clause before the question word that names a statement ("Based on the balance sheet, what is ..."
+    -> "what is ...")."""
+    text = re.sub(r"\s*\([^()]*\b(?:round|units?)\b[^()]*\)",
+                  lambda how: " (in percent)" if "percent" in how[0].lower() else "", " ".join(question.split()))
+    kept = []
+    for piece in re.split(r"(?<=[.?!;])\s+(?=[A-Za-z(])", text):
+        *lead, sentence = re.split(r"(?<=[:,])\s+(?=(?:what|how|does|did|has|is|are|was)\b)", piece, flags=re.I)
+        if lead or re.search(r"\bdefin", sentence, re.I) or (_ASKING.search(sentence) and not _HOW_TO.search(sentence)):
+            kept.append(sentence)
+    return " ".join(kept) or text
+
+
+def plan(runner, question: str, *, fresh: bool = False) -> tuple[str, str] | None:
+    """The LLM's figure and formula for the question (`working_capital_fy2022`, `total_current_assets_fy2022 -
+    total_current_liabilities_fy2022`), or None where it does not parse (cut at PLAN_MAX_TOKENS). A grammar keeps
     it to `figure_fy2019 = expression`: naming the figure first gives the model a place for the metric's name (left
     no place, it writes `inventory_turnover_fy2023` as an operand). The model's text is cached by model, prompt
     version and question."""
     from localcr.cache import key, open_cache
     from localcr.llm import load_grammar
 
+    question = what_is_asked(question)
     entry_key = key("figure-plan", runner.spec.fingerprint(), FIGURES_VERSION, question)
     with open_cache("answers") as cache:
         written = None if fresh else cache.get(entry_key)
     if not isinstance(written, str):
-        prefix, suffix = runner.render(_INSTRUCTION, f"Question: {' '.join(question.split())}\nFormula:", _SYSTEM)
+        prefix, suffix = runner.render(_INSTRUCTION, f"Question: {question}\nFormula:", _SYSTEM)
         runner.keep_prefix(prefix, "answers", "figure plan", "figure-plan", FIGURES_VERSION)
         written = runner.complete(prefix, suffix, max_tokens=PLAN_MAX_TOKENS, stops=("\n",),
                                   grammar=load_grammar(_GRAMMAR)).text.strip()
         with open_cache("answers") as cache:
             cache.set(entry_key, written, "figure plan")
-    return formula_of(written)
+    expression = formula_of(written)
+    return None if expression is None else (written.partition(" = ")[0], expression)
 
 
 def formula_of(written: str) -> str | None:
@@ -277,11 +327,13 @@ def is_amount(formula: str) -> bool:
 def rows(text: str) -> list[tuple[str, list[tuple[str, float, bool]]]]:
     """A table's rows as text extracted from a PDF gives them: (label, [(cell as written, value, is a percent)]).
     PDF text often runs several rows into one line ("Receivables 1,692.1 1,638.5 Inventories 1,867.3 1,820.5"):
-    each run of cells closes the label before it."""
+    each run of cells closes the label before it. A reference to the notes ("Inventories (Notes 1 and 3)") is no
+    part of a row, and a label's measure ("Capital expenditures, net of construction payable") no part of its name."""
     found = []
     for line in text.splitlines():
         if _HEADINGS.fullmatch(line.strip()):
             continue
+        line = _NOTE_REFERENCE.sub("", line)
         label, cells, at = "", [], 0
         for match in _CELL.finditer(line):
             between = line[at:match.start()].strip(" $:")
@@ -297,7 +349,9 @@ def rows(text: str) -> list[tuple[str, list[tuple[str, float, bool]]]]:
             at = match.end()
         if label and cells:
             found.append((label, cells))
+    found = [(" ".join(label.split()), cells) for label, cells in found]  # a PDF's non-breaking spaces are spaces
     found = [(label.rsplit(":", 1)[-1].strip() or label, cells) for label, cells in found]  # "Current liabilities: Accounts payable"
+    found = [(_MEASURE.sub("", label) or label, cells) for label, cells in found]
     return [(label, cells) for label, cells in found if re.search(r"[A-Za-z]{3}", label)]
 
 
@@ -318,21 +372,59 @@ def headings(text: str) -> list[tuple[str, int]]:
     return [(date, int(date[-4:])) for date in re.findall(_DATE, runs[-1])]
 
 
+def table_lines(text: str):
+    """Each line of a text with the column headings above it: the last heading line (`_HEADING_LINE`), or the run
+    of heading pieces a PDF's text broke over lines ("December 26,", "2015", "December 27,", "2014"), joined. A
+    heading line that runs on into the first row ("... December 31, 2021 2020 2019 Operating revenues $ 3,930
+    $ 3,777 $ 3,610") yields that row under its headings."""
+    above, pieces = [], []
+    for line in text.splitlines():
+        stripped = " ".join(line.split())
+        if _HEADING_PIECE.fullmatch(stripped) and len(pieces) < 12:
+            pieces.append(stripped)
+            continue
+        if pieces:
+            joined = " ".join(pieces)
+            run = _HEADING_LINE.fullmatch(joined)
+            if run and not run["rest"]:
+                above = headings(run["run"])
+            else:
+                yield from ((piece, above) for piece in pieces)
+            pieces = []
+        heading = _HEADING_LINE.fullmatch(stripped)
+        if heading and (not heading["rest"] or _heads_row(heading["run"], heading["rest"])):
+            above = headings(heading["run"])
+            if heading["rest"]:
+                yield heading["rest"], above
+            continue
+        yield line, above
+    yield from ((piece, above) for piece in pieces)
+
+
+def _heads_row(run: str, rest: str) -> bool:
+    """Whether the text after a run of years is a table's row under them (as many cells as years), not prose that
+    names two years ("sales grew in 2019 2018 as planned")."""
+    columns = len(headings(run))
+    return any(len(cells) == columns for _, cells in rows(rest))
+
+
 def read(operand: Operand, hit) -> tuple[Reading | None, float]:
     """The operand's value in a hit, and how well its row's label matches: from the row whose label best matches
     the line item (MIN_LABEL_MATCH at least; a label in the filings' other words for it counts SYNONYM_WEIGHT of
     one in the question's words), in the column whose heading (the chunk's own, else its context's) holds the
-    operand's year."""
+    operand's year. A balance is not read from a cash-flow statement, whose rows of the same name are its changes
+    ("Accounts payable and accrued liabilities (1,382,980)")."""
     from localcr.lexical import tokenize
-    from localcr.statements import row_labels
+    from localcr.navigation import section_path
+    from localcr.statements import asked, row_labels, statement_of
 
+    if statement_of(section_path(hit.context)) == "cash flow statement" and \
+            asked(operand.item).statements == {"balance sheet"}:
+        return None, 0.0
     own, *others = [set(tokenize(label)) for label in row_labels(operand.item)]
     titled, scale, consolidated = headings(hit.context), _scale(hit), bool(_CONSOLIDATED.search(hit.context))
-    best, best_score, above = None, 0.0, []
-    for line in hit.text.splitlines():
-        if _HEADINGS.fullmatch(line.strip()):
-            above = headings(line)  # the last line of column headings above a row heads its columns
-            continue
+    best, best_score = None, 0.0
+    for line, above in table_lines(hit.text):
         columns = above or titled
         years = [year for _, year in columns]
         if operand.year not in years:
@@ -344,6 +436,8 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
             score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
             if " and " in label.lower() and " and " not in f" {operand.item} ":
                 score *= JOINED_WEIGHT  # "Accounts payable and accrued liabilities" is more than accounts payable
+            if re.search(r"\bother\b", label, re.I) and not re.search(r"\bother\b", operand.item):
+                score *= OTHER_WEIGHT  # "Other current liabilities" are not current liabilities (the index drops "other")
             score += CONSOLIDATED_BONUS * consolidated
             if score >= MIN_LABEL_MATCH and score > best_score:
                 column = years.index(operand.year)
@@ -354,13 +448,15 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
 
 
 def _alike(label: set, item: set) -> float:
-    """How alike a row's label and a line item are (Jaccard of their index terms), where the label holds every term
-    of the item that names something ("total" and "net" need not be there); else 0: "Inventories" is no row of
-    inventory turnover, "Total" none of inventories."""
+    """How alike a row's label and a line item are, where the label holds every term of the item that names
+    something ("total" and "net" need not be there); else 0: "Inventories" is no row of inventory turnover, "Total"
+    none of inventories. The mean of two Jaccards: of the terms that name something ("Total net sales" is net sales
+    more than "Net product sales" is) and of all terms ("Total current assets" more than "Other current assets",
+    whose "other" the index drops)."""
     named = item - _GENERIC
     if not named or not named <= label:
         return 0.0
-    return len(label & item) / len(label | item)
+    return (len(named) / len(label - _GENERIC) + len(label & item) / len(label | item)) / 2
 
 
 def _scale(hit) -> str:
@@ -371,14 +467,28 @@ def _scale(hit) -> str:
 
 def find(index, operand: Operand, subjects: list[str], documents: list[str], **search_options) -> Reading | None:
     """An operand read from the hits of its own search (its subject, line item and year) among `documents`: the
-    row that matches its line item best, the higher-ranked hit where two match as well."""
-    query = " ".join([*subjects, operand.item, str(operand.year)])
+    row that matches its line item best, the higher-ranked hit where two match as well. Where none matches, a
+    second search names the item in filings' words too ("cost of products sold" for cost of goods sold): asked
+    first, those words drew other companies' tables and segment rows. Where that finds none either, every chunk of
+    the documents is read (a statement's chunk that the searches rank below its discussion in the MD&A)."""
+    from localcr.statements import row_labels
+
     options = {key: value for key, value in search_options.items() if key not in ("glob", "window")}
+    labels = row_labels(operand.item)
     best, best_score = None, 0.0
-    for hit in index.search(query, OPERAND_HITS, glob=[_literal(d) for d in documents], **options):
-        reading, score = read(operand, hit)
-        if score > best_score:
-            best, best_score = reading, score
+    for items in [[operand.item]] + ([list(labels)] if len(labels) > 1 else []):
+        query = " ".join([*subjects, *items, str(operand.year)])
+        for hit in index.search(query, OPERAND_HITS, glob=[_literal(d) for d in documents], **options):
+            reading, score = read(operand, hit)
+            if score > best_score:
+                best, best_score = reading, score
+        if best is not None:
+            return best
+    for doc_id in documents:  # no search found the row: every table of the subject's documents, read in order
+        for hit in index.document_hits(doc_id):
+            reading, score = read(operand, hit)
+            if score > best_score:
+                best, best_score = reading, score
     return best
 
 
@@ -426,18 +536,45 @@ def _mentions(index, doc_id: str, name: str) -> int:
 def computed(index, question: str, hits: list, answerer, *, fresh: bool = False, **search_options):
     """The answer to a question that asks for a filing's figure, computed (localcr.answers.Answer), or None where
     the question asks for none, the LLM writes no formula, or an operand is not found in the subject's documents.
-    The answerer's model is loaded only for a question that asks for a figure."""
+    A question that judges a figure across years ("has its quick ratio improved between FY2022 and FY2023?") gets
+    the same formula computed for each year it names. The answerer's model is loaded only for a question that asks
+    for a figure."""
     if not hits or not asks_for_figure(question):
         return None
     started = time.perf_counter()
     runner = answerer.runner
-    formula = plan(runner, question, fresh=fresh)
-    if formula is None:
+    planned = plan(runner, question, fresh=fresh)
+    if planned is None:
         return None
+    figure, formula = planned
+    formula = averaged(question, formula)
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)
     if not documents:
         return None
+    result = _computed(index, formula, subjects, documents, search_options)
+    if result is None:
+        return None
+    results = [result]
+    for year in compared_years(question, formula):
+        if (other := _computed(index, in_year(formula, year), subjects, documents, search_options)) is not None:
+            results.append(other)
+    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), runner)
+    took = round(time.perf_counter() - started, 3)
+    answer.timings = {"first_token_s": took, "total_s": took}  # the whole answer comes at once
+    return answer
+
+
+@dataclass
+class Result:
+    formula: str
+    value: float
+    readings: list[Reading]
+
+
+def _computed(index, formula: str, subjects: list[str], documents: list[str], search_options: dict) -> Result | None:
+    """The formula's value with each operand read from the subject's documents, or None where one is not found or
+    the arithmetic fails (a division by zero)."""
     readings = []
     for operand in operands_of(formula):
         reading = find(index, operand, subjects, documents, **search_options)
@@ -445,43 +582,118 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
             return None
         readings.append(reading)
     try:
-        value = evaluate(formula, {r.operand.name: r.amount for r in readings})
+        return Result(formula, evaluate(formula, {r.operand.name: r.amount for r in readings}), readings)
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
-    answer = _answer(question, formula, value, readings, runner)
-    took = round(time.perf_counter() - started, 3)
-    answer.timings = {"first_token_s": took, "total_s": took}  # the whole answer comes at once
-    return answer
 
 
-def _answer(question: str, formula: str, value: float, readings: list[Reading], runner):
-    """The result first, then the computation, then each operand as read with its source."""
+def year_of(formula: str) -> int:
+    """The fiscal year a formula's value is for: the latest its operands name."""
+    return max(operand.year for operand in operands_of(formula))
+
+
+def in_year(formula: str, year: int) -> str:
+    """The formula of another year: every operand's year moved by as many years."""
+    shift = year - year_of(formula)
+    return re.sub(r"_fy(\d{4})\b", lambda m: f"_fy{int(m[1]) + shift}", formula)
+
+
+_AVERAGE = re.compile(r"\b(two|three|four|five|[2-5])[ -]years? average\b", re.I)
+
+
+def averaged(question: str, formula: str) -> str:
+    """The formula of an N-year average the question asks for ("the FY2015 - FY2017 3 year average net profit
+    margin") where the plan wrote one year's: the mean of that formula over the N years ending with the latest the
+    question names. The 1.5B wrote one year's margin for three such questions in ten."""
+    asked = _AVERAGE.search(question)
+    if not asked or len({operand.year for operand in operands_of(formula)}) > 1:
+        return formula
+    count = {"two": 2, "three": 3, "four": 4, "five": 5}.get(asked[1].lower()) or int(asked[1])
+    last = max(_named_years(question), default=year_of(formula))
+    years = range(last - count + 1, last + 1)
+    return "(" + " + ".join(f"({in_year(formula, year)})" for year in years) + f") / {count}"
+
+
+def _named_years(question: str) -> set[int]:
+    """The years a question names: "FY2022", "2019", "FY20" (2020)."""
+    found = re.findall(r"\b(?:FY\s?'?)?((?:19|20)\d\d)\b|\bFY\s?'?(\d\d)\b", question, re.I)
+    return {int(full) if full else 2000 + int(short) for full, short in found}
+
+
+def compared_years(question: str, formula: str) -> list[int]:
+    """The other years a question judges its figure in: those it names ("between FY2022 and FY2023"; "FY20" is
+    2020), or the year before where it asks whether the figure improved, grew or declined and names one year; none
+    where the formula compares years itself (a change, a growth rate) or the question asks only for a sign."""
+    years = {operand.year for operand in operands_of(formula)}
+    judged = _JUDGES.search(question.strip()) or re.search(r"\bchanged\b", question, re.I)
+    if len(years) > 1 or not judged:
+        return []
+    (year,) = years
+    others = sorted(_named_years(question) - {year})
+    if not others and judged and re.search(r"\bimprov|\bgr[eo]w|\bdeclin|\bincreas|\bdecreas|\bhigher\b|\blower\b",
+                                            question, re.I):
+        others = [year - 1]
+    return others
+
+
+def _answer(question: str, figure: str, results: list[Result], runner):
+    """The result first (or, for a figure judged across years, how it went from one to the next; for its sign, the
+    answer yes or no), then each computation and each operand as read with its source."""
     from localcr.answers import Answer, Source
 
     sources: dict[str, Source] = {}
+    readings = [reading for result in results for reading in result.readings]
     for reading in readings:
         if reading.hit.chunk_id not in sources:
             sources[reading.hit.chunk_id] = Source(len(sources) + 1, reading.hit, reading.hit.text)
-    operand_sentences = []
-    for reading in readings:
-        source, label = sources[reading.hit.chunk_id], " ".join(reading.label.split())
-        scale = f" (in {reading.scale})" if reading.scale and not reading.percent else ""
-        text = f"{label}, {reading.heading}: {reading.shown}{'%' if reading.percent else ''}{scale}."
-        operand_sentences.append(Sentence(text, [source.number], True))
-        source.support = f"{label} {reading.shown}"
-    sentences = operand_sentences
-    asked = _asked_scale(question)
-    if len(readings) > 1 or formula != readings[0].operand.name or asked not in ("", readings[0].scale):
-        result = _shown(question, formula, value, readings)
-        with_values = formula
-        for reading in readings:
-            with_values = re.sub(rf"\b{reading.operand.name}\b", reading.shown.replace(",", ""), with_values)
-        every = [source.number for source in sources.values()]
-        sentences = [Sentence(f"{result}, computed as {formula} = {with_values}.", every, True), *operand_sentences]
+    sentences = []
+    for result in results:
+        operand_sentences = []
+        for reading in result.readings:
+            source, label = sources[reading.hit.chunk_id], " ".join(reading.label.split())
+            scale = f" (in {reading.scale})" if reading.scale and not reading.percent else ""
+            text = f"{label}, {reading.heading}: {reading.shown}{'%' if reading.percent else ''}{scale}."
+            operand_sentences.append(Sentence(text, [source.number], True))
+            source.support = f"{label} {reading.shown}"
+        first = result.readings[0]
+        if (len(result.readings) > 1 or result.formula != first.operand.name
+                or _asked_scale(question) not in ("", first.scale) or len(results) > 1):
+            shown = _shown(question, result.formula, result.value, result.readings)
+            with_values = result.formula
+            for reading in result.readings:
+                with_values = re.sub(rf"\b{reading.operand.name}\b", reading.shown.replace(",", ""), with_values)
+            cited = list(dict.fromkeys(sources[r.hit.chunk_id].number for r in result.readings))
+            operand_sentences.insert(0, Sentence(f"{shown}, computed as {result.formula} = {with_values}.", cited, True))
+        sentences += operand_sentences
+    every = [source.number for source in sources.values()]
+    if (judgement := _judgement(question, figure, results)) is not None:
+        sentences.insert(0, Sentence(judgement, every, True))
     checked = Checked(sentences, [])
+    count = len(readings)
     return Answer(question, checked.text, False, list(sources.values()), checked, model=runner.spec.name,
-                  note=f"computed in Python from {len(readings)} figure{'s' if len(readings) > 1 else ''} read from "
-                       "the sources' tables", draft=formula)
+                  note=f"computed in Python from {count} figure{'s' if count > 1 else ''} read from the sources' tables",
+                  draft=" ; ".join(result.formula for result in results))
+
+
+def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
+    """The sentence that answers a judgement: how the figure went from the first year to the last ("Quick ratio
+    went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."), or whether it is positive (negative) as asked."""
+    name = re.sub(r"_fy\d{4}$", "", figure).replace("_", " ").strip().capitalize() or "The figure"
+    shown = [_shown(question, r.formula, r.value, r.readings) for r in results]
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        change = last.value - first.value
+        direction = "up" if change > 0 else "down" if change < 0 else "unchanged"
+        by = _shown(question, last.formula, abs(change), last.readings) if change else ""
+        return (f"{name} went from {shown[0]} in FY{year_of(first.formula)} to {shown[-1]} in "
+                f"FY{year_of(last.formula)}: {direction} {by}".rstrip() + ".")
+    asked = re.search(r"\b(positive|negative)\b", question, re.I)
+    if asked and _JUDGES.search(question.strip()):
+        value = results[0].value
+        sign = "positive" if value > 0 else "negative" if value < 0 else "zero"
+        answer = "Yes" if sign == asked[1].lower() else "No"
+        return f"{answer}: {name.lower()} in FY{year_of(results[0].formula)} was {shown[0]} ({sign})."
+    return None
 
 
 def _times_hundred(formula: str) -> bool:

@@ -391,6 +391,10 @@ class Index:
             hits.append(hit)
         return hits
 
+    def document_hits(self, doc_id: str) -> list[Hit]:
+        """Every chunk of a live document, in order, as hits without a score (none for an unknown id)."""
+        return self._hits([(row, [row]) for row in self.store.rows_of_document(doc_id)], {}, {})
+
     def matches(self, query: str, hits: list[Hit]) -> list[dict[str, list[tuple[int, int]]]]:
         """Per hit, where the query's terms occur in its text, context and window (those it has) as character
         spans: what the search page marks and what `localcr search` cuts its snippet around."""

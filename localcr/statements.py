@@ -38,15 +38,16 @@ STATEMENTS = {
 # A question's line items, the statement that reports each, and the labels its row goes by in filings.
 LINE_ITEMS = (
     (r"\bcapex\b|\bcapital expenditures?\b", "cash flow statement",
-     ("purchases of property and equipment", "capital expenditures", "additions to property plant and equipment")),
+     ("purchases of property and equipment", "capital expenditures", "additions to property plant and equipment",
+      "purchases of land buildings and equipment")),
     (r"\bfree cash flows?\b|\bFCF\b", "cash flow statement",
      ("net cash provided by operating activities", "purchases of property and equipment", "capital expenditures")),
     (r"\bcash (?:flows? )?from operat\w*|\boperating activities\b", "cash flow statement",
      ("net cash provided by operating activities",)),
     (r"\bdividends?\b", "cash flow statement", ("cash dividends paid", "dividends")),
     (r"\bdepreciation\b|\bD&A\b|\bEBITDA\b", "cash flow statement", ("depreciation and amortization",)),
-    (r"\bCOGS\b|\bcost of (?:goods sold|sales|revenues?)\b", "income statement",
-     ("cost of sales", "cost of revenues", "cost of goods sold")),
+    (r"\bCOGS\b|\bcost of (?:goods sold|sales|revenues?|products sold)\b", "income statement",
+     ("cost of sales", "cost of revenues", "cost of goods sold", "cost of products sold")),
     (r"\brevenues?\b|\bnet sales\b|\btop ?line\b", "income statement", ("total revenues", "net sales", "revenues")),
     (r"\boperating (?:income|profit|margin)\b|\bEBIT\b|\bEBITDA\b", "income statement",
      ("operating income", "income from operations")),
@@ -83,9 +84,18 @@ def asked(question: str) -> Asked:
     return Asked(frozenset(statements), " ".join(dict.fromkeys(" ".join(labels) for _, labels in items)))
 
 
+# A metric computed from line items, or a change of one: a question's "EBITDA" lifts the rows it is made of, but no
+# row of those is it, and "change in inventory" is no row of inventories.
+_METRIC = re.compile(r"\b(?:EBITDA|EBIT|FCF|free cash flows?|DIO|DPO|DSO|working capital|ratio|margin|coverage|"
+                     r"return on|ROA|turnover|changes?|increase|decrease|growth)\b", re.I)
+
+
 def row_labels(item: str) -> tuple[str, ...]:
     """The labels a line item's row goes by in filings ("cost of goods sold": "cost of sales", ...), the item's own
-    words first."""
+    words first. Only for an item that is the line item whole: "change in inventory" is no row of inventories, and
+    a metric (EBITDA, a margin) none of the rows it is computed from."""
+    if _METRIC.search(item):
+        return (item,)
     found = (label for pattern, _, labels in _LINE_ITEMS if pattern.search(item) for label in labels)
     return tuple(dict.fromkeys([item, *found]))
 

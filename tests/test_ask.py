@@ -130,6 +130,21 @@ def test_a_ratio_is_computed_from_two_figures_in_two_chunks_and_cites_both(index
         assert answer.sources[sentence.citations[0] - 1].hit.path.endswith(source)
 
 
+def test_a_judgement_of_a_figure_is_answered_by_computing_it_for_each_year_asked(index, answerer):
+    answer = index.ask("Has Acme Tools' current ratio improved between FY2022 and FY2023?", answerer=answerer)
+    assert not answer.refused and "computed in Python" in answer.note, answer.to_dict()
+    assert answer.text.startswith("Current ratio went from 1.70 in FY2022 to 1.50 in FY2023: down 0.20"), answer.text
+
+
+def test_every_chunk_of_a_document_is_a_hit_in_order(index):
+    doc_id = next(hit.doc_id for hit in index.search("Acme consolidated balance sheets inventories", 3)
+                  if hit.path.endswith("acme-balance.txt"))
+    hits = index.document_hits(doc_id)
+    assert hits and {hit.doc_id for hit in hits} == {doc_id} and [h.position for h in hits] == sorted(h.position for h in hits)
+    assert "Inventories 300 250" in "".join(hit.text for hit in hits)
+    assert index.document_hits("no-such-document") == []
+
+
 def test_the_supporting_quote_holds_a_decimal_number_whole(index, answerer):
     answer = index.ask("What was the sensor drift rate at the reference host?", answerer=answerer)
     assert not answer.refused, answer.to_dict()

@@ -124,3 +124,97 @@ def test_a_formula_that_is_another_single_line_item_than_the_figure_is_refused()
 def test_a_row_of_two_joined_items_is_not_read_as_one_of_them():
     passage = Passage("2018 2017\nAccounts payable and accrued liabilities 21,508 422,258\n")
     assert figures.read(figures.Operand("accounts_payable_fy2018", "accounts payable", 2018), passage)[0] is None
+
+
+def test_a_heading_line_with_words_before_its_years_or_broken_over_lines_heads_the_columns():
+    led = Passage("Fiscal Years Ended January 28, 2017 January 30, 2016\nNet earnings 1,228 897\n")
+    assert figures.read(figures.Operand("net_earnings_fy2016", "net earnings", 2016), led)[0].value == 897.0
+    broken = Passage("Year Ended\nDecember 26,\n2015\nDecember 27,\n2014\n(In millions)\nDepreciation and amortization "
+                     "167 203\n")
+    reading, _ = figures.read(figures.Operand("d_a_fy2015", "depreciation and amortization", 2015), broken)
+    assert (reading.value, reading.scale) == (167.0, "millions")
+    run_on = Passage("For the Years Ended December 31, 2021 2020 2019 Operating revenues $ 3,930 $ 3,777 $ 3,610\n")
+    assert figures.read(figures.Operand("revenues_fy2020", "operating revenues", 2020), run_on)[0].value == 3777.0
+
+
+def test_the_total_row_is_the_line_item_not_a_part_or_another_of_its_kind():
+    passage = Passage("2017 2016\nNet product sales 118,573 94,665\nTotal net sales 177,866 135,987\n"
+                      "Other current assets 688 1,150\nTotal current assets 19,815 19,378\n")
+    assert figures.read(figures.Operand("revenue_fy2017", "revenue", 2017), passage)[0].value == 177866.0
+    assert figures.read(figures.Operand("total_current_assets_fy2017", "total current assets", 2017),
+                        passage)[0].value == 19815.0
+    assert figures.read(figures.Operand("current_assets_fy2017", "current assets", 2017), passage)[0].value == 19815.0
+
+
+def test_a_change_or_a_metric_is_not_read_as_the_rows_it_is_made_of():
+    passage = Passage("2020 2019\nInventories 2,438 2,320\nOperating income 1,196 1,248\n")
+    assert figures.read(figures.Operand("change_in_inventory_fy2020", "change in inventory", 2020), passage)[0] is None
+    assert figures.read(figures.Operand("ebitda_fy2020", "ebitda", 2020), passage)[0] is None
+
+
+def test_the_plan_reads_what_is_asked_not_how_to_answer():
+    question = ("We want to calculate a financial metric. Basing your judgment by information plainly provided in the "
+                "balance sheet, what is Acme's FY2020 asset turnover ratio? Asset turnover ratio is defined as: FY2020 "
+                "revenue / (average total assets between FY2019 and FY2020). Round your answer to two decimal places.")
+    assert figures.what_is_asked(question) == (
+        "what is Acme's FY2020 asset turnover ratio? Asset turnover ratio is defined as: FY2020 revenue / (average "
+        "total assets between FY2019 and FY2020).")
+    assert figures.what_is_asked("What is Acme's change in revenue from FY2016 to FY2017 (in units of percents and "
+                                 "round to one decimal place)?") == "What is Acme's change in revenue from FY2016 to FY2017 (in percent)?"
+    assert figures.what_is_asked("Does Acme have positive working capital based on FY2022 data? If working capital is "
+                                 "not a useful metric for this company, then please state that and explain why.") == \
+        "Does Acme have positive working capital based on FY2022 data?"
+
+
+def test_a_judgement_of_a_figure_takes_this_path_but_an_adjusted_figure_does_not():
+    assert figures.asks_for_figure("Does Acme have positive working capital based on FY2022 data?")
+    assert figures.asks_for_figure("Has Acme's quick ratio improved or declined between FY2023 and FY2022?")
+    assert not figures.asks_for_figure("Were there any events that increased net income in 2019?")
+    assert not figures.asks_for_figure("What Was Acme's Adjusted Non GAAP EBITDA for FY 2023")
+    assert not figures.asks_for_figure("How much was the change in sales in FY 2023 if we exclude the impact of FX?")
+
+
+def test_a_judged_figure_is_computed_for_each_year_the_question_names():
+    formula = "total_current_assets_fy2023 / total_current_liabilities_fy2023"
+    assert figures.in_year(formula, 2022) == "total_current_assets_fy2022 / total_current_liabilities_fy2022"
+    assert figures.compared_years("Has Acme's current ratio improved between FY2023 and FY2022?", formula) == [2022]
+    assert figures.compared_years("Does Acme have an improving current ratio as of FY2023?", formula) == [2022]
+    assert figures.compared_years("Did Acme grow its PPNE between FY20 and FY23?", formula) == [2020]
+    assert figures.compared_years("Does Acme have a positive current ratio in FY2023?", formula) == []
+    assert figures.compared_years("What is Acme's FY2023 current ratio?", formula) == []
+    assert figures.compared_years("Has it changed between FY2022 and FY2023?", "a_fy2023 - a_fy2022") == []
+
+
+def test_a_judgement_is_answered_by_the_figures_sign_or_its_change():
+    def result(formula, value, percent=False):
+        readings = [figures.Reading(o, 0.0, "0", "millions", percent, "x", "2020", None)
+                    for o in figures.operands_of(formula)]
+        return figures.Result(formula, value, readings)
+
+    wc = "total_current_assets_fy2022 - total_current_liabilities_fy2022"
+    assert figures._judgement("Does Acme have positive working capital based on FY2022 data?", "working_capital_fy2022",
+                              [result(wc, -1561e6)]) == "No: working capital in FY2022 was -1,561 million (negative)."
+    ratio = "total_current_assets_fy2023 / total_current_liabilities_fy2023"
+    assert figures._judgement("Has the current ratio improved between FY2022 and FY2023?", "current_ratio_fy2023",
+                              [result(figures.in_year(ratio, 2022), 0.67), result(ratio, 0.69)]) == \
+        "Current ratio went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."
+
+
+def test_an_average_over_years_is_the_mean_of_each_years_formula_where_the_plan_wrote_one_year():
+    question = "What is the FY2015 - FY2017 3 year average net profit margin (as a %) for Acme?"
+    assert figures.averaged(question, "net_income_fy2017 / revenue_fy2017 * 100") == (
+        "((net_income_fy2015 / revenue_fy2015 * 100) + (net_income_fy2016 / revenue_fy2016 * 100) + "
+        "(net_income_fy2017 / revenue_fy2017 * 100)) / 3")
+    two_years = "(a_fy2016 / b_fy2016 + a_fy2017 / b_fy2017) / 2"
+    assert figures.averaged("What is the FY2016 - FY2017 2 year average ratio?", two_years) == two_years
+    assert figures.averaged("What is the FY2017 ratio?", "a_fy2017 / b_fy2017") == "a_fy2017 / b_fy2017"
+
+
+def test_a_balance_is_not_read_from_the_cash_flow_statement_where_its_row_is_a_change():
+    rows = "2018 2017\nAccounts\xa0payable 21,508 19,000\n"
+    cash_flows = Passage(rows, context="File a.txt. Section: ITEM 8 > ACME — CONSOLIDATED STATEMENTS OF CASH FLOWS.")
+    balance = Passage(rows, context="File a.txt. Section: ITEM 8 > ACME — CONSOLIDATED BALANCE SHEETS.")
+    operand = figures.Operand("accounts_payable_fy2018", "accounts payable", 2018)
+    assert figures.read(operand, cash_flows)[0] is None
+    reading, _ = figures.read(operand, balance)
+    assert (reading.label, reading.value) == ("Accounts payable", 21508.0)

@@ -73,8 +73,13 @@ def measure(set_name: str, args) -> list[list]:
 
     result = evaluation.evaluate_answers(index, replace(queries, queries=sampled), answerer, k=args.k, language=language,
                                          label=set_name, progress=False, on_answer=show, fresh=args.fresh)
-    refused = [float(index.ask(q.text, args.k, answerer=answerer, glob=[f"!{doc}" for doc in gold_documents(index, q)]).refused)
-               for q in sampled[:args.refusals]]
+    refused = []
+    for query in sampled[:args.refusals]:
+        answer = index.ask(query.text, args.k, answerer=answerer, glob=[f"!{doc}" for doc in gold_documents(index, query)])
+        refused.append(float(answer.refused))
+        if not answer.refused:  # an answer from the other documents: right (a later filing repeats a figure) or not
+            print(f"{set_name}: answered with its gold documents filtered out: {query.text!r} -> {answer.text[:300]!r}",
+                  file=sys.stderr)
     answerer.close()
     halves = {"tune": result.per_question[:len(sampled) // 2], "held out": result.per_question[len(sampled) // 2:]}
     for kind, rows in question_types(queries.path, result.per_question).items():

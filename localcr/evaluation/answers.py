@@ -67,10 +67,11 @@ def key_figure(reference: str) -> float | None:
 
 
 def states_figure(answer: str, figure: float) -> bool:
-    """Whether the answer states the figure within 1%, as written or in thousands, millions or billions."""
+    """Whether the answer states the figure within 1%, as written or in thousands, millions or billions, whatever
+    its sign: references write a fall as "-$1561M", "decreased by $2.5bn" or "(1,561)", and key_figure keeps none."""
     for _, value, scaled in figures_with_scale(answer.replace("$", " ")):
         for candidate in {value, scaled, *(value * m for m in (1e3, 1e6, 1e9))}:
-            if figure and abs(candidate - figure) <= FIGURE_TOLERANCE * abs(figure):
+            if figure and abs(abs(candidate) - abs(figure)) <= FIGURE_TOLERANCE * abs(figure):
                 return True
     return False
 
