@@ -547,7 +547,7 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     if planned is None:
         return None
     figure, formula = planned
-    formula = averaged(question, formula)
+    formula = averaged(question, in_latest_year(question, formula))
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)
     if not documents:
@@ -618,6 +618,13 @@ def _named_years(question: str) -> set[int]:
     """The years a question names: "FY2022", "2019", "FY20" (2020)."""
     found = re.findall(r"\b(?:FY\s?'?)?((?:19|20)\d\d)\b|\bFY\s?'?(\d\d)\b", question, re.I)
     return {int(full) if full else 2000 + int(short) for full, short in found}
+
+
+def in_latest_year(question: str, formula: str) -> str:
+    """The formula moved to the latest year the question names, where the plan wrote it for another (asked for
+    "the FY2019 - FY2020 growth rate", the 1.5B wrote FY2018 to FY2019's)."""
+    named = _named_years(question)
+    return in_year(formula, max(named)) if named and year_of(formula) != max(named) else formula
 
 
 def compared_years(question: str, formula: str) -> list[int]:

@@ -218,3 +218,11 @@ def test_a_balance_is_not_read_from_the_cash_flow_statement_where_its_row_is_a_c
     assert figures.read(operand, cash_flows)[0] is None
     reading, _ = figures.read(operand, balance)
     assert (reading.label, reading.value) == ("Accounts payable", 21508.0)
+
+
+def test_a_formula_is_moved_to_the_latest_year_the_question_names():
+    question = "What is the FY2019 - FY2020 total revenue growth rate for Acme?"
+    assert figures.in_latest_year(question, "(revenue_fy2019 - revenue_fy2018) / revenue_fy2018 * 100") == \
+        "(revenue_fy2020 - revenue_fy2019) / revenue_fy2019 * 100"
+    assert figures.in_latest_year("Did Acme grow its PPNE between FY20 and FY21?", "ppne_fy2021") == "ppne_fy2021"
+    assert figures.in_latest_year("What is the FY2021 ratio?", "a_fy2021 / b_fy2021") == "a_fy2021 / b_fy2021"
