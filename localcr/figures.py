@@ -243,6 +243,19 @@ def formula_of(written: str) -> str | None:
     return expression
 
 
+# Words of a figure's name that make it a metric: one the question does not name is another figure than it asks for.
+_METRIC_WORDS = ("turnover", "ratio", "margin", "growth", "cagr", "average", "days", "cycle", "outstanding",
+                 "coverage", "yield", "payout", "retention", "return")
+
+
+def asked_for(question: str, figure: str) -> bool:
+    """Whether the figure the plan names is one the question asks for: every metric word of its name (turnover,
+    margin, ratio ...) is in the question, by its first four letters ("grow" for growth). Asked for "the year end
+    total amount of inventories", the 1.5B wrote the inventory turnover of its example."""
+    words = {word[:4] for word in re.findall(r"[a-z]+", question.lower())}
+    return all(metric[:4] in words for metric in _METRIC_WORDS if metric in figure.split("_"))
+
+
 def _related(figure: str, name: str) -> bool:
     """Whether two names are one line item, one more qualified than the other (inventory_fy2019,
     total_inventories_fy2019): the words of one, stemmed, are all in the other."""
@@ -483,13 +496,25 @@ def find(index, operand: Operand, subjects: list[str], documents: list[str], **s
             if score > best_score:
                 best, best_score = reading, score
         if best is not None:
-            return best
-    for doc_id in documents:  # no search found the row: every table of the subject's documents, read in order
-        for hit in index.document_hits(doc_id):
-            reading, score = read(operand, hit)
-            if score > best_score:
-                best, best_score = reading, score
+            break
+    else:
+        for doc_id in documents:  # no search found the row: every table of the subject's documents, read in order
+            for hit in index.document_hits(doc_id):
+                reading, score = read(operand, hit)
+                if score > best_score:
+                    best, best_score = reading, score
+    if best is not None and not best.scale and not best.percent:
+        best.scale = _section_scale(index, best.hit)
     return best
+
+
+def _section_scale(index, hit) -> str:
+    """The scale a table states in another chunk of its section (its title block, "(In millions)", fell in the
+    chunk before): "" where none does."""
+    for other in index.document_hits(hit.doc_id):
+        if other.context == hit.context and (match := _SCALE.search(other.text)):
+            return match[1].lower()
+    return ""
 
 
 def _literal(doc_id: str) -> str:
@@ -547,6 +572,8 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     if planned is None:
         return None
     figure, formula = planned
+    if not asked_for(question, figure):
+        return None
     formula = averaged(question, in_latest_year(question, formula))
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)

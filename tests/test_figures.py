@@ -226,3 +226,11 @@ def test_a_formula_is_moved_to_the_latest_year_the_question_names():
         "(revenue_fy2020 - revenue_fy2019) / revenue_fy2019 * 100"
     assert figures.in_latest_year("Did Acme grow its PPNE between FY20 and FY21?", "ppne_fy2021") == "ppne_fy2021"
     assert figures.in_latest_year("What is the FY2021 ratio?", "a_fy2021 / b_fy2021") == "a_fy2021 / b_fy2021"
+
+
+def test_a_plan_for_a_metric_the_question_does_not_name_is_not_used():
+    assert not figures.asked_for("What is the year end FY2019 total amount of inventories for Acme?",
+                                 "inventory_turnover_fy2019")
+    assert figures.asked_for("What is the FY2019 inventory turnover ratio for Acme?", "inventory_turnover_fy2019")
+    assert figures.asked_for("Did Acme grow its PPNE between FY20 and FY21?", "ppne_growth_fy2021")
+    assert figures.asked_for("What is the year end FY2019 total amount of inventories?", "total_inventories_fy2019")
