@@ -5,8 +5,9 @@ against what followed, before this machine has measured anything (typical rates)
         --data /work/shared/data/financebench-dev/docs --docs 6
 
 In a cache of its own (nothing measured yet), each kind of work runs twice, on two halves of the filings: the first
-half's estimate has only typical rates (the dense stage says nothing before it has a pace), its work measures this
-machine; the second half's estimate uses what the first measured. Cards: the filings' cards. Contexts: the
+half's estimate has no rates of that work yet (typical ones; cards and contexts long enough measure the machine
+first, a row says so with the seconds that took; the dense stage says nothing before it has a pace), its work
+measures this machine; the second half's estimate uses what the first measured. Cards: the filings' cards. Contexts: the
 per-chunk contexts of each filing's first --context-words words (the bundled 1.5B, eight side by side). Embedding:
 a structural build of the filings, timed from its dense stage's start to its end. Answers: four questions about
 the filings answered from passages of them, each estimate read from the answer's "estimate" event and set against
@@ -40,10 +41,12 @@ def cards(docs, spec, rows) -> None:
     runner = LlamaRunner(spec)
     try:
         for label, part in halves(docs):
-            estimate = CardWriter(runner).seconds_for(part)
+            said, asked = [], time.perf_counter()
+            estimate = CardWriter(runner).seconds_for(part, said.append)
             began = time.perf_counter()
             write_cards(part, spec, runner=runner, progress=False, log=lambda m: None)
-            rows.append([f"cards, {label}", len(part), estimate, time.perf_counter() - began])
+            measuring = f" (measured first, {began - asked:.1f} s)" if said else ""
+            rows.append([f"cards, {label}{measuring}", len(part), estimate, time.perf_counter() - began])
     finally:
         runner.close()
 

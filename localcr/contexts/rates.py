@@ -2,7 +2,7 @@
 before it starts."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from localcr.contexts.stats import ContextStats
 from localcr.documents import Document
@@ -82,6 +82,18 @@ def _store_rates(runner: LlamaRunner, rates: LlmRates, work: str = "") -> None:
     with open_cache("rates") as cache:
         cache.set(_rates_key(runner.spec, runner.threads, runner.parallel, work), tuple(r for r in rates if r is not None),
                   tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}", *([work] if work else [])))
+
+
+def machine_rates(runner: LlamaRunner, documents: list[Document], measure: bool, work: str,
+                  log: Callable[[str], None] | None = None) -> LlmRates | None:
+    """The rates this runner's kind (its threads and side-by-side sequences) last reached on this machine; where
+    none are recorded and `measure`, measured now on the documents (once: they are recorded) and said in `log`."""
+    rates = llm_rates(runner)
+    if rates is None and measure:
+        if log:
+            log(f"{work}: measuring {runner.spec.name}'s speed on this machine (once)")
+        rates = measure_rates(runner, documents)
+    return rates
 
 
 def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens: int = 256,
