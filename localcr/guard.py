@@ -264,7 +264,7 @@ _PERIODIC_KIND = re.compile(r"\b(?:annual|quarterly|10-[KQ]|8-K|earnings|fiscal|
 # kind that names a form or a filing must be founded in the opening.
 GENRES = frozenset(
     "guide manual documentation reference tutorial handbook overview introduction readme page article paper essay "
-    "letter email e-mail message thread conversation correspondence memo book e-book ebook chapter novel story "
+    "letter email e-mail message thread conversation correspondence memo book e-book ebook textbook chapter novel story "
     "specification notes note minutes transcript presentation slides report faq glossary changelog api poem poems poetry".split()
 )
 _VERSION = re.compile(r"\d+(?:\.\d+)+|\b(?:19|20)\d\d\b")
@@ -301,7 +301,7 @@ def subject_named(subject: str, document: str) -> bool:
 
 
 def _letter_words(text: str) -> list[str]:
-    """Casefolded runs of letters and combining marks: a word of a script whose vowels are marks ("महाभारत")
+    r"""Casefolded runs of letters and combining marks: a word of a script whose vowels are marks ("महाभारत")
     whole, where `\w` cuts it at every vowel sign and no piece was long enough to name anything."""
     return ["".join(run) for is_word, run in itertools.groupby(text.casefold(), lambda c: unicodedata.category(c)[0] in "LM")
             if is_word]

@@ -347,7 +347,7 @@ as text. \U0001f642 Version 2 adds quota alerts for every team.
 
 class FakeCardRunner:
     """Stands for the LLM in card writing (localcr.contexts.cards), for tests of the plumbing around it: reads the
-    company off a report's cover in no time, and calls `before_card` (a test's hook: it searches mid-run, or raises
+    company off a report's cover (or the title line before it) in no time, and calls `before_card` (a test's hook: it searches mid-run, or raises
     KeyboardInterrupt as a kill would) before each card."""
 
     written: list[str] = []
@@ -367,7 +367,7 @@ class FakeCardRunner:
         return self.tokenize(prefix_message), self.tokenize(suffix_message)
 
     def complete(self, prefix, suffix, max_tokens, stops):
-        company = re.search(r"\n(.+?) Inc\.", self.detokenize(prefix)).group(1)
+        company = re.search(r"\n(?:Title: )?(.+?) Inc\.", self.detokenize(prefix)).group(1)
         FakeCardRunner.before_card(company)
         FakeCardRunner.written.append(company)
         reused, self.last = len(os.path.commonprefix([self.last, prefix])), prefix

@@ -141,6 +141,7 @@ def test_a_manual_keeps_its_card_without_a_period_and_an_invented_year_drops_onl
     # a kind the opening never uses and no genre is dropped, the card kept; a genre is kept though unsaid
     assert G.guard_card("Subject: Orbit scheduler\nKind: Prospectus\nPeriod: 2.4", doc, opening) == ("Orbit scheduler.", "")
     assert G.guard_card("Subject: Orbit\nKind: API reference", doc, opening)[0] == "Orbit, API reference."
+    assert G.guard_card("Subject: Orbit\nKind: textbook", doc, opening)[0] == "Orbit, textbook."
     # a product the page writes in lower case is its subject; words every document has name nothing
     assert G.guard_card("Subject: orbit-sched\nKind: guide", doc, opening)[0] == "orbit-sched, guide."
     assert G.guard_card("Subject: the company\nKind: guide", doc, opening) == (None, "unnamed")
@@ -434,6 +435,67 @@ def test_a_run_killed_during_cards_resumes_and_a_rejected_card_falls_back_with_i
     run("index", tmp_path / "docs", "--index", tmp_path / "index", "-q")
     shown = run("stats", "--index", tmp_path / "index")
     assert "1 fell back (unnamed 1)\n            no card: docs/a.txt (unnamed)" in shown
+
+
+def test_a_titled_document_whose_opening_never_names_it_gets_a_card_naming_it(tmp_path, monkeypatch, fake_llm):
+    """A report whose pages never write its company, titled by its metadata (an e-book's dc:title, a record's title):
+    the card request shows the title before the opening, and the guard counts it as text the card may name."""
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    spec = load_registry().require("llm")
+    text = long_report().replace(f"{COMPANY} Inc.", "The company")
+    assert COMPANY not in text
+    doc = Document("r.epub", "r.epub", "epub", text, len(text), title=f"{COMPANY} Inc. annual report")
+    cards = K.write_cards([doc], spec, progress=False)
+    assert cards == {"r.epub": f"{COMPANY} Inc., Annual report, fiscal year ended December 31, 2024."}
+    written = f"Subject: {COMPANY} Inc.\nKind: Annual report\nPeriod: fiscal year ended December 31, 2024"
+    assert G.guard_card(written, text, text[:400]) == (None, "unnamed")  # judged on the pages alone
+
+
+def test_a_card_naming_a_document_by_its_title_is_no_copy_of_its_outline(tmp_path, monkeypatch):
+    """A message's subject (an e-book's title) is also its first heading: a card naming the document by it is kept,
+    where a card that is an untitled document's heading still falls back as a copy of the outline."""
+    from localcr.cache import open_cache
+
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    spec = load_registry().require("llm")
+    subject = "Re: Odd merge behaviour involving reverts"
+    text = f"# {subject}\n\n## How to revert a faulty merge\n\n" + "\n\n".join(FILLER) + "\n"
+    titled = Document("m.eml", "m.eml", "mail", text, len(text), title=subject)
+    untitled = Document("m.md", "m.md", "markdown", text, len(text))
+    assert K.document_outline(titled)[0] == subject
+    with open_cache("contexts") as cache:
+        for doc in (titled, untitled):
+            cache.set(K.card_key(spec.fingerprint(), spec, doc, K.OPENING_TOKENS),
+                      {"raw": f"Subject: {subject}\nKind: letter\nPeriod: none", "finished": True,
+                       "opening_chars": 200}, K.card_tag(spec))
+    stats = K.CardStats()
+    cards, _ = K.cached_cards([titled, untitled], spec, stats=stats)
+    assert cards == {"m.eml": f"{subject}, letter."} and stats.fell_back == {"m.md": "copy"}
+
+
+def test_a_card_s_prompt_and_key_take_a_title_and_metadata_only_where_a_document_has_them(fake_llm):
+    """A document with neither (a filing, an untitled page) keeps its prompt and its cache key byte for byte, so the
+    cards cached before titles were shown stay valid; a title or a message's metadata changes both."""
+    from types import SimpleNamespace
+
+    from localcr.cache import key
+
+    spec = SimpleNamespace(prompt_style="chat", chat_format="chatml", temperature=0.0, repeat_penalty=1.1)
+    text = manual()
+    plain = Document("guide.txt", "guide.txt", "text", text, len(text))
+    assert K.card_key("f", spec, plain, 500) == key("card", "f", K.CARD_VERSION, "chat|chatml|0.0|1.1", "500", plain.sha)
+    titled = Document("guide.eml", "guide.eml", "mail", text, len(text), title="Orbit  scheduler\nhandbook",
+                      about="Mail from Kari Nilsen <kari@example.org>, sent Tue, 12 Mar 2024 09:00:00 +0100.")
+    untitled_mail = Document("guide.eml", "guide.eml", "mail", text, len(text), about=titled.about)
+    keys = {K.card_key("f", spec, d, 500) for d in (plain, titled, untitled_mail)}
+    assert len(keys) == 3
+    writer = K.CardWriter(fake_llm(load_registry().require("llm")))
+    opening = writer.opening_chars(plain)
+    (plain_prefix, plain_suffix), (titled_prefix, titled_suffix) = (
+        [writer.runner.detokenize(part) for part in writer.prompt(d, opening)] for d in (plain, titled))
+    header = f"Title: Orbit scheduler handbook\nAbout: {titled.about}\n"
+    assert titled_prefix == plain_prefix.replace("<document>\n", "<document>\n" + header, 1) != plain_prefix
+    assert titled_suffix == plain_suffix
 
 
 def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers(tmp_path, monkeypatch, fake_llm):

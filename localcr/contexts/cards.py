@@ -8,9 +8,10 @@ fields are asked for one by one (subject, kind, period) because a company's fili
 period: a free sentence named the company and often neither of the others. It fills the slot a title fills in
 structural contexts (`localcr.structure`), for documents that have no title.
 
-Cards are cached by model fingerprint, card prompt version, how much of the opening was read, and the document's
-text, each as soon as it is written (a killed run resumes); the guard (`localcr.guard.guard_card`) runs on the
-cached raw output every time, so tightening it never needs the model.
+Cards are cached by model fingerprint, card prompt version, how much of the opening was read, the document's
+text and, where it has them, its title and metadata (`document_header`), each as soon as it is written (a killed
+run resumes); the guard (`localcr.guard.guard_card`) runs on the cached raw output every time, so tightening it
+never needs the model.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ CARD_VERSION = "card-2026.3"
 OPENING_TOKENS = 500
 OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
 CARD_MAX_TOKENS = 96
+HEADER_CHARS = 300  # of a title or a message's metadata shown before the opening (a mail to fifty people is cut)
 # A card run whose estimate reaches this many seconds is announced ("about N min"), and so measured first.
 ANNOUNCED_FROM_SECONDS = 30
 
@@ -90,11 +92,24 @@ def wants_card(doc: Document) -> bool:
     return doc.is_long_untitled_prose
 
 
+def document_header(doc: Document) -> str:
+    """What the reader knows of a document that its opening may not show, as lines before the opening: its title (an
+    EPUB's dc:title, a message's subject, a record's title) and what its metadata says besides (a message's sender,
+    recipients and date). Without them the 1.5B copied the request's placeholder where the opening shows no name it
+    can read (braille, an anthology opening on a bibliography). "" for a document with neither (a filing, an untitled
+    page): its prompt, and so its cached card, stay as they were."""
+    return "".join(f"{label}: {' '.join(value.split())[:HEADER_CHARS]}\n"
+                   for label, value in (("Title", doc.title), ("About", doc.about)) if value)
+
+
 def card_key(fingerprint: str, spec, doc: Document, opening_tokens: int) -> str:
     from localcr.cache import key
 
-    return key("card", fingerprint, CARD_VERSION, f"{spec.prompt_style}|{spec.chat_format}|{spec.temperature}|"
-               f"{spec.repeat_penalty}", str(opening_tokens), doc.sha)
+    parts = ["card", fingerprint, CARD_VERSION, f"{spec.prompt_style}|{spec.chat_format}|{spec.temperature}|"
+             f"{spec.repeat_penalty}", str(opening_tokens), doc.sha]
+    if header := document_header(doc):
+        parts.append(header)  # only then: the keys of documents with neither stay what they were
+    return key(*parts)
 
 
 def card_tag(spec) -> str:
@@ -132,7 +147,7 @@ class CardWriter:
         request = CARD_REQUEST.format(pages=pages)
         if not self.runner.is_chat:
             request += COMPLETION_ANSWER
-        head = doc.text[:opening_chars] + ("\n[...]" if opening_chars < len(doc.text) else "")
+        head = document_header(doc) + doc.text[:opening_chars] + ("\n[...]" if opening_chars < len(doc.text) else "")
         outline = document_outline(doc)
         opening = head + (f"\n\nOutline of the whole document: {'; '.join(outline)}" if outline else "")
         return self.runner.render(f"<document>\n{opening}\n</document>\n", request, CARD_SYSTEM)
@@ -275,8 +290,17 @@ def _write_all(writer: CardWriter, todo: list[Document], cache, cache_tag: str, 
 
 
 def _judge(doc: Document, entry: dict, cards: dict[str, str], stats: CardStats) -> None:
-    opening = doc.text[: entry.get("opening_chars", 0)]
-    card, reason = guard_card(entry.get("raw", ""), doc.text, opening, outline="; ".join(document_outline(doc)))
+    """Judge a card against what the model read: the title and metadata shown before the opening count as the
+    document's text (a subject named only by an e-book's title, a year only in a message's date), and the title is
+    a name the card may give, not an outline it copied ("महाभारत, literary work." for the e-book of that title, whose
+    first heading it also is, was a "copy")."""
+    header = document_header(doc)
+    opening = header + doc.text[: entry.get("opening_chars", 0)]
+    outline = document_outline(doc)
+    if doc.title:
+        title = " ".join(doc.title.split()).casefold()
+        outline = [item for item in outline if " ".join(item.split()).casefold() != title]
+    card, reason = guard_card(entry.get("raw", ""), header + doc.text, opening, outline="; ".join(outline))
     stats.judged.add(doc.doc_id)
     if card is None:
         stats.count_fallback(reason, doc.doc_id)
