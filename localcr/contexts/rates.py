@@ -118,11 +118,15 @@ def record_work(runner: LlamaRunner, work: str, evaluated: int, prompt_seconds: 
                 generate_seconds: float, outputs: int = 1) -> None:
     """Remember the rates of some work of one kind (CARD, ANSWER) long enough to measure them, and the tokens of one
     output (a card, an answer), each the mean of this measure and the last recorded: one answer's pace varies with
-    the machine's load and its length with the question."""
-    if evaluated < 200 or generated < 10 or prompt_seconds <= 0 or generate_seconds <= 0:
+    the machine's load and its length with the question. Output too short to time its generation (a refusal's two
+    tokens) still measures the prompt rate and the length: unrecorded, refusals had the next answers announced at
+    typical rates, at twice what they took."""
+    if evaluated < 200 or prompt_seconds <= 0:
         return
-    rates = LlmRates(evaluated / prompt_seconds, generated / generate_seconds, generated / max(outputs, 1))
     known = llm_rates(runner, work)
+    timed = generated >= 10 and generate_seconds > 0
+    generate = generated / generate_seconds if timed else (known or typical_rates(runner.spec)).generate
+    rates = LlmRates(evaluated / prompt_seconds, generate, generated / max(outputs, 1))
     if known is not None and known.tokens_per_context:
         rates = LlmRates(*((now + before) / 2 for now, before in zip(rates, known)))
     _store_rates(runner, rates, work)
