@@ -343,15 +343,19 @@ class Answerer(OnDemandLlm):
                            "source with room for an answer: raise its n_ctx in models.toml, or ask with a shorter question")
 
     def _estimate(self, runner, tokens: list[int], sources: int) -> str:
-        """'reading 5 sources (1,204 tokens), about 9 s here': at the rates and the length of this machine's last
-        answers (ANSWER_TOKENS before one is recorded)."""
+        """'reading 5 sources (1,204 tokens), about 9 s here'."""
+        return (f"reading {sources} source{'s' if sources != 1 else ''} ({len(tokens):,} tokens), about "
+                f"{self.seconds_for(runner, tokens):.0f} s here")
+
+    def seconds_for(self, runner, tokens: list[int]) -> float:
+        """About how long answering this prompt takes: the tokens not in the KV cache at the prompt rate, then an
+        answer's tokens, at the rates and the length of this machine's last answers (ANSWER_TOKENS before one is
+        recorded)."""
         from localcr.contexts.rates import ANSWER, recorded_rates, typical_rates
 
         rates = recorded_rates(self.spec, runner.threads, 1, ANSWER) or typical_rates(self.spec)
         evaluate = len(tokens) - runner.cached_prefix(tokens)
-        seconds = evaluate / rates.prompt + (rates.tokens_per_context or ANSWER_TOKENS) / rates.generate
-        return (f"reading {sources} source{'s' if sources != 1 else ''} ({len(tokens):,} tokens), about "
-                f"{seconds:.0f} s here")
+        return evaluate / rates.prompt + (rates.tokens_per_context or ANSWER_TOKENS) / rates.generate
 
     # -- the result --------------------------------------------------------------------------------------------
     def _finish(self, question: str, raw: str, sources: list[Source], *, note: str, cached: bool, timings: dict) -> Answer:

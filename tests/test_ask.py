@@ -227,7 +227,7 @@ class ScriptedAnswerRunner:
     as a model streams them (what the check then makes of them is the real path)."""
 
     def __init__(self, spec, *texts: str):
-        self.spec, self.n_ctx, self.threads, self.texts = spec, 4096, 1, list(texts)
+        self.spec, self.n_ctx, self.threads, self.parallel, self.texts = spec, 4096, 1, 1, list(texts)
 
     def render(self, prefix_message: str, suffix_message: str, system: str = ""):
         return list((system + prefix_message).encode()), list(suffix_message.encode())

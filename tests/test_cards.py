@@ -499,7 +499,9 @@ def test_a_card_s_prompt_and_key_take_a_title_and_metadata_only_where_a_document
 
 
 def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers(tmp_path, monkeypatch, fake_llm):
-    """Before any card, typical rates; after, the rates and tokens of the cards written here (a killed run's too;
+    """Before any card, typical rates for a run too short to be announced, and for a longer one this machine's rates
+    measured first, once (typical rates had 10 cards at 3 min that took 53 s); after, the rates and tokens of the
+    cards written here (a killed run's too;
     not the first on a model just loaded), each the mean of the last two measures. An answer's rates (a grammar, several times slower a token) are
     recorded apart: taken for a card's, they had 27 cards announced at 35 min that took 5."""
     from localcr.contexts import rates as RT
@@ -511,8 +513,13 @@ def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers
             for n, name in enumerate((COMPANY, "Nordlys Marine", "Calder Optics"))]
     writer = K.CardWriter(fake_llm(spec))
     prompts = [sum(map(len, writer.prompt(d, writer.opening_chars(d)))) for d in docs]
-    typical = RT.typical_rates(spec)
-    assert writer.seconds_for(docs) == pytest.approx(sum(prompts) / typical.prompt + 3 * 40 / (typical.generate / 2))
+    typical, said = RT.typical_rates(spec), []
+    assert writer.seconds_for(docs[:1], said.append) == pytest.approx(prompts[0] / typical.prompt + 40 / (typical.generate / 2))
+    assert writer.seconds_for(docs[:1], said.append) < K.ANNOUNCED_FROM_SECONDS and not said  # not measured
+    assert writer.seconds_for(docs, said.append) == pytest.approx(sum(prompts) / 1000 + 3 * 40 / 1400)  # as measured
+    assert said == [f"cards: measuring {spec.name}'s speed on this machine (once)"]
+    writer.seconds_for(docs, said.append)
+    assert len(said) == 1  # recorded: measured once
 
     RT.record_work(writer.runner, RT.ANSWER, 2000, 20.0, 100, 50.0)  # 2 tokens/s: an answer's, not a card's
     K.write_cards(docs[:2], spec, progress=False)  # FakeCardRunner: its prompt and 14 tokens in 0.01 s each

@@ -259,6 +259,20 @@ def test_typical_rates_follow_the_cpu_kind_and_the_model_size(tmp_path, monkeypa
     assert RT.typical_rates(spec) == (pytest.approx(expected.prompt * scale), pytest.approx(expected.generate * scale), None)
 
 
+def test_an_answer_too_short_to_time_its_generation_still_records_its_prompt_rate_and_length(tmp_path, monkeypatch, fake_llm):
+    """A refusal writes two tokens: too few to time generation, but its prompt rate and length are measured. Left
+    unrecorded, three refusals in a row had the answers after them announced at typical rates, twice what they took."""
+    monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
+    runner = fake_llm(load_registry().require("llm"))
+    RT.record_work(runner, RT.ANSWER, 150, 1.0, 2, 0.1)  # too little read to measure anything
+    assert RT.llm_rates(runner, RT.ANSWER) is None
+    RT.record_work(runner, RT.ANSWER, 400, 2.0, 2, 0.1)
+    typical = RT.typical_rates(runner.spec)
+    assert RT.llm_rates(runner, RT.ANSWER) == pytest.approx((200.0, typical.generate, 2.0))
+    RT.record_work(runner, RT.ANSWER, 400, 4.0, 30, 1.0)  # a longer answer times generation: the mean of the two
+    assert RT.llm_rates(runner, RT.ANSWER) == pytest.approx((150.0, (typical.generate + 30.0) / 2, 16.0))
+
+
 def test_this_machine_s_features_name_its_vector_unit():
     assert {"AVX2", "AVX512", "NEON"} & set(L.cpu_features()) and L.cpu_features() is L.cpu_features()  # read once
 

@@ -33,6 +33,8 @@ OPENING_TOKENS = 500
 OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
 CARD_MAX_TOKENS = 96
 HEADER_CHARS = 300  # of a title or a message's metadata shown before the opening (a mail to fifty people is cut)
+# A card run whose estimate reaches this many seconds is announced ("about N min"), and so measured first.
+ANNOUNCED_FROM_SECONDS = 30
 
 CARD_SYSTEM = ("You fill in index cards that say what a document is, so that any passage taken from it can be "
                "placed: who or what it is by or about, what kind of document it is, and which period it covers.")
@@ -164,18 +166,23 @@ class CardWriter:
                 "prompt_tokens": out.evaluated, "seconds": out.prompt_seconds + out.generate_seconds,
                 "opening_chars": opening_chars}
 
-    def seconds_for(self, docs: list[Document]) -> float:
+    def seconds_for(self, docs: list[Document], log: Callable[[str], None] | None = None) -> float:
         """About how long writing these cards takes: their prompts (counted) at the prompt rate, a card's tokens at
-        the generation rate of one sequence, as this machine's last cards ran (record_rates); before any, at
-        typical rates for the model's size, a card's 40 tokens at half the rate eight sequences reach side by side."""
-        from localcr.contexts.rates import CARD, llm_rates, typical_rates
+        the generation rate of one sequence, as this machine's last cards ran (record_rates). Before any, a run
+        long enough to be announced (ANNOUNCED_FROM_SECONDS at typical rates) measures this machine's rates first
+        (once, a few seconds): typical rates put 10 cards at 3 min on a pair of cores that wrote them in 53 s,
+        and a pair of another kind of CPU can be as much slower. A shorter run takes typical rates for the
+        model's size, a card's 40 tokens at half the rate eight sequences reach side by side."""
+        from localcr.contexts.rates import CARD, llm_rates, machine_rates, typical_rates
 
         prompt = sum(len(part) for d in docs for part in self.prompt(d, self.opening_chars(d)))
         rates = llm_rates(self.runner, CARD)
         if rates is not None and rates.tokens_per_context:
             return prompt / rates.prompt + len(docs) * rates.tokens_per_context / rates.generate
-        rates = typical_rates(self.spec)
-        return prompt / rates.prompt + len(docs) * 40 / (rates.generate / 2)
+        typical = typical_rates(self.spec)
+        seconds = prompt / typical.prompt + len(docs) * 40 / (typical.generate / 2)
+        measured = machine_rates(self.runner, docs, seconds >= ANNOUNCED_FROM_SECONDS, "cards", log)
+        return seconds if measured is None else prompt / measured.prompt + len(docs) * 40 / measured.generate
 
     def record_rates(self) -> None:
         """Remember the rates of the cards written so far, for the next estimate (CARD)."""
@@ -248,8 +255,8 @@ def write_cards(documents: list[Document], spec, *, progress: bool = True, runne
             own_runner = runner is None
             runner = runner or LlamaRunner(spec)
             writer = CardWriter(runner, opening_tokens)
-            estimate = writer.seconds_for(todo)
-            if estimate >= 30:
+            estimate = writer.seconds_for(todo, log)
+            if estimate >= ANNOUNCED_FROM_SECONDS:
                 log(f"cards: {len(todo)} documents to describe with {spec.name}, about {_duration(estimate)} on "
                     f"{runner.threads} threads; an interrupted run resumes where it stopped")
             try:

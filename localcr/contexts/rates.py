@@ -2,7 +2,7 @@
 before it starts."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from localcr.contexts.stats import ContextStats
 from localcr.documents import Document
@@ -20,14 +20,16 @@ class LlmRates(NamedTuple):
 
 
 # Typical rates of a 1.5B Q4_K_M model (a file of TYPICAL_MODEL_BYTES) on 2 cores, for a short run on a machine with
-# no rates recorded: on AVX-512 (this project's test machines, 65-83 prompt tokens/s), and on a CPU whose best is
-# AVX2 (the AVX2 pair of BENCHMARKS.md's "llama.cpp settings": 21 prompt tokens/s with flash attention, 9-10
-# generated side by side; at those rates the demo's contexts take about 160 s, and an AVX2 pair took 2 min 49 s
-# over the whole demo).
-TYPICAL_RATES = LlmRates(65.0, 25.0)
+# no rates recorded. AVX-512 pairs differ by more than the factor of 2 an estimate may miss by: an Intel Xeon pair
+# reads 78 prompt tokens/s (llama.cpp's floor) and writes 25 side by side, an AMD EPYC pair 185 and 38 (where 65
+# and 25 put its demo at 70 s and it took 33): these are the middle of the two (geometric means), within 1.6 times
+# of either. AVX2: the AVX2 pair of BENCHMARKS.md's "llama.cpp settings" (21 prompt tokens/s with flash attention,
+# 9-10 generated side by side; at those rates the demo's contexts take about 160 s, and that pair took 2 min 49 s
+# over the whole demo); llama.cpp built for AVX2 reads 95 on the EPYC's cores: a recent AVX2 CPU can be 4 times faster.
+TYPICAL_RATES = LlmRates(120.0, 31.0)
 TYPICAL_AVX2_RATES = LlmRates(21.0, 10.0)
 TYPICAL_MODEL_BYTES = 1_117_320_768
-# A run that evaluates this many prompt tokens or more (1.5 minutes at typical rates, 4-5 on an AVX2 laptop) first
+# A run that evaluates this many prompt tokens or more (50 s at typical AVX-512 rates, 5 min at AVX2's) first
 # measures the rates when none are recorded: a few hundred tokens, about 20 s for the 1.5B on 2 AVX2 cores, once.
 # A shorter run (the demo's 11 contexts) is estimated with the typical rates: measuring would cost it a fifth.
 MEASURE_FROM_TOKENS = 6000
@@ -84,6 +86,18 @@ def _store_rates(runner: LlamaRunner, rates: LlmRates, work: str = "") -> None:
                   tag(runner.spec.name, f"fingerprint {runner.spec.fingerprint()}", *([work] if work else [])))
 
 
+def machine_rates(runner: LlamaRunner, documents: list[Document], measure: bool, work: str,
+                  log: Callable[[str], None] | None = None) -> LlmRates | None:
+    """The rates this runner's kind (its threads and side-by-side sequences) last reached on this machine; where
+    none are recorded and `measure`, measured now on the documents (once: they are recorded) and said in `log`."""
+    rates = llm_rates(runner)
+    if rates is None and measure:
+        if log:
+            log(f"{work}: measuring {runner.spec.name}'s speed on this machine (once)")
+        rates = measure_rates(runner, documents)
+    return rates
+
+
 def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens: int = 256,
                   generate_tokens: int = 16) -> LlmRates:
     """Measure and record the prompt rate (`prompt_tokens` of the documents from an empty KV cache) and the
@@ -104,11 +118,15 @@ def record_work(runner: LlamaRunner, work: str, evaluated: int, prompt_seconds: 
                 generate_seconds: float, outputs: int = 1) -> None:
     """Remember the rates of some work of one kind (CARD, ANSWER) long enough to measure them, and the tokens of one
     output (a card, an answer), each the mean of this measure and the last recorded: one answer's pace varies with
-    the machine's load and its length with the question."""
-    if evaluated < 200 or generated < 10 or prompt_seconds <= 0 or generate_seconds <= 0:
+    the machine's load and its length with the question. Output too short to time its generation (a refusal's two
+    tokens) still measures the prompt rate and the length: unrecorded, refusals had the next answers announced at
+    typical rates, at twice what they took."""
+    if evaluated < 200 or prompt_seconds <= 0:
         return
-    rates = LlmRates(evaluated / prompt_seconds, generated / generate_seconds, generated / max(outputs, 1))
     known = llm_rates(runner, work)
+    timed = generated >= 10 and generate_seconds > 0
+    generate = generated / generate_seconds if timed else (known or typical_rates(runner.spec)).generate
+    rates = LlmRates(evaluated / prompt_seconds, generate, generated / max(outputs, 1))
     if known is not None and known.tokens_per_context:
         rates = LlmRates(*((now + before) / 2 for now, before in zip(rates, known)))
     _store_rates(runner, rates, work)

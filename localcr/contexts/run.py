@@ -9,7 +9,7 @@ from typing import Callable
 
 from localcr.contexts.keys import context_key, context_tag, store_context, usable
 from localcr.contexts.prompts import Group, Prompter, check_room, marked_view
-from localcr.contexts.rates import MEASURE_FROM_TOKENS, llm_rates, measure_rates, record_rates, typical_rates
+from localcr.contexts.rates import MEASURE_FROM_TOKENS, machine_rates, record_rates, typical_rates
 from localcr.contexts.stats import ContextStats
 from localcr.contexts.windows import groups_for
 from localcr.documents import Chunk, Document
@@ -190,11 +190,7 @@ class Run:
         last run on this machine; without one, a long run measures the rates first (the typical ones of the
         CPU's kind, AVX-512 or AVX2, are one pair of cores: another machine of that kind can be 2-3 times off)."""
         tokens = self.prompt_tokens(todo)
-        rates = llm_rates(self.runner)
-        if rates is None and tokens >= MEASURE_FROM_TOKENS:
-            if log:
-                log(f"contexts: measuring {self.spec.name}'s speed on this machine (once)")
-            rates = measure_rates(self.runner, [doc for doc, _, _ in todo])
+        rates = machine_rates(self.runner, [doc for doc, _, _ in todo], tokens >= MEASURE_FROM_TOKENS, "contexts", log)
         rates = rates or typical_rates(self.spec)
         n = sum(len(missing) for _, _, missing in todo)
         per_context = rates.tokens_per_context or 0.5 * self.spec.max_tokens
