@@ -20,11 +20,12 @@ from functools import lru_cache
 import numpy as np
 
 GAP = " … "  # between kept sentences that are not next to each other
-# Characters of evidence kept over all sources. Chosen on the "tune" half of 400 XQuAD-en questions by
-# benchmarks/answers/evidence.py (BENCHMARKS.md "Answers"): at 600 the gold answer stayed in 96.5% of the kept
-# texts (95.0% held out; 99% of whole chunks) at a third of the characters (777 against 2,359); 300 kept 91.5%,
-# 900 97.5% at 40% more reading. The embedder's cosine as a further vote added half a point: not worth a model.
-BUDGET_CHARS = 600
+# Characters of evidence kept over all sources. Chosen by the answers the 1.5B writes on the "tune" half of 100
+# XQuAD-en questions (benchmarks/answers/answers.py --evidence-chars, BENCHMARKS.md "Answers, part five"): 400 held
+# the gold in 80% of answers, 300 and 600 in 76% (held out: 64% at 400, 62% at 600); less to read is fewer wrong
+# names and figures to pick. Without the LLM (benchmarks/answers/evidence.py) 600 kept the gold in 96.5% of the
+# kept texts, 300 in 91.5%, at a third of a whole chunk's characters.
+BUDGET_CHARS = 400
 # The budget where most hits are chunks of long untitled prose (filings: documents.LONG_PROSE), whose answers sit in
 # statements' rows: on financebench-dev's "tune" half 2,400 characters kept every gold span the whole hits held
 # (32.4%), 600 two thirds of them (21.6%), 1,800 29.7%; 2,400 is 70% of the whole hits' 3,828 characters.
