@@ -60,9 +60,12 @@ _QUALIFIERS = re.compile(r"^(?:(?:average|avg|year end|ending|reported|unadjuste
 # ("does it have positive working capital", "has its quick ratio improved"), names a fiscal year, and names a figure
 # of a financial statement or a metric of them.
 _ASKS = re.compile(r"\b(what (?:is|was|were|are)|how much|calculate|compute|how many times)\b", re.I)
-_JUDGES = re.compile(r"^(?:does|did|has|have|is|are|was|were)\b(?! there\b).*\b(positive|negative|improv\w*|"
-                     r"declin\w*|increas\w*|decreas\w*|grow\w*|grew|higher|lower)\b", re.I)
-_YEAR = re.compile(r"\b(?:FY\s?'?)?(?:19|20)\d\d\b|\bFY\s?'?\d\d\b", re.I)
+# Words that judge a figure's direction from one year to the next (compared_years reads the year before for them).
+_DIRECTION = r"improv\w*|declin\w*|increas\w*|decreas\w*|grow\w*|grew|higher|lower"
+_JUDGES = re.compile(rf"^(?:does|did|has|have|is|are|was|were)\b(?! there\b).*\b(positive|negative|{_DIRECTION})\b",
+                     re.I)
+# A fiscal year as a question writes it: "FY2022", "2019" (the first group), "FY20" (the second: 2020).
+_YEAR = re.compile(r"\b(?:FY\s?'?)?((?:19|20)\d\d)\b|\bFY\s?'?(\d\d)\b", re.I)
 _FINANCIAL = re.compile(
     r"\b(ratio|margin|turnover|growth|CAGR|chang(?:e|ed)|average|working capital|capex|capital expenditures?|COGS|"
     r"cost of|revenues?|net sales|income|earnings|EBITDA|EBIT|profit|cash flows?|dividends?|inventor(?:y|ies)|"
@@ -362,10 +365,16 @@ def rows(text: str) -> list[tuple[str, list[tuple[str, float, bool]]]]:
             at = match.end()
         if label and cells:
             found.append((label, cells))
-    found = [(" ".join(label.split()), cells) for label, cells in found]  # a PDF's non-breaking spaces are spaces
-    found = [(label.rsplit(":", 1)[-1].strip() or label, cells) for label, cells in found]  # "Current liabilities: Accounts payable"
-    found = [(_MEASURE.sub("", label) or label, cells) for label, cells in found]
+    found = [(_row_label(label), cells) for label, cells in found]
     return [(label, cells) for label, cells in found if re.search(r"[A-Za-z]{3}", label)]
+
+
+def _row_label(label: str) -> str:
+    """A row's label as its line item: a PDF's non-breaking spaces are spaces, a heading before a colon goes
+    ("Current liabilities: Accounts payable"), and so does a measure (", net of construction payable")."""
+    label = " ".join(label.split())
+    label = label.rsplit(":", 1)[-1].strip() or label
+    return _MEASURE.sub("", label) or label
 
 
 def _cell(match: re.Match) -> tuple[str, float, bool]:
@@ -643,8 +652,7 @@ def averaged(question: str, formula: str) -> str:
 
 def _named_years(question: str) -> set[int]:
     """The years a question names: "FY2022", "2019", "FY20" (2020)."""
-    found = re.findall(r"\b(?:FY\s?'?)?((?:19|20)\d\d)\b|\bFY\s?'?(\d\d)\b", question, re.I)
-    return {int(full) if full else 2000 + int(short) for full, short in found}
+    return {int(full) if full else 2000 + int(short) for full, short in _YEAR.findall(question)}
 
 
 def in_latest_year(question: str, formula: str) -> str:
@@ -664,8 +672,7 @@ def compared_years(question: str, formula: str) -> list[int]:
         return []
     (year,) = years
     others = sorted(_named_years(question) - {year})
-    if not others and judged and re.search(r"\bimprov|\bgr[eo]w|\bdeclin|\bincreas|\bdecreas|\bhigher\b|\blower\b",
-                                            question, re.I):
+    if not others and re.search(rf"\b(?:{_DIRECTION})\b", question, re.I):
         others = [year - 1]
     return others
 
