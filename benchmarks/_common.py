@@ -33,6 +33,10 @@ def set_directory(data: Path, name: str) -> Path:
     return data / name if (data / name).is_dir() or not (OWN_SETS / name).is_dir() else OWN_SETS / name
 
 
+# Own sets of questions about a shared set's documents (benchmarks/data/README.md): scored on that set's index.
+QUESTIONS_OVER = {"financebench-heldout": "financebench-dev"}
+
+
 # The two layouts of the public sets: the codebase set's published file names, and the prose sets'.
 CORPUS_NAMES = (("codebase_chunks.json", "evaluation_set.jsonl"), ("corpus.json", "queries.jsonl"))
 
@@ -140,7 +144,7 @@ ANSWERS_SEED = 2026
 
 def indexed_set(set_name: str, data: Path, work: Path, folder: str, contexts: str):
     """(registry, index, queries) of a set indexed under work/folder with these contexts (an index a run left
-    there with the same settings is reused)."""
+    there with the same settings is reused); a set of questions about another set's documents gets that set's index."""
     from retrieval.long_documents import sources
 
     from localcr import evaluation
@@ -149,8 +153,11 @@ def indexed_set(set_name: str, data: Path, work: Path, folder: str, contexts: st
     from localcr.search import Index
 
     registry = load_registry()
-    source, queries_file = sources(set_directory(data, set_name))
-    directory = work / folder / f"index-{set_name}-{contexts}"
+    documents_set = QUESTIONS_OVER.get(set_name, set_name)
+    source, queries_file = sources(set_directory(data, documents_set))
+    if documents_set != set_name:
+        queries_file = set_directory(data, set_name) / "queries.jsonl"
+    directory = work / folder / f"index-{documents_set}-{contexts}"
     build_index([source], directory, registry, contexts=contexts, progress=False, log=lambda message: None)
     index = Index(directory, registry)
     return registry, index, evaluation.load_queries(queries_file, index)

@@ -12,7 +12,9 @@ on each half of the sample: "tune" (the first half, where defaults are chosen) a
   before the check, and token F1 (characters for ja and zh);
 - financebench-dev: the reference answer's key figure (its first number, scale words applied) found among the
   answer's figures within 1%, on the questions whose reference has one; and a row per question type (all the
-  sampled questions of that type);
+  sampled questions of that type, where the sample mixes types);
+- financebench-heldout (benchmarks/data/: computed-metric questions written for issue 58 over the same filings,
+  scored on financebench-dev's index): the same, in one row: no default is chosen on it, so it has no tuning half;
 - every set: citation precision (a cited source holds gold: a gold chunk, or text overlapping a gold span; after
   localcr's check has corrected citations), the share of sentences marked unsupported and of those whose citation
   the check corrected, the refusal rate, and seconds to the first token and in all (medians over
@@ -40,6 +42,7 @@ from _common import indexed_sample, machine, parser, results_suffix, table  # no
 from localcr.evaluation.answers import ANSWER_COLUMNS, answer_cells, means  # noqa: E402
 
 SETS = ("xquad-en", "financebench-dev", "anthropic-codebase")
+HELD_OUT_SETS = ("financebench-heldout",)  # no default is chosen on them: scored whole, without a tuning half
 
 
 def gold_documents(index, query) -> list[str]:
@@ -60,7 +63,7 @@ def measure(set_name: str, args) -> list[list]:
     registry, index, queries, sampled = indexed_sample(set_name, args.data, args.work, args.limit)
     spec = registry.require("llm", args.llm)
     answerer = Answerer(spec, prompt=args.prompt, source_chars=args.source_chars, evidence_chars=args.evidence_chars)
-    language = "en" if set_name in ("anthropic-codebase", "financebench-dev") else None
+    language = "en" if set_name in ("anthropic-codebase", "financebench-dev", *HELD_OUT_SETS) else None
 
     def show(query, answer, row):
         unsupported = sum(row["unsupported"])
@@ -81,8 +84,12 @@ def measure(set_name: str, args) -> list[list]:
             print(f"{set_name}: answered with its gold documents filtered out: {query.text!r} -> {answer.text[:300]!r}",
                   file=sys.stderr)
     answerer.close()
-    halves = {"tune": result.per_question[:len(sampled) // 2], "held out": result.per_question[len(sampled) // 2:]}
-    for kind, rows in question_types(queries.path, result.per_question).items():
+    if set_name in HELD_OUT_SETS:
+        halves = {"held out (all)": result.per_question}
+    else:
+        halves = {"tune": result.per_question[:len(sampled) // 2], "held out": result.per_question[len(sampled) // 2:]}
+    kinds = question_types(queries.path, result.per_question)
+    for kind, rows in kinds.items() if len(kinds) > 1 else ():
         halves[f"all: {kind}"] = rows
     filtered = f"{100 * statistics.mean(refused):.0f} (of {len(refused)})" if refused else ""
     return [[set_name, half, spec.name, args.prompt, args.evidence_chars, args.k, len(rows), *answer_cells(means(rows)),
@@ -128,7 +135,8 @@ def llm_rates(llm: str | None) -> str:
 
 def main() -> None:
     p = parser(__doc__.split("\n")[0])
-    p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated (default {','.join(SETS)})")
+    p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated (default {','.join(SETS)}; also "
+                   f"{','.join(HELD_OUT_SETS)}: questions no default was tuned on, benchmarks/data/)")
     p.add_argument("--llm", help="the LLM that answers (default: models.toml's)")
     p.add_argument("--limit", type=int, default=40, help="questions sampled per set (seeded; default 40)")
     p.add_argument("-k", type=int, default=None, help="sources read per question (default: `localcr ask`'s)")
