@@ -60,7 +60,8 @@ def default_threads() -> int:
 
 
 def build_info() -> str:
-    """Which llama.cpp build runs: the flags setup.sh chose (recorded in the venv) and the CPU features it uses."""
+    """Which llama.cpp build runs: the flags setup.sh chose (recorded in the venv), the CPU features it uses, and
+    whether it can offload layers to a GPU (models.toml's n_gpu_layers matters only where it can)."""
     import llama_cpp
 
     try:
@@ -68,7 +69,9 @@ def build_info() -> str:
         flags = stamp[1].strip() if len(stamp) > 1 else "default flags"
     except OSError:
         flags = "not built by setup.sh"
-    return f"llama-cpp-python {llama_cpp.__version__} ({flags}); CPU features in use: {' '.join(cpu_features())}"
+    gpu = ("GPU offload: yes (n_gpu_layers in models.toml)" if llama_cpp.llama_supports_gpu_offload()
+           else "GPU offload: no (a CPU build)")
+    return f"llama-cpp-python {llama_cpp.__version__} ({flags}); CPU features in use: {' '.join(cpu_features())}; {gpu}"
 
 
 @functools.cache
@@ -153,12 +156,14 @@ def shared_start(a, b) -> int:
 
 def load_llama(spec, path: Path, threads: int, **params):
     """A llama_cpp.Llama over the GGUF file at `path`, loaded without llama.cpp's log on stderr; a LocalcrError
-    with llama.cpp's last word on why it could not."""
+    with llama.cpp's last word on why it could not. The entry's n_gpu_layers goes to llama.cpp, whose own default
+    (0) would keep every layer of a CUDA or Metal build on the CPU; a CPU build ignores it."""
     from llama_cpp import Llama
 
     try:
         with quiet_stderr() as log:
-            llm = Llama(model_path=str(path), n_threads=threads, n_threads_batch=threads, verbose=False, **params)
+            llm = Llama(model_path=str(path), n_threads=threads, n_threads_batch=threads, n_gpu_layers=spec.n_gpu_layers,
+                        verbose=False, **params)
     except (ValueError, RuntimeError, OSError) as exc:
         detail = [line.strip() for line in log().splitlines() if line.strip()]
         why = detail[-1] if detail else str(exc)

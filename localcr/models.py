@@ -35,6 +35,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "n_batch": (int, 512),
         "n_ubatch": (int, 512),
         "flash_attn": (bool, False),
+        "n_gpu_layers": (int, -1),
         "prompt_style": (str, "completion"),
         "prompt": (str, DEFAULT_PROMPT),
         "context_language": (bool, False),
@@ -59,6 +60,7 @@ SCHEMA: dict[str, dict[str, tuple[type, Any]]] = {
         "max_length": (int, 512),
         "batch_size": (int, 16),
         "fp16": (bool, False),
+        "n_gpu_layers": (int, -1),
     },
 }
 PROMPT_STYLES = ("completion", "chat")
@@ -291,5 +293,8 @@ def _parse_entry(path: Path, role: str, name: str, entry: dict) -> ModelSpec:
     for key in ("n_ctx", "max_length", "batch_size", "n_batch", "n_ubatch", "max_tokens"):
         if key in params and params[key] <= 0:
             raise LocalcrError(f"{where} {key} must be positive")
+    if params.get("n_gpu_layers", -1) < -1:
+        raise LocalcrError(f"{where} n_gpu_layers = {params['n_gpu_layers']}: use -1 (every layer that fits on the GPU), "
+                           "0 (CPU only) or a number of layers")
     source = params["path"] or f"{given[0]}:{params[given[0]]}"
     return ModelSpec(role=role, name=name, source=source, registry=path, params=params)

@@ -423,6 +423,25 @@ def test_chat_style_errors_and_named_format(tmp_path, cache_dir, capfd):
     assert "llama" not in capfd.readouterr().err
 
 
+@pytest.mark.model
+def test_n_gpu_layers_reaches_llama_cpp_and_changes_nothing_on_a_cpu_build(tmp_path):
+    """models.toml's n_gpu_layers is what llama.cpp loads the model with (-1: every layer, INT_MAX to llama.cpp);
+    a CPU build keeps every layer on the CPU either way, so the default writes what 0 writes (and cache keys, made
+    from the model's bytes and the prompt, never see it)."""
+    import llama_cpp
+
+    written = {}
+    for layers in (-1, 0):
+        runner = L.LlamaRunner(_registry(tmp_path, f"layers{layers + 1}", n_gpu_layers=layers))
+        try:
+            assert runner.llm.model_params.n_gpu_layers == (0x7FFFFFFF if layers == -1 else 0)
+            written[layers] = runner.complete(runner.tokenize("The three primary colours are"), [], max_tokens=12).text
+        finally:
+            runner.close()
+    if not llama_cpp.llama_supports_gpu_offload():
+        assert written[-1] == written[0] and written[0].strip()
+
+
 # ------------------------------------------------------------------------------------------ import
 
 

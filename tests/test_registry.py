@@ -1,6 +1,7 @@
 """models.toml: parsing, overrides, and every mistake a user can make in it."""
 from __future__ import annotations
 
+import llama_cpp
 import pytest
 from click.testing import CliRunner
 
@@ -39,6 +40,16 @@ def test_models_command_lists_present_and_missing():
     assert "qwen2.5-coder-1.5b" in out and "gemma3-270m" in out and "minilm" in out and "use-multilingual" in out
     assert out.count("present") == 5
     assert "MISSING" in out and "huggingface-cli download" in out and "no default reranker" in out
+    assert ("GPU offload: yes" if llama_cpp.llama_supports_gpu_offload() else "GPU offload: no (a CPU build)") in out
+
+
+def test_n_gpu_layers_defaults_to_every_layer_that_fits(tmp_path):
+    """-1 by default: a CUDA or Metal build offloads the whole model, where llama.cpp's own default (0) would keep
+    it on the CPU; a CPU build ignores it."""
+    registry = load_registry(write(tmp_path, '[llm.a]\npath = "a.gguf"\n[llm.b]\npath = "b.gguf"\nn_gpu_layers = 0\n'
+                                              '[reranker.r]\npath = "r.gguf"\nn_gpu_layers = 20\n'))
+    assert registry.models["llm"]["a"].n_gpu_layers == -1 and registry.models["llm"]["b"].n_gpu_layers == 0
+    assert registry.models["reranker"]["r"].n_gpu_layers == 20
 
 
 def test_override_by_option_and_environment(tmp_path, monkeypatch):
@@ -63,6 +74,7 @@ def test_override_by_option_and_environment(tmp_path, monkeypatch):
     ('[llm.x]\nn_ctx = 10', "needs exactly one of path"),
     ('[llm.x]\nbundled = "gpt-5"', "known bundled models"),
     ('[llm.x]\npath = "a.gguf"\nprompt_style = "poem"', "prompt_style"),
+    ('[llm.x]\npath = "a.gguf"\nn_gpu_layers = -2', "n_gpu_layers = -2: use -1 (every layer that fits on the GPU)"),
     ('[llm.x]\npath = "a.gguf"\nprompt = "sonnet"', "prompt = 'sonnet': use \"marked\" or \"published\""),
     ('[embedder.x]\npath = "."\nbackend = "word2vec"', "backend = 'word2vec': use one of 'sentence-transformers', 'use'"),
     ('[embedder.x]\npath = "."\nruntime = "tensorflow"', "runtime = 'tensorflow': use one of 'auto', 'onnx', 'onnx-int8', 'torch'"),
