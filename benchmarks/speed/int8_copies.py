@@ -86,6 +86,8 @@ def code_windows(data: Path, limit: int, embedder) -> list[str]:
 
 
 def closeness(args, files: dict[str, Path]) -> str:
+    from dataclasses import replace
+
     from localcr.embeddings import Embedder
     from localcr.embeddings.onnx import OnnxBackend
     from localcr.models import load_registry
@@ -97,7 +99,7 @@ def closeness(args, files: dict[str, Path]) -> str:
     reference = {part: embedder.backend.encode(texts) for part, texts in windows.items()}
     rows = []
     for name, file in files.items():
-        backend = OnnxBackend(spec, path, file)
+        backend = OnnxBackend(replace(spec, params={**spec.params, "batch_size": args.batch or spec.batch_size}), path, file)
         cells = []
         for part, texts in windows.items():
             cosine = (backend.encode(texts) * reference[part]).sum(axis=1)  # both normalised
@@ -106,7 +108,8 @@ def closeness(args, files: dict[str, Path]) -> str:
         rows.append([name, f"{file.stat().st_size / 1e6:.0f}", hashlib.sha256(file.read_bytes()).hexdigest()[:12], *cells,
                      f"{len(windows['filings']) / seconds:.1f}"])
         print(rows[-1], flush=True)
-    return (f"{len(windows['code'])} code windows, {len(windows['filings'])} filing windows (2 filings); "
+    return (f"{len(windows['code'])} code windows, {len(windows['filings'])} filing windows (2 filings); batches of "
+            f"{args.batch or spec.batch_size}, {embedder.encode_batch} windows a call; "
             f"{embedder.backend.session.get_session_options().intra_op_num_threads} threads\n\n" +
             table(["copy", "MB", "sha256", "cosine to float, code: min / 1st percentile / mean",
                    "filings: min / 1st percentile / mean", "filing windows/s"], rows))
@@ -171,6 +174,7 @@ def main() -> None:
     p.add_argument("--copies", default=",".join(VARIANTS), help=f"comma-separated of: {', '.join(VARIANTS)}")
     p.add_argument("--windows", type=int, default=300, help="windows of each kind (code, filings) for closeness and speed")
     p.add_argument("--repeats", type=int, default=2, help="passes over the filing windows (the best is kept)")
+    p.add_argument("--batch", type=int, help="windows a batch for closeness and speed (default: the registry's)")
     p.add_argument("--quality", action="store_true", help="Pass@k of each copy on --sets instead of closeness and speed")
     p.add_argument("--sets", default=",".join(SETS), help=f"with --quality: comma-separated (default {','.join(SETS)})")
     args = p.parse_args()
@@ -194,7 +198,7 @@ def main() -> None:
         text = "\n\n".join([head, closeness(args, files)])
     text += f"\n\nended {time.strftime('%H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.2f}"
     print(text)
-    name = "int8_copies-quality" if args.quality else "int8_copies"
+    name = "int8_copies-quality" if args.quality else f"int8_copies{f'-batch{args.batch}' if args.batch else ''}"
     (Path(__file__).resolve().parents[1] / "results" / f"{name}.md").write_text(text + "\n")
 
 
