@@ -15,8 +15,8 @@ from conftest import GUIDE, SCHEDULER
 from localcr.bundled import verified
 from localcr.documents import import_prechunked
 from localcr.embeddings import RUNTIME_NAMES, Embedder, runtime
-from localcr.embeddings.onnx import unsupported
-from localcr.embeddings.onnx_export import _check_weights, copy_path, load_onnx_backend
+from localcr.embeddings.onnx import OnnxBackend, unsupported
+from localcr.embeddings.onnx_export import MIN_COSINE_INT8, _check_weights, checked_copy, copy_path, load_onnx_backend, quantize
 from localcr.errors import LocalcrError
 from localcr.models import EMBEDDER_BACKENDS, load_registry
 from localcr.structure import structural_contexts
@@ -105,6 +105,23 @@ def test_a_missing_copy_is_exported_checked_and_stamped_and_a_changed_one_is_not
     with open(copy, "ab") as f:
         f.write(b"\0")
     assert not verified(copy)  # so the next load exports it again
+
+
+@pytest.mark.model
+def test_the_8_bit_copy_quantises_every_weight_product_the_same_way_each_time_and_stays_near_the_float_one(minilm, tmp_path):
+    fast, _ = minilm
+    path = fast.spec.resolve()
+    float_copy = checked_copy(fast.spec, path)
+    for name in ("first.onnx", "second.onnx"):
+        quantize(float_copy, tmp_path / name)
+    # the same file each time: its vectors' cache key is the float model's fingerprint and "int8"
+    assert (tmp_path / "first.onnx").read_bytes() == (tmp_path / "second.onnx").read_bytes()
+    import onnx
+
+    kinds = {node.op_type for node in onnx.load(tmp_path / "first.onnx").graph.node}
+    assert {"MatMulInteger", "QAttention"} <= kinds and not {"MatMul", "Attention"} & kinds
+    vectors = OnnxBackend(fast.spec, path, tmp_path / "first.onnx").encode(QUERIES)
+    assert float(min((vectors * fast.backend.encode(QUERIES)).sum(axis=1))) >= MIN_COSINE_INT8
 
 
 def test_weights_that_are_not_the_bundled_ones_are_refused(tmp_path):

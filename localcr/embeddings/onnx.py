@@ -8,8 +8,8 @@ this backend on a checked one (`load_onnx_backend`, what the registry's table na
 copy, so the two do not import each other.
 
 `runtime = "onnx-int8"` runs a copy quantised to 8 bits (weights per output channel, activations per batch):
-about twice the windows/s of the float copy, and other vectors (another fingerprint, so other cache entries and
-indexes), chosen by the Pass@k it keeps (BENCHMARKS.md), never by default.
+about 1.7 times the windows/s of the float copy on long windows, and other vectors (another fingerprint, so other
+cache entries and indexes), chosen by the Pass@k it keeps (BENCHMARKS.md), never by default.
 """
 from __future__ import annotations
 

