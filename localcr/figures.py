@@ -140,13 +140,17 @@ _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 # A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018").
 _DATE = r"(?:(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},\s+)?(?:19|20)\d\d)"
 _HEADINGS = re.compile(rf"{_DATE}(?:\s+{_DATE})+")
-# A line that heads a table's columns: the headings, after words without a digit ("Fiscal Years Ended", "(In
-# millions, except per share amounts)", "As of"); where a PDF's text runs the first row on, the row after them.
-_HEADING_LINE = re.compile(rf"(?P<lead>[^\d\n]{{0,80}}?)\s*(?P<run>{_HEADINGS.pattern})(?:\s+(?P<rest>[A-Za-z(].*))?")
+# A line that heads a table's columns: the headings, after words without a figure ("Fiscal Years Ended", "(In
+# millions, except per share amounts)", "As of"; a year-end's month and day, "Year Ended December 31 (Millions)");
+# where a PDF's text runs the first row on, the row after them.
+_MONTH_DAY = r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}\b(?!,?\s*(?:19|20)\d\d)"
+_HEADING_LINE = re.compile(rf"(?P<lead>(?:[^\d\n]|{_MONTH_DAY}){{0,80}}?)\s*(?P<run>{_HEADINGS.pattern})"
+                           rf"(?:\s+(?P<rest>[A-Za-z(].*))?")
 # A piece of a heading a PDF's text gives a line of its own ("December 26,", "2015", "Year Ended").
 _HEADING_PIECE = re.compile(r"(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},?|(?:19|20)\d\d|[A-Z][a-z]+(?: [A-Za-z]+){0,3})")
 _NOTE_REFERENCE = re.compile(r"\s*\((?:see )?notes?\s[^)]*\)", re.I)
 _MEASURE = re.compile(r",?\s+(?:net of|less)\b.*$", re.I)
+_SHARE_OF = re.compile(r"%|\bpercent(?:age)?\b|\brates?\b", re.I)
 # One cell of a row: an amount ("$ 1,980", "(10,205)", "23.0 %") or a dash for none.
 _CELL = re.compile(r"\$?\s*(\(?-?\d(?:[\d,]*\d)?(?:\.\d+)?\)?)\s*(%?)|[—–-](?=\s|$)")
 
@@ -455,6 +459,8 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
             terms = set(tokenize(label))
             if not terms or len([c for c in cells if not c[2]]) not in (0, len(years)) or len(cells) < len(years):
                 continue  # a row of other columns (a consolidating table's Parent, Guarantor, ...): not this table's
+            if _SHARE_OF.search(label) and not _SHARE_OF.search(operand.item):
+                continue  # "% to Sales", "as a percentage of net sales": a share of the line item, not its amount
             score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
             if " and " in label.lower() and " and " not in f" {operand.item} ":
                 score *= JOINED_WEIGHT  # "Accounts payable and accrued liabilities" is more than accounts payable
