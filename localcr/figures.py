@@ -137,9 +137,10 @@ _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
               ast.Pow: operator.pow}
 _SCALE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.I)
 _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
-# A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018").
+# A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018",
+# "At December 31, 2019 At December 31, 2018").
 _DATE = r"(?:(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},\s+)?(?:19|20)\d\d)"
-_HEADINGS = re.compile(rf"{_DATE}(?:\s+{_DATE})+")
+_HEADINGS = re.compile(rf"{_DATE}(?:\s+(?:(?:At|As of)\s+)?{_DATE})+")
 # A line that heads a table's columns: the headings, after words without a figure ("Fiscal Years Ended", "(In
 # millions, except per share amounts)", "As of"; a year-end's month and day, "Year Ended December 31 (Millions)");
 # where a PDF's text runs the first row on, the row after them.
@@ -253,6 +254,22 @@ def formula_of(written: str) -> str | None:
 # Words of a figure's name that make it a metric: one the question does not name is another figure than it asks for.
 _METRIC_WORDS = ("turnover", "ratio", "margin", "growth", "cagr", "average", "days", "cycle", "outstanding",
                  "coverage", "yield", "payout", "retention", "return")
+
+
+def line_item_asked(question: str, figure: str) -> bool:
+    """Whether the figure is one line item of the statements (localcr.statements knows its rows' names) that the
+    question names in so many words and defines no formula for ("the year end FY2019 total current liabilities"):
+    it is read as it is, never computed from others."""
+    from localcr.lexical import tokenize
+    from localcr.statements import row_labels
+
+    match = _NAME.match(figure)
+    if not match or re.search(r"\bdefin", question, re.I):
+        return False
+    item = match["item"].replace("_", " ")
+    if any(word in item.split() for word in _METRIC_WORDS):
+        return False  # a CAGR or a margin of revenue is no row of revenue
+    return len(row_labels(item)) > 1 and set(tokenize(item)) <= set(tokenize(question))
 
 
 def asked_for(question: str, figure: str) -> bool:
@@ -589,6 +606,8 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     figure, formula = planned
     if not asked_for(question, figure):
         return None
+    if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
+        formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
     formula = averaged(question, in_latest_year(question, formula))
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)

@@ -143,6 +143,21 @@ def test_a_heading_whose_lead_names_the_year_end_heads_the_columns():
     assert figures.read(figures.Operand("total_revenue_fy2021", "total revenue", 2021), passage)[0].value == 42380.0
 
 
+def test_headings_of_at_dates_head_the_columns():
+    passage = Passage("At December 31, 2019 At December 31, 2018\nTotal current liabilities 2,915 2,642\n")
+    reading, _ = figures.read(figures.Operand("total_current_liabilities_fy2018", "total current liabilities", 2018), passage)
+    assert (reading.value, reading.heading) == (2642.0, "December 31, 2018")
+
+
+def test_a_line_item_the_question_names_is_read_not_computed():
+    question = "What is Activision Blizzard's year end FY2019 total current liabilities (in USD millions)?"
+    assert figures.line_item_asked(question, "total_current_liabilities_fy2019")
+    assert not figures.line_item_asked("What is the FY2021 total revenue CAGR?", "total_revenue_cagr_fy2021")
+    defined = "What is the FY2020 net working capital? Define it as total current assets less total current liabilities."
+    assert not figures.line_item_asked(defined, "total_current_liabilities_fy2020")
+    assert not figures.line_item_asked(question, "quick_ratio_fy2019")
+
+
 def test_a_share_of_a_line_item_is_not_its_amount():
     passage = Passage("2022 2021\nSales to customers 79,990 78,740\n% to Sales 17.3 16.9\n")
     reading, _ = figures.read(figures.Operand("revenue_fy2022", "revenue", 2022), passage)
