@@ -555,8 +555,9 @@ def _literal(doc_id: str) -> str:
 
 
 def documents_about(index, question: str, hits: list, **filters) -> tuple[list[str], list[str]]:
-    """The names the question gives (runs of its capitalised words: "Best Buy"), and the documents that write one
-    of them as the question does (case and all: "Block" the company, not a block), those of its own hits first,
+    """The names the question gives (runs of its capitalised words: "Best Buy"), and the documents about them: that
+    write one of them as the question does (case and all: "Block" the company, not a block) about as often as the
+    subject's own filings do (`about_subject`), those of its own hits first,
     then those a search for the names finds (through the question's filters: glob, kind, lang): a figure of another
     company's filing is never read as this one's."""
     words = {w for w in subjects_of(question) if w.upper() not in _METRICS}
@@ -566,8 +567,15 @@ def documents_about(index, question: str, hits: list, **filters) -> tuple[list[s
         return [], list(dict.fromkeys(found))[:QUESTION_DOCUMENTS]
     found += [hit.doc_id for name in names for hit in index.search(name, 20, mode="lexical", prior=None, **filters)]
     mentions = {d: sum(_mentions(index, d, name) for name in names) for d in dict.fromkeys(found)}
-    documents = sorted((d for d in mentions if mentions[d]), key=lambda d: -mentions[d])  # stable: hits' order next
-    return names, documents[:QUESTION_DOCUMENTS]
+    return names, about_subject(mentions)[:QUESTION_DOCUMENTS]
+
+
+def about_subject(mentions: dict[str, int]) -> list[str]:
+    """The documents about a subject, most mentions first (then in the order given), from how many passages of
+    each write its name: one that writes it in under half as many as the most does only mentions it (General Mills'
+    report names Walmart, its largest customer, in 3 of the 10 passages a search finds; Walmart's own in 10)."""
+    most = max(mentions.values(), default=0)
+    return sorted((d for d, count in mentions.items() if count and 2 * count >= most), key=lambda d: -mentions[d])
 
 
 def _runs(question: str, words: set[str]) -> list[list[str]]:

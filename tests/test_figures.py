@@ -158,6 +158,13 @@ def test_a_line_item_the_question_names_is_read_not_computed():
     assert not figures.line_item_asked(question, "quick_ratio_fy2019")
 
 
+def test_a_document_that_only_mentions_the_subject_is_not_about_it():
+    mentions = {"walmart-2018.txt": 10, "general-mills-2020.txt": 3, "walmart-2020.txt": 10, "unrelated.txt": 0}
+    assert figures.about_subject(mentions) == ["walmart-2018.txt", "walmart-2020.txt"]
+    assert figures.about_subject({"square-2016.txt": 10, "block-2020.txt": 20}) == ["block-2020.txt", "square-2016.txt"]
+    assert figures.about_subject({}) == []
+
+
 def test_a_share_of_a_line_item_is_not_its_amount():
     passage = Passage("2022 2021\nSales to customers 79,990 78,740\n% to Sales 17.3 16.9\n")
     reading, _ = figures.read(figures.Operand("revenue_fy2022", "revenue", 2022), passage)
