@@ -137,16 +137,21 @@ _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
               ast.Pow: operator.pow}
 _SCALE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.I)
 _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
-# A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018").
+# A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018",
+# "At December 31, 2019 At December 31, 2018").
 _DATE = r"(?:(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},\s+)?(?:19|20)\d\d)"
-_HEADINGS = re.compile(rf"{_DATE}(?:\s+{_DATE})+")
-# A line that heads a table's columns: the headings, after words without a digit ("Fiscal Years Ended", "(In
-# millions, except per share amounts)", "As of"); where a PDF's text runs the first row on, the row after them.
-_HEADING_LINE = re.compile(rf"(?P<lead>[^\d\n]{{0,80}}?)\s*(?P<run>{_HEADINGS.pattern})(?:\s+(?P<rest>[A-Za-z(].*))?")
+_HEADINGS = re.compile(rf"{_DATE}(?:\s+(?:(?:At|As of)\s+)?{_DATE})+")
+# A line that heads a table's columns: the headings, after words without a figure ("Fiscal Years Ended", "(In
+# millions, except per share amounts)", "As of"; a year-end's month and day, "Year Ended December 31 (Millions)");
+# where a PDF's text runs the first row on, the row after them.
+_MONTH_DAY = r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}\b(?!,?\s*(?:19|20)\d\d)"
+_HEADING_LINE = re.compile(rf"(?P<lead>(?:[^\d\n]|{_MONTH_DAY}){{0,80}}?)\s*(?P<run>{_HEADINGS.pattern})"
+                           rf"(?:\s+(?P<rest>[A-Za-z(].*))?")
 # A piece of a heading a PDF's text gives a line of its own ("December 26,", "2015", "Year Ended").
 _HEADING_PIECE = re.compile(r"(?:[A-Z][a-z]{2,8}\.?\s+\d{1,2},?|(?:19|20)\d\d|[A-Z][a-z]+(?: [A-Za-z]+){0,3})")
 _NOTE_REFERENCE = re.compile(r"\s*\((?:see )?notes?\s[^)]*\)", re.I)
 _MEASURE = re.compile(r",?\s+(?:net of|less)\b.*$", re.I)
+_SHARE_OF = re.compile(r"%|\bpercent(?:age)?\b|\brates?\b", re.I)
 # One cell of a row: an amount ("$ 1,980", "(10,205)", "23.0 %") or a dash for none.
 _CELL = re.compile(r"\$?\s*(\(?-?\d(?:[\d,]*\d)?(?:\.\d+)?\)?)\s*(%?)|[—–-](?=\s|$)")
 
@@ -249,6 +254,22 @@ def formula_of(written: str) -> str | None:
 # Words of a figure's name that make it a metric: one the question does not name is another figure than it asks for.
 _METRIC_WORDS = ("turnover", "ratio", "margin", "growth", "cagr", "average", "days", "cycle", "outstanding",
                  "coverage", "yield", "payout", "retention", "return")
+
+
+def line_item_asked(question: str, figure: str) -> bool:
+    """Whether the figure is one line item of the statements (localcr.statements knows its rows' names) that the
+    question names in so many words and defines no formula for ("the year end FY2019 total current liabilities"):
+    it is read as it is, never computed from others."""
+    from localcr.lexical import tokenize
+    from localcr.statements import row_labels
+
+    match = _NAME.match(figure)
+    if not match or re.search(r"\bdefin", question, re.I):
+        return False
+    item = match["item"].replace("_", " ")
+    if any(word in item.split() for word in _METRIC_WORDS):
+        return False  # a CAGR or a margin of revenue is no row of revenue
+    return len(row_labels(item)) > 1 and set(tokenize(item)) <= set(tokenize(question))
 
 
 def asked_for(question: str, figure: str) -> bool:
@@ -455,6 +476,8 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
             terms = set(tokenize(label))
             if not terms or len([c for c in cells if not c[2]]) not in (0, len(years)) or len(cells) < len(years):
                 continue  # a row of other columns (a consolidating table's Parent, Guarantor, ...): not this table's
+            if _SHARE_OF.search(label) and not _SHARE_OF.search(operand.item):
+                continue  # "% to Sales", "as a percentage of net sales": a share of the line item, not its amount
             score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
             if " and " in label.lower() and " and " not in f" {operand.item} ":
                 score *= JOINED_WEIGHT  # "Accounts payable and accrued liabilities" is more than accounts payable
@@ -532,8 +555,9 @@ def _literal(doc_id: str) -> str:
 
 
 def documents_about(index, question: str, hits: list, **filters) -> tuple[list[str], list[str]]:
-    """The names the question gives (runs of its capitalised words: "Best Buy"), and the documents that write one
-    of them as the question does (case and all: "Block" the company, not a block), those of its own hits first,
+    """The names the question gives (runs of its capitalised words: "Best Buy"), and the documents about them: that
+    write one of them as the question does (case and all: "Block" the company, not a block) about as often as the
+    subject's own filings do (`about_subject`), those of its own hits first,
     then those a search for the names finds (through the question's filters: glob, kind, lang): a figure of another
     company's filing is never read as this one's."""
     words = {w for w in subjects_of(question) if w.upper() not in _METRICS}
@@ -543,8 +567,15 @@ def documents_about(index, question: str, hits: list, **filters) -> tuple[list[s
         return [], list(dict.fromkeys(found))[:QUESTION_DOCUMENTS]
     found += [hit.doc_id for name in names for hit in index.search(name, 20, mode="lexical", prior=None, **filters)]
     mentions = {d: sum(_mentions(index, d, name) for name in names) for d in dict.fromkeys(found)}
-    documents = sorted((d for d in mentions if mentions[d]), key=lambda d: -mentions[d])  # stable: hits' order next
-    return names, documents[:QUESTION_DOCUMENTS]
+    return names, about_subject(mentions)[:QUESTION_DOCUMENTS]
+
+
+def about_subject(mentions: dict[str, int]) -> list[str]:
+    """The documents about a subject, most mentions first (then in the order given), from how many passages of
+    each write its name: one that writes it in under half as many as the most does only mentions it (General Mills'
+    report names Walmart, its largest customer, in 3 of the 10 passages a search finds; Walmart's own in 10)."""
+    most = max(mentions.values(), default=0)
+    return sorted((d for d, count in mentions.items() if count and 2 * count >= most), key=lambda d: -mentions[d])
 
 
 def _runs(question: str, words: set[str]) -> list[list[str]]:
@@ -583,6 +614,8 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     figure, formula = planned
     if not asked_for(question, figure):
         return None
+    if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
+        formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
     formula = averaged(question, in_latest_year(question, formula))
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)

@@ -137,6 +137,51 @@ def test_a_heading_line_with_words_before_its_years_or_broken_over_lines_heads_t
     assert figures.read(figures.Operand("revenues_fy2020", "operating revenues", 2020), run_on)[0].value == 3777.0
 
 
+def test_a_heading_whose_lead_names_the_year_end_heads_the_columns():
+    passage = Passage("Year Ended December 31 (Millions, except per share amounts) 2022 2021 2020\n"
+                      "Total revenues net of interest expense 52,862 42,380 36,087\n")
+    assert figures.read(figures.Operand("total_revenue_fy2021", "total revenue", 2021), passage)[0].value == 42380.0
+
+
+def test_headings_of_at_dates_head_the_columns():
+    passage = Passage("At December 31, 2019 At December 31, 2018\nTotal current liabilities 2,915 2,642\n")
+    reading, _ = figures.read(figures.Operand("total_current_liabilities_fy2018", "total current liabilities", 2018), passage)
+    assert (reading.value, reading.heading) == (2642.0, "December 31, 2018")
+
+
+def test_a_line_item_the_question_names_is_read_not_computed():
+    question = "What is Activision Blizzard's year end FY2019 total current liabilities (in USD millions)?"
+    assert figures.line_item_asked(question, "total_current_liabilities_fy2019")
+    assert not figures.line_item_asked("What is the FY2021 total revenue CAGR?", "total_revenue_cagr_fy2021")
+    defined = "What is the FY2020 net working capital? Define it as total current assets less total current liabilities."
+    assert not figures.line_item_asked(defined, "total_current_liabilities_fy2020")
+    assert not figures.line_item_asked(question, "quick_ratio_fy2019")
+
+
+def test_a_document_that_only_mentions_the_subject_is_not_about_it():
+    mentions = {"walmart-2018.txt": 10, "general-mills-2020.txt": 3, "walmart-2020.txt": 10, "unrelated.txt": 0}
+    assert figures.about_subject(mentions) == ["walmart-2018.txt", "walmart-2020.txt"]
+    assert figures.about_subject({"square-2016.txt": 10, "block-2020.txt": 20}) == ["block-2020.txt", "square-2016.txt"]
+    assert figures.about_subject({}) == []
+
+
+def test_a_share_of_a_line_item_is_not_its_amount():
+    passage = Passage("2022 2021\nSales to customers 79,990 78,740\n% to Sales 17.3 16.9\n")
+    reading, _ = figures.read(figures.Operand("revenue_fy2022", "revenue", 2022), passage)
+    assert reading.value == 79990.0 and reading.label == "Sales to customers"
+    only_share = Passage("2022 2021\nGross profit as a percentage of net sales 67.0 68.2\n")
+    assert figures.read(figures.Operand("net_sales_fy2022", "net sales", 2022), only_share)[0] is None
+
+
+def test_a_line_item_is_read_under_the_names_filings_give_it():
+    passage = Passage("2016 2015 2014\nOperating loss (170,453) (174,458) (150,491)\n"
+                      "Property, plant and equipment, net 19,803 18,962 17,005\n")
+    assert figures.read(figures.Operand("operating_income_fy2015", "operating income", 2015), passage)[0].value == -174458.0
+    assert figures.read(figures.Operand("average_ppe_fy2014", "ppe", 2014), passage)[0].value == 17005.0
+    profit = Passage("Fiscal Year 2020 2019\nOperating profit 2,953.9 2,515.9\n")
+    assert figures.read(figures.Operand("operating_income_fy2020", "operating income", 2020), profit)[0].value == 2953.9
+
+
 def test_the_total_row_is_the_line_item_not_a_part_or_another_of_its_kind():
     passage = Passage("2017 2016\nNet product sales 118,573 94,665\nTotal net sales 177,866 135,987\n"
                       "Other current assets 688 1,150\nTotal current assets 19,815 19,378\n")
