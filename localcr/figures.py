@@ -261,7 +261,7 @@ def line_item_asked(question: str, figure: str) -> bool:
     question names in so many words and defines no formula for ("the year end FY2019 total current liabilities"):
     it is read as it is, never computed from others."""
     from localcr.lexical import tokenize
-    from localcr.statements import row_labels
+    from localcr.statements import is_line_item
 
     match = _NAME.match(figure)
     if not match or re.search(r"\bdefin", question, re.I):
@@ -269,7 +269,7 @@ def line_item_asked(question: str, figure: str) -> bool:
     item = match["item"].replace("_", " ")
     if any(word in item.split() for word in _METRIC_WORDS):
         return False  # a CAGR or a margin of revenue is no row of revenue
-    return len(row_labels(item)) > 1 and set(tokenize(item)) <= set(tokenize(question))
+    return is_line_item(item) and set(tokenize(item)) <= set(tokenize(question))
 
 
 def asked_for(question: str, figure: str) -> bool:

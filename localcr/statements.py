@@ -52,14 +52,18 @@ LINE_ITEMS = (
     (r"\boperating (?:income|profit|margin)\b|\bEBIT\b|\bEBITDA\b", "income statement",
      ("operating income", "income from operations", "operating profit", "operating loss")),
     (r"\bnet (?:income|profit|earnings)\b|\bprofit margin\b", "income statement", ("net income", "net earnings")),
-    (r"\bgross (?:margin|profit)\b", "income statement", ("gross profit", "gross margin", "cost of sales")),
+    (r"\bgross margin\b", "income statement", ("gross profit", "gross margin", "cost of sales")),
+    (r"\bgross profit\b", "income statement", ("gross profit",)),
     (r"\bEPS\b|\bearnings per share\b", "income statement", ("earnings per share diluted basic",)),
     (r"\binterest (?:expense|coverage)\b", "income statement", ("interest expense",)),
     (r"\binventor(?:y|ies)\b|\bDIO\b", "balance sheet", ("inventories", "merchandise inventories")),
     (r"\baccounts payable\b|\bDPO\b", "balance sheet", ("accounts payable",)),
     (r"\baccounts receivable\b|\bDSO\b", "balance sheet", ("accounts receivable net",)),
-    (r"\bworking capital\b|\bcurrent ratio\b|\bquick ratio\b|\bcurrent (?:assets|liabilities)\b", "balance sheet",
+    (r"\bworking capital\b|\bcurrent ratio\b|\bquick ratio\b", "balance sheet",
      ("total current assets", "total current liabilities")),
+    # each line item only its own labels: "current liabilities" read as "Total current assets" was one quick ratio
+    (r"\bcurrent assets\b", "balance sheet", ("total current assets",)),
+    (r"\bcurrent liabilities\b", "balance sheet", ("total current liabilities",)),
     (r"\bPP&?N?E\b|\bproperty,? plant,? and equipment\b|\bfixed assets?\b", "balance sheet",
      ("property plant and equipment net",)),
     (r"\btotal assets\b|\breturn on assets\b|\bROA\b", "balance sheet", ("total assets",)),
@@ -88,6 +92,11 @@ def asked(question: str) -> Asked:
 # row of those is it, and "change in inventory" is no row of inventories.
 _METRIC = re.compile(r"\b(?:EBITDA|EBIT|FCF|free cash flows?|DIO|DPO|DSO|working capital|ratio|margin|coverage|"
                      r"return on|ROA|turnover|changes?|increase|decrease|growth)\b", re.I)
+
+
+def is_line_item(item: str) -> bool:
+    """Whether words name one line item of the statements whose rows' labels are known here (not a metric)."""
+    return not _METRIC.search(item) and any(pattern.search(item) for pattern, _, _ in _LINE_ITEMS)
 
 
 def row_labels(item: str) -> tuple[str, ...]:

@@ -165,6 +165,14 @@ def test_a_document_that_only_mentions_the_subject_is_not_about_it():
     assert figures.about_subject({}) == []
 
 
+def test_a_line_item_is_never_read_under_another_items_name():
+    passage = Passage("June 30, 2023 June 30, 2022\nTotal current assets 5,308 5,853\nTotal current liabilities 5,144 5,195\n"
+                      "Cost of sales 11,724 12,406\n")
+    reading, _ = figures.read(figures.Operand("current_liabilities_fy2023", "current liabilities", 2023), passage)
+    assert reading.label == "Total current liabilities"  # the working-capital items' labels are each their own
+    assert figures.read(figures.Operand("gross_profit_fy2023", "gross profit", 2023), passage)[0] is None
+
+
 def test_a_share_of_a_line_item_is_not_its_amount():
     passage = Passage("2022 2021\nSales to customers 79,990 78,740\n% to Sales 17.3 16.9\n")
     reading, _ = figures.read(figures.Operand("revenue_fy2022", "revenue", 2022), passage)
