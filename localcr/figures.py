@@ -616,7 +616,7 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
         return None
     if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
         formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
-    formula = averaged(question, in_latest_year(question, formula))
+    formula = averaged(question, in_latest_year(question, changes_between(question, formula)))
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)
     if not documents:
@@ -681,6 +681,23 @@ def averaged(question: str, formula: str) -> str:
     last = max(_named_years(question), default=year_of(formula))
     years = range(last - count + 1, last + 1)
     return "(" + " + ".join(f"({in_year(formula, year)})" for year in years) + f") / {count}"
+
+
+_CHANGE_BETWEEN = re.compile(r"\bchange in ([a-z][a-z ]*?) between FY ?((?:19|20)\d\d) and FY ?((?:19|20)\d\d)", re.I)
+
+
+def changes_between(question: str, formula: str) -> str:
+    """The formula with each "change in X between FY A and FY B" the question defines written as (x_fyB - x_fyA),
+    where the plan wrote it as operands of their own: for four DPO questions in four the 1.5B wrote
+    "change_in_inventory_fy2017 - change_in_inventory_fy2018", which no row is (after the DSO example's deferred
+    revenue)."""
+    for item, first, last in _CHANGE_BETWEEN.findall(question):
+        name = "_".join(item.lower().split())
+        change = f"({name}_fy{max(first, last)} - {name}_fy{min(first, last)})"
+        own = rf"change_in_{name}_fy\d{{4}}"
+        formula = re.sub(rf"{own}\s*-\s*{own}", change, formula)  # the pair the plan wrote for one change
+        formula = re.sub(own, change, formula)
+    return formula
 
 
 def _named_years(question: str) -> set[int]:

@@ -173,6 +173,19 @@ def test_a_line_item_is_never_read_under_another_items_name():
     assert figures.read(figures.Operand("gross_profit_fy2023", "gross profit", 2023), passage)[0] is None
 
 
+def test_a_change_the_question_defines_is_the_later_years_item_less_the_earlier_ones():
+    question = ("What is FY2018 days payable outstanding (DPO)? DPO is defined as: 365 * (average accounts payable "
+                "between FY2017 and FY2018) / (FY2018 COGS + change in inventory between FY2017 and FY2018).")
+    planned = ("365 * ((accounts_payable_fy2017 + accounts_payable_fy2018) / 2) / (cost_of_goods_sold_fy2018 + "
+               "change_in_inventory_fy2017 - change_in_inventory_fy2018)")
+    assert figures.changes_between(question, planned) == (
+        "365 * ((accounts_payable_fy2017 + accounts_payable_fy2018) / 2) / (cost_of_goods_sold_fy2018 + "
+        "(inventory_fy2018 - inventory_fy2017))")
+    assert figures.changes_between(question, "cost_of_goods_sold_fy2018 + change_in_inventory_fy2018") == \
+        "cost_of_goods_sold_fy2018 + (inventory_fy2018 - inventory_fy2017)"
+    assert figures.changes_between("What is the FY2018 DPO?", planned) == planned
+
+
 def test_a_share_of_a_line_item_is_not_its_amount():
     passage = Passage("2022 2021\nSales to customers 79,990 78,740\n% to Sales 17.3 16.9\n")
     reading, _ = figures.read(figures.Operand("revenue_fy2022", "revenue", 2022), passage)
