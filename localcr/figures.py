@@ -566,14 +566,23 @@ def documents_about(index, question: str, hits: list, **filters) -> tuple[list[s
     if not names:
         return [], list(dict.fromkeys(found))[:QUESTION_DOCUMENTS]
     found += [hit.doc_id for name in names for hit in index.search(name, 20, mode="lexical", prior=None, **filters)]
-    mentions = {d: sum(_mentions(index, d, name) for name in names) for d in dict.fromkeys(found)}
-    return names, about_subject(mentions)[:QUESTION_DOCUMENTS]
+    seen = {d: [_mentions(index, d, name) for name in names] for d in dict.fromkeys(found)}
+    mentions = {d: sum(count for count, _ in counts) for d, counts in seen.items()}
+    titles = {d: next((title for _, title in counts if title is not None), None) for d, counts in seen.items()}
+    return names, about_subject(mentions, titles, names)[:QUESTION_DOCUMENTS]
 
 
-def about_subject(mentions: dict[str, int]) -> list[str]:
+def about_subject(mentions: dict[str, int], titles: dict[str, str | None] | None = None,
+                  names: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The documents about a subject, most mentions first (then in the order given), from how many passages of
     each write its name: one that writes it in under half as many as the most does only mentions it (General Mills'
-    report names Walmart, its largest customer, in 3 of the 10 passages a search finds; Walmart's own in 10)."""
+    report names Walmart, its largest customer, in 3 of the 10 passages a search finds; Walmart's own in 10). Where
+    a document's title (`titles`: as its contexts give it) names the subject, one titled after another company is
+    not about it either: Walmart's report writes "Square Feet" in 7 of 10 passages, and is no report of Square's."""
+    titles = titles or {}
+    named = {d for d, title in titles.items() if title and any(n.casefold() in title.casefold() for n in names)}
+    if named:
+        mentions = {d: count for d, count in mentions.items() if d in named or not titles.get(d)}
     most = max(mentions.values(), default=0)
     return sorted((d for d, count in mentions.items() if count and 2 * count >= most), key=lambda d: -mentions[d])
 
@@ -591,11 +600,18 @@ def _runs(question: str, words: set[str]) -> list[list[str]]:
     return runs + ([run] if run else [])
 
 
-def _mentions(index, doc_id: str, name: str) -> int:
-    """How many of a document's passages that a search for the name finds write it as the question does."""
+# A chunk's structural context opens with its file and the document's title where one was recognised ("File
+# docs/a.txt. WALMART INC., Annual report (Form 10-K), ... Section: ...").
+_TITLE = re.compile(r"^File \S+?\.\s+(.*?)\s*(?:Section:|$)", re.S)
+
+
+def _mentions(index, doc_id: str, name: str) -> tuple[int, str | None]:
+    """How many of a document's passages that a search for the name finds write it as the question does, and the
+    document's title as its contexts give it (None where they give none)."""
     written = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, name.split())) + r"(?!\w)")
-    return sum(bool(written.search(f"{hit.context}\n{hit.text}"))
-               for hit in index.search(name, MENTION_HITS, mode="lexical", glob=[_literal(doc_id)], prior=None))
+    hits = index.search(name, MENTION_HITS, mode="lexical", glob=[_literal(doc_id)], prior=None)
+    title = next((match[1] for hit in hits if (match := _TITLE.match(hit.context)) and match[1]), None)
+    return sum(bool(written.search(f"{hit.context}\n{hit.text}")) for hit in hits), title
 
 
 def computed(index, question: str, hits: list, answerer, *, fresh: bool = False, **search_options):

@@ -66,13 +66,14 @@ class Entry:
 def section_path(context: str) -> tuple[str, ...]:
     """The heading path a chunk's structural context gives ("Section: A > B."), outermost first; () for none.
     A lead sentence the context may add after the path is left out: the path ends at the first sentence end
-    that is not a heading's label ("Item 7. Management's ..." keeps its label)."""
+    that is not a heading's label ("Item 7. Management's ..." keeps its label) nor inside a table's title block
+    ("Walmart Inc. — Consolidated Statements of Cash Flows")."""
     found = _SECTION.search(context)
     if not found:
         return ()
     parts = found.group(1).strip().split(" > ")
     last = parts[-1]
-    for end in re.finditer(r"\.(?:\s+|$)", last):
+    for end in re.finditer(r"\.(?:\s+(?!—)|$)", last):
         if not _LABEL.search(last[: end.start()]):
             last = last[: end.start()]
             break

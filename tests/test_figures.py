@@ -163,6 +163,11 @@ def test_a_document_that_only_mentions_the_subject_is_not_about_it():
     assert figures.about_subject(mentions) == ["walmart-2018.txt", "walmart-2020.txt"]
     assert figures.about_subject({"square-2016.txt": 10, "block-2020.txt": 20}) == ["block-2020.txt", "square-2016.txt"]
     assert figures.about_subject({}) == []
+    titles = {"square-2020.txt": "SQUARE, INC., Annual report", "walmart-2018.txt": "WALMART INC., Annual report",
+              "square-2016.txt": None}
+    mentions = {"square-2020.txt": 10, "walmart-2018.txt": 7, "square-2016.txt": 10}
+    assert figures.about_subject(mentions, titles, ["Block", "Square"]) == ["square-2020.txt", "square-2016.txt"]
+    assert figures.about_subject(mentions, titles, ["JnJ"]) == ["square-2020.txt", "square-2016.txt", "walmart-2018.txt"]
 
 
 def test_a_line_item_is_never_read_under_another_items_name():
@@ -184,6 +189,13 @@ def test_a_change_the_question_defines_is_the_later_years_item_less_the_earlier_
     assert figures.changes_between(question, "cost_of_goods_sold_fy2018 + change_in_inventory_fy2018") == \
         "cost_of_goods_sold_fy2018 + (inventory_fy2018 - inventory_fy2017)"
     assert figures.changes_between("What is the FY2018 DPO?", planned) == planned
+
+
+def test_a_balance_is_not_read_from_a_cash_flow_statement_titled_after_its_company():
+    passage = Passage("(Amounts in millions) 2020 2019 2018\nAccounts payable (274) 1,831 4,086\n",
+                      "File r.txt. Section: PART II > ITEM 8. FINANCIAL STATEMENTS > Walmart Inc. — Consolidated "
+                      "Statements of Cash Flows, Fiscal Years Ended January 31, (amounts in millions).")
+    assert figures.read(figures.Operand("accounts_payable_fy2018", "accounts payable", 2018), passage)[0] is None
 
 
 def test_a_share_of_a_line_item_is_not_its_amount():

@@ -22,6 +22,8 @@ def test_a_section_path_keeps_heading_labels_and_leaves_out_a_lead():
     assert section_path("File a.md. Guide. Section: Setup > Install. The installer needs Python 3. It asks nothing.") == \
         ("Setup", "Install")
     assert section_path("File a.md. Guide. Section: Note 12. Leases.") == ("Note 12. Leases",)
+    titled = "File a.txt. Section: ITEM 8 > Walmart Inc. — Consolidated Statements of Cash Flows, Fiscal Years Ended."
+    assert section_path(titled) == ("ITEM 8", "Walmart Inc. — Consolidated Statements of Cash Flows, Fiscal Years Ended")
     assert section_path("File a.py. In class Parser.") == ()
 
 
