@@ -600,17 +600,14 @@ def _runs(question: str, words: set[str]) -> list[list[str]]:
     return runs + ([run] if run else [])
 
 
-# A chunk's structural context opens with its file and the document's title where one was recognised ("File
-# docs/a.txt. WALMART INC., Annual report (Form 10-K), ... Section: ...").
-_TITLE = re.compile(r"^File \S+?\.\s+(.*?)\s*(?:Section:|$)", re.S)
-
-
 def _mentions(index, doc_id: str, name: str) -> tuple[int, str | None]:
     """How many of a document's passages that a search for the name finds write it as the question does, and the
     document's title as its contexts give it (None where they give none)."""
+    from localcr.navigation import document_head
+
     written = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, name.split())) + r"(?!\w)")
     hits = index.search(name, MENTION_HITS, mode="lexical", glob=[_literal(doc_id)], prior=None)
-    title = next((match[1] for hit in hits if (match := _TITLE.match(hit.context)) and match[1]), None)
+    title = next((head for hit in hits if (head := document_head(hit.context))), None)
     return sum(bool(written.search(f"{hit.context}\n{hit.text}")) for hit in hits), title
 
 

@@ -81,6 +81,17 @@ def section_path(context: str) -> tuple[str, ...]:
     return tuple(p.strip().rstrip(".") for p in parts if p.strip().rstrip("."))
 
 
+def document_head(context: str) -> str:
+    """What a chunk's structural context says of its document after its file and before its section: the title a
+    cover gives, its kind and period, a card ("WALMART INC., Annual report (Form 10-K), fiscal year ended January
+    31, 2018."); "" where it names nothing but the file."""
+    found = re.match(r"File \S+?\.(?=\s)", context)
+    if not found:
+        return ""
+    section = _SECTION.search(context, found.end())
+    return context[found.end():section.start() if section else len(context)].strip()
+
+
 def outline(records: list[dict]) -> list[Entry]:
     """A document's outline from its chunks' records (in document order): one entry per heading path, in the
     order the document reaches them, each holding the rows whose section it is (a chunk under "A > B" is in

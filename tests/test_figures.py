@@ -99,12 +99,20 @@ def test_the_result_is_shown_as_the_question_asks():
     assert shown("How much did the tax rate change?", "a_fy2020 - a_fy2019", 3.0, scale="", percent=True) == "3.0%"
 
 
-def test_only_a_question_for_a_filings_figure_takes_this_path():
-    assert figures.asks_for_figure("What is Netflix's year end FY2017 total current liabilities?")
-    assert figures.asks_for_figure("How much did Amazon spend on capex in 2019?")
-    assert not figures.asks_for_figure("Which region had the worst topline performance for MGM during FY2022?")
-    assert not figures.asks_for_figure("What is the retry backoff of the job runner?")
-    assert not figures.asks_for_figure("In what year did the Broncos win their first Super Bowl?")
+@pytest.mark.parametrize("question, takes_it", [
+    ("What is Netflix's year end FY2017 total current liabilities?", True),
+    ("How much did Amazon spend on capex in 2019?", True),
+    ("Does Acme have positive working capital based on FY2022 data?", True),  # a judgement of a figure
+    ("Has Acme's quick ratio improved or declined between FY2023 and FY2022?", True),
+    ("Which region had the worst topline performance for MGM during FY2022?", False),
+    ("What is the retry backoff of the job runner?", False),
+    ("In what year did the Broncos win their first Super Bowl?", False),
+    ("Were there any events that increased net income in 2019?", False),
+    ("What Was Acme's Adjusted Non GAAP EBITDA for FY 2023", False),  # an adjusted figure is no formula of rows
+    ("How much was the change in sales in FY 2023 if we exclude the impact of FX?", False),
+])
+def test_only_a_question_for_a_filings_figure_or_a_judgement_of_one_takes_this_path(question, takes_it):
+    assert figures.asks_for_figure(question) is takes_it
 
 
 def test_the_figure_the_model_names_is_no_operand_of_its_own_formula():
@@ -242,14 +250,6 @@ def test_the_plan_reads_what_is_asked_not_how_to_answer():
     assert figures.what_is_asked("Does Acme have positive working capital based on FY2022 data? If working capital is "
                                  "not a useful metric for this company, then please state that and explain why.") == \
         "Does Acme have positive working capital based on FY2022 data?"
-
-
-def test_a_judgement_of_a_figure_takes_this_path_but_an_adjusted_figure_does_not():
-    assert figures.asks_for_figure("Does Acme have positive working capital based on FY2022 data?")
-    assert figures.asks_for_figure("Has Acme's quick ratio improved or declined between FY2023 and FY2022?")
-    assert not figures.asks_for_figure("Were there any events that increased net income in 2019?")
-    assert not figures.asks_for_figure("What Was Acme's Adjusted Non GAAP EBITDA for FY 2023")
-    assert not figures.asks_for_figure("How much was the change in sales in FY 2023 if we exclude the impact of FX?")
 
 
 def test_a_judged_figure_is_computed_for_each_year_the_question_names():

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run
 from localcr.filters import Filter, exact_glob
-from localcr.navigation import Entry, named, outline, render_outline, rows_of, section_path
+from localcr.navigation import Entry, document_head, named, outline, render_outline, rows_of, section_path
 
 
 def record(row: int, context: str, start: int = 0, pages: list[int] | None = None) -> dict:
@@ -22,6 +22,8 @@ def test_a_section_path_keeps_heading_labels_and_leaves_out_a_lead():
     assert section_path("File a.md. Guide. Section: Setup > Install. The installer needs Python 3. It asks nothing.") == \
         ("Setup", "Install")
     assert section_path("File a.md. Guide. Section: Note 12. Leases.") == ("Note 12. Leases",)
+    assert document_head("File a.txt. Acme, Annual report, 2023. Section: PART II > Item 7.") == "Acme, Annual report, 2023."
+    assert document_head("File a.txt. Section: PART IV.") == "" and document_head("In class Parser.") == ""
     titled = "File a.txt. Section: ITEM 8 > Walmart Inc. — Consolidated Statements of Cash Flows, Fiscal Years Ended."
     assert section_path(titled) == ("ITEM 8", "Walmart Inc. — Consolidated Statements of Cash Flows, Fiscal Years Ended")
     assert section_path("File a.py. In class Parser.") == ()
