@@ -7,7 +7,9 @@ coder). So (Program of Thoughts, arXiv 2211.12588):
 1. `plan`: the LLM names the figure and writes it as an expression over named line items, each ending in its
    fiscal year (`inventory_turnover_fy2019 = cost_of_sales_fy2019 / ((inventories_fy2018 + inventories_fy2019) /
    2)`); a grammar keeps it to names, numbers, + - * / ** and parentheses; a formula the question spells out is written as given. Only a question
-   that asks for a figure ("what is", "how much"), names a fiscal year and a financial figure comes here.
+   that asks for a figure ("what is", "how much"), names a fiscal year and a financial figure comes here. A
+   common metric the question names and does not define (a retention ratio, EBITDA, DPO) is not the model's to
+   recall: its formula is the textbook's (`metric_plan`, localcr.financial_metrics), and no model is loaded.
 2. `read`: each operand is found by its own search (the question's subject, the line item in filings' words
    (localcr.statements.row_labels) and the year) in the documents the question's own search found and whose text
    names the question's subject; its value is read from the table row whose label is the line item, in the column
@@ -616,20 +618,15 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     the question asks for none, the LLM writes no formula, or an operand is not found in the subject's documents.
     A question that judges a figure across years ("has its quick ratio improved between FY2022 and FY2023?") gets
     the same formula computed for each year it names. The answerer's model is loaded only for a question that asks
-    for a figure."""
+    for a figure and names no common metric that it leaves undefined."""
     if not hits or not asks_for_figure(question):
         return None
     started = time.perf_counter()
-    runner = answerer.runner
-    planned = plan(runner, question, fresh=fresh)
+    planned = metric_plan(question) or _model_plan(answerer, question, fresh)
     if planned is None:
         return None
     figure, formula = planned
-    if not asked_for(question, figure):
-        return None
-    if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
-        formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
-    formula = averaged(question, in_latest_year(question, changes_between(question, formula)))
+    formula = averaged(question, in_latest_year(question, formula))
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)
     if not documents:
@@ -641,10 +638,34 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     for year in compared_years(question, formula):
         if (other := _computed(index, in_year(formula, year), subjects, documents, search_options)) is not None:
             results.append(other)
-    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), runner)
+    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), answerer.spec.name)
     took = round(time.perf_counter() - started, 3)
     answer.timings = {"first_token_s": took, "total_s": took}  # the whole answer comes at once
     return answer
+
+
+def metric_plan(question: str) -> tuple[str, str] | None:
+    """The figure and formula of a common metric the question names and does not define, for the latest year it
+    names (localcr.financial_metrics: "the FY2022 retention ratio" is `(net_income_fy2022 - cash_dividends_paid_fy2022)
+    / net_income_fy2022`), or None: the model then writes the formula (`plan`)."""
+    from localcr import financial_metrics
+
+    years = _named_years(question)
+    if not years or financial_metrics.defines(question):
+        return None
+    return financial_metrics.formula_for(what_is_asked(question), max(years))
+
+
+def _model_plan(answerer, question: str, fresh: bool) -> tuple[str, str] | None:
+    """The model's figure and formula (`plan`), mended where the 1.5B is known to err, or None where it names a
+    figure the question does not ask for."""
+    planned = plan(answerer.runner, question, fresh=fresh)
+    if planned is None or not asked_for(question, planned[0]):
+        return None
+    figure, formula = planned
+    if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
+        formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
+    return figure, years_as_dated(question, changes_between(question, formula))
 
 
 @dataclass
@@ -713,6 +734,27 @@ def changes_between(question: str, formula: str) -> str:
     return formula
 
 
+# A line item the question gives a year of its own: "(FY2020 COGS + change in inventory ...)".
+_DATED_ITEM = re.compile(r"\bFY ?((?:19|20)\d\d) ([A-Za-z][\w&-]*(?: [a-z][\w&-]*){0,3})")
+
+
+def years_as_dated(question: str, formula: str) -> str:
+    """The formula with each line item the question dates ("FY2020 COGS") in that year, where the plan wrote it for
+    one other year only: given "(FY2020 COGS + change in inventory between FY2019 and FY2020)", the 1.5B wrote
+    cost_of_goods_sold_fy2019."""
+    from localcr.statements import is_line_item, row_labels
+
+    for year, words in _DATED_ITEM.findall(question):
+        if not is_line_item(words):
+            continue
+        labels = set(row_labels(words.lower()))
+        same = {o.name for o in operands_of(formula) if labels & set(row_labels(o.item))}
+        if len(same) == 1 and not any(name.endswith(f"_fy{year}") for name in same):
+            (name,) = same
+            formula = re.sub(rf"\b{name}\b", re.sub(r"_fy\d{4}$", f"_fy{year}", name), formula)
+    return formula
+
+
 def _named_years(question: str) -> set[int]:
     """The years a question names: "FY2022", "2019", "FY20" (2020)."""
     return {int(full) if full else 2000 + int(short) for full, short in _YEAR.findall(question)}
@@ -740,7 +782,7 @@ def compared_years(question: str, formula: str) -> list[int]:
     return others
 
 
-def _answer(question: str, figure: str, results: list[Result], runner):
+def _answer(question: str, figure: str, results: list[Result], model: str):
     """The result first (or, for a figure judged across years, how it went from one to the next; for its sign, the
     answer yes or no), then each computation and each operand as read with its source."""
     from localcr.answers import Answer, Source
@@ -774,7 +816,7 @@ def _answer(question: str, figure: str, results: list[Result], runner):
         sentences.insert(0, Sentence(judgement, every, True))
     checked = Checked(sentences, [])
     count = len(readings)
-    return Answer(question, checked.text, False, list(sources.values()), checked, model=runner.spec.name,
+    return Answer(question, checked.text, False, list(sources.values()), checked, model=model,
                   note=f"computed in Python from {count} figure{'s' if count > 1 else ''} read from the sources' tables",
                   draft=" ; ".join(result.formula for result in results))
 
