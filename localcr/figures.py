@@ -54,6 +54,14 @@ OTHER_WEIGHT = 0.5
 # Where two tables have the row (a subsidiary's, the group's), the one under a consolidated statement's heading wins.
 CONSOLIDATED_BONUS = 0.05
 _CONSOLIDATED = re.compile(r"\bconsolidated (?:balance sheets?|statements? of)", re.I)
+# A label that says what its line item is of ("Depreciation and amortization of property, equipment and
+# intangibles") counts this much of its head's match to the item.
+SPECIFIED_WEIGHT = 0.9
+_SPECIFIED = re.compile(r"\s+of\s.*$")
+# A line that heads a deferred tax table, whose rows name the line items its differences come from, not their
+# amounts.
+_DEFERRED_TAX = re.compile(r"^\s*(?:the components of )?(?:net )?deferred (?:income )?tax (?:assets|liabilities)\b\D*$",
+                           re.I)
 _GENERIC = {"total", "net"}  # index terms of a label that name no line item
 # Words a formula's names put before a line item that are no part of its row's label.
 _QUALIFIERS = re.compile(r"^(?:(?:average|avg|year end|ending|reported|unadjusted|annual|fiscal) )+")
@@ -458,7 +466,7 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
     the line item (MIN_LABEL_MATCH at least; a label in the filings' other words for it counts SYNONYM_WEIGHT of
     one in the question's words), in the column whose heading (the chunk's own, else its context's) holds the
     operand's year. A balance is not read from a cash-flow statement, whose rows of the same name are its changes
-    ("Accounts payable and accrued liabilities (1,382,980)")."""
+    ("Accounts payable and accrued liabilities (1,382,980)"), nor any line item from a deferred tax table."""
     from localcr.lexical import tokenize
     from localcr.navigation import section_path
     from localcr.statements import asked, row_labels, statement_of
@@ -468,8 +476,14 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
         return None, 0.0
     own, *others = [set(tokenize(label)) for label in row_labels(operand.item)]
     titled, scale, consolidated = headings(hit.context), _scale(hit), bool(_CONSOLIDATED.search(hit.context))
-    best, best_score = None, 0.0
+    best, best_score, deferred_tax, columns_above = None, 0.0, False, None
     for line, above in table_lines(hit.text):
+        if above != columns_above:  # a new table
+            deferred_tax, columns_above = False, above
+        if _DEFERRED_TAX.match(line):
+            deferred_tax = True
+        if deferred_tax:
+            continue  # its "Depreciation and amortization (43,204)" is a deferred tax liability, no D&A
         columns = above or titled
         years = [year for _, year in columns]
         if operand.year not in years:
@@ -481,6 +495,8 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
             if _SHARE_OF.search(label) and not _SHARE_OF.search(operand.item):
                 continue  # "% to Sales", "as a percentage of net sales": a share of the line item, not its amount
             score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
+            if (head := _SPECIFIED.sub("", label)) != label:  # "Depreciation and amortization of property, ..."
+                score = max(score, SPECIFIED_WEIGHT * _alike(set(tokenize(head)), own))
             if " and " in label.lower() and " and " not in f" {operand.item} ":
                 score *= JOINED_WEIGHT  # "Accounts payable and accrued liabilities" is more than accounts payable
             if re.search(r"\bother\b", label, re.I) and not re.search(r"\bother\b", operand.item):

@@ -376,3 +376,17 @@ def test_a_line_item_the_question_dates_is_in_that_year():
     assert figures.years_as_dated(question, right) == right
     growth = "(total_revenue_fy2019 - total_revenue_fy2018) / total_revenue_fy2018 * 100"
     assert figures.years_as_dated("What is the FY2019 total revenue growth rate?", growth) == growth
+
+
+def test_a_deferred_tax_tables_rows_are_no_line_items_and_a_label_may_say_what_its_item_is_of():
+    operand = figures.Operand("depreciation_and_amortization_fy2015", "depreciation and amortization", 2015)
+    deferred = Passage("The components of deferred tax assets and liabilities were as follows:\n2015 2014\n"
+                       "Deferred tax assets (liabilities):\nStock-based compensation $ 131,339 $ 100,397\n"
+                       "Depreciation and amortization (43,204) (11,708)\n")
+    assert figures.read(operand, deferred)[0] is None
+    cash_flows = Passage("2015 2014 2013\nNet income $ 122,641 $ 266,799 $ 112,403\n"
+                         "Depreciation and amortization of property, equipment and intangibles 62,283 54,028 48,374\n")
+    reading, _ = figures.read(operand, cash_flows)
+    assert reading.value == 62283.0
+    assert figures.read(figures.Operand("cost_of_sales_fy2015", "cost of sales", 2015),
+                        Passage("2015 2014\nCost of sales 2,911 3,667\n"))[0].value == 2911.0
