@@ -461,12 +461,14 @@ def _heads_row(run: str, rest: str) -> bool:
     return any(len(cells) == columns for _, cells in rows(rest))
 
 
-def read(operand: Operand, hit) -> tuple[Reading | None, float]:
+def read(operand: Operand, hit, subjects: list[str] | tuple[str, ...] = ()) -> tuple[Reading | None, float]:
     """The operand's value in a hit, and how well its row's label matches: from the row whose label best matches
     the line item (MIN_LABEL_MATCH at least; a label in the filings' other words for it counts SYNONYM_WEIGHT of
     one in the question's words), in the column whose heading (the chunk's own, else its context's) holds the
     operand's year. A balance is not read from a cash-flow statement, whose rows of the same name are its changes
-    ("Accounts payable and accrued liabilities (1,382,980)"), nor any line item from a deferred tax table."""
+    ("Accounts payable and accrued liabilities (1,382,980)"), nor any line item from a deferred tax table. What is
+    attributable to a subject the question names (`subjects`: "Net earnings attributable to General Mills") is
+    attributable to its shareholders."""
     from localcr.lexical import tokenize
     from localcr.navigation import section_path
     from localcr.statements import asked, row_labels, statement_of
@@ -489,7 +491,7 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
         if operand.year not in years:
             continue
         for label, cells in rows(line):
-            terms = set(tokenize(label))
+            terms = set(tokenize(_owned(label, subjects)))
             if not terms or len([c for c in cells if not c[2]]) not in (0, len(years)) or len(cells) < len(years):
                 continue  # a row of other columns (a consolidating table's Parent, Guarantor, ...): not this table's
             if _SHARE_OF.search(label) and not _SHARE_OF.search(operand.item):
@@ -508,6 +510,13 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
                 best, best_score = Reading(operand, value, shown, scale, percent, label,
                                            " ".join(columns[column][0].split()), hit), score
     return best, best_score
+
+
+def _owned(label: str, subjects: list[str] | tuple[str, ...]) -> str:
+    """A label with what is attributable to one of the subjects written as attributable to its shareholders."""
+    for subject in subjects:
+        label = re.sub(rf"\battributable to {re.escape(subject)}\b", "attributable to shareholders", label, flags=re.I)
+    return label
 
 
 def _alike(label: set, item: set) -> float:
@@ -542,7 +551,7 @@ def find(index, operand: Operand, subjects: list[str], documents: list[str], **s
     for items in [[operand.item]] + ([list(labels)] if len(labels) > 1 else []):
         query = " ".join([*subjects, *items, str(operand.year)])
         for hit in index.search(query, OPERAND_HITS, glob=[_literal(d) for d in documents], **options):
-            reading, score = read(operand, hit)
+            reading, score = read(operand, hit, subjects)
             if score > best_score:
                 best, best_score = reading, score
         if best is not None:
@@ -550,7 +559,7 @@ def find(index, operand: Operand, subjects: list[str], documents: list[str], **s
     else:
         for doc_id in documents:  # no search found the row: every table of the subject's documents, read in order
             for hit in index.document_hits(doc_id):
-                reading, score = read(operand, hit)
+                reading, score = read(operand, hit, subjects)
                 if score > best_score:
                     best, best_score = reading, score
     if best is not None and not best.scale and not best.percent:

@@ -14,7 +14,9 @@ EBITDA is operating income plus depreciation and amortization ("unadjusted EBITD
 EBIT + D&A in textbooks); gross margin is (revenue - COGS) / revenue (FinanceBench's definition: a filing need not
 show a gross profit row); the quick ratio is (current assets - inventories) / current liabilities (Ross, Westerfield
 and Jaffe, "Corporate Finance"; Brealey and Myers count only cash, marketable securities and receivables: a question
-that wants that one defines it); the retention ratio is 1 - dividends / net income (the share of earnings kept).
+that wants that one defines it); the retention ratio is 1 - dividends / net income (the share of earnings kept), the
+payout ratio dividends / net income, both of the net income attributable to the company's shareholders (dividends
+are paid to them; FinanceBench's questions write "net income attributable to shareholders" too).
 """
 from __future__ import annotations
 
@@ -58,8 +60,10 @@ METRICS = (
     _metric("net_profit_margin", r"\b(?:net (?:income\s*|profit\s*|earnings\s*)?|profit\s*)(?:%\s*)?margins?\b",
             "net_income_{y} / total_revenue_{y} * 100"),
     _metric("retention_ratio", r"\b(?:retention|plowback) ratio\b",
-            "(net_income_{y} - cash_dividends_paid_{y}) / net_income_{y}"),
-    _metric("payout_ratio", r"\b(?:dividend )?payout ratio\b", "cash_dividends_paid_{y} / net_income_{y}"),
+            "(net_income_attributable_to_shareholders_{y} - cash_dividends_paid_{y}) / "
+            "net_income_attributable_to_shareholders_{y}"),
+    _metric("payout_ratio", r"\b(?:dividend )?payout ratio\b",
+            "cash_dividends_paid_{y} / net_income_attributable_to_shareholders_{y}"),
     _metric("cash_conversion_cycle", r"\bCCC\b|\bcash conversion cycle\b", f"{_DIO} + {_DSO} - {_DPO}"),
     _metric("days_inventory_outstanding", r"\bDIO\b|\bdays (?:of )?inventory (?:outstanding|on hand)\b|"
             r"\bdays in inventory\b", _DIO),

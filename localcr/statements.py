@@ -52,6 +52,9 @@ LINE_ITEMS = (
     (r"\boperating (?:income|profit|margin)\b|\bEBIT\b|\bEBITDA\b", "income statement",
      ("operating income", "income from operations", "operating profit", "operating loss")),
     (r"\bnet (?:income|profit|earnings)\b|\bprofit margin\b", "income statement", ("net income", "net earnings")),
+    # the parent's shareholders' share, not the consolidated figure with its noncontrolling interests
+    (r"\bnet (?:income|profit|earnings) attributable to (?:share|stock)holders\b", "income statement",
+     ("net income attributable to shareholders", "net earnings attributable to shareholders")),
     (r"\bgross margin\b", "income statement", ("gross profit", "gross margin", "cost of sales")),
     (r"\bgross profit\b", "income statement", ("gross profit",)),
     (r"\bEPS\b|\bearnings per share\b", "income statement", ("earnings per share diluted basic",)),

@@ -317,7 +317,8 @@ def test_a_plan_for_a_metric_the_question_does_not_name_is_not_used():
 @pytest.mark.parametrize("question, figure, formula", [
     ("What is the FY2022 retention ratio (using total cash dividends paid and net income attributable to "
      "shareholders) for Acme? Round answer to two decimal places.", "retention_ratio_fy2022",
-     "(net_income_fy2022 - cash_dividends_paid_fy2022) / net_income_fy2022"),
+     "(net_income_attributable_to_shareholders_fy2022 - cash_dividends_paid_fy2022) / "
+     "net_income_attributable_to_shareholders_fy2022"),
     ("We want to calculate a financial metric. Here's the question: what is the FY2017 unadjusted EBITDA % margin for "
      "Acme? Calculate unadjusted EBITDA using unadjusted operating income and D&A (from cash flow statement).",
      "ebitda_margin_fy2017",
@@ -390,3 +391,15 @@ def test_a_deferred_tax_tables_rows_are_no_line_items_and_a_label_may_say_what_i
     assert reading.value == 62283.0
     assert figures.read(figures.Operand("cost_of_sales_fy2015", "cost of sales", 2015),
                         Passage("2015 2014\nCost of sales 2,911 3,667\n"))[0].value == 2911.0
+
+
+def test_net_income_attributable_to_the_subject_is_its_shareholders_not_the_consolidated_figure():
+    passage = Passage("2020 2019\nConsolidated net income 15,201 7,179\n"
+                      "Consolidated net income attributable to noncontrolling interest (320) (509)\n"
+                      "Consolidated net income attributable to Walmart 14,881 6,670\n")
+    operand = figures.Operand("net_income_attributable_to_shareholders_fy2020",
+                              "net income attributable to shareholders", 2020)
+    assert figures.read(operand, passage, ["Walmart"])[0].value == 14881.0
+    net_income = figures.Operand("net_income_fy2020", "net income", 2020)
+    assert figures.read(net_income, passage, ["Walmart"])[0].value == 15201.0
+    assert figures.read(operand, Passage("2020 2019\nNet earnings 1,419 2,454\n"), ["Acme"])[0].value == 1419.0
