@@ -68,7 +68,7 @@ LINE_ITEMS = (
     (r"\bcurrent assets\b", "balance sheet", ("total current assets",)),
     (r"\bcurrent liabilities\b", "balance sheet", ("total current liabilities",)),
     (r"\bPP&?N?E\b|\bproperty,? plant,? and equipment\b|\bfixed assets?\b", "balance sheet",
-     ("property plant and equipment net",)),
+     ("property plant and equipment net", "property and equipment net")),
     (r"\btotal assets\b|\breturn on assets\b|\bROA\b", "balance sheet", ("total assets",)),
 )
 _LINE_ITEMS = tuple((re.compile(pattern, re.I), statement, labels) for pattern, statement, labels in LINE_ITEMS)
