@@ -682,15 +682,29 @@ def metric_plan(question: str) -> tuple[str, str] | None:
 
 
 def _model_plan(answerer, question: str, fresh: bool) -> tuple[str, str] | None:
-    """The model's figure and formula (`plan`), mended where the 1.5B is known to err, or None where it names a
-    figure the question does not ask for."""
+    """The model's figure and formula (`plan`), mended where the 1.5B is known to err; where it names a figure the
+    question does not ask for, the one line item the question names, or None."""
     planned = plan(answerer.runner, question, fresh=fresh)
-    if planned is None or not asked_for(question, planned[0]):
+    if planned is None:
         return None
+    if not asked_for(question, planned[0]):
+        return line_item_named(question)
     figure, formula = planned
     if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
         formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
     return figure, years_as_dated(question, changes_between(question, formula))
+
+
+def line_item_named(question: str) -> tuple[str, str] | None:
+    """The one line item a question names, and no metric, read as it is ("the year end FY2019 total amount of
+    inventories": inventories_fy2019), or None: for it the 1.5B had written its example's inventory turnover."""
+    from localcr.statements import line_items_named
+
+    items, years = line_items_named(what_is_asked(question)), _named_years(question)
+    if len(items) != 1 or not years:
+        return None
+    name = f"{'_'.join(re.findall(r'[a-z0-9]+', items[0]))}_fy{max(years)}"
+    return name, name
 
 
 @dataclass

@@ -102,6 +102,14 @@ def is_line_item(item: str) -> bool:
     return not _METRIC.search(item) and any(pattern.search(item) for pattern, _, _ in _LINE_ITEMS)
 
 
+def line_items_named(text: str) -> list[str]:
+    """The line items a text names, each as it words it ("inventories"), in order: none where it names a metric."""
+    if _METRIC.search(text):
+        return []
+    found = sorted((match.start(), match[0].lower()) for pattern, _, _ in _LINE_ITEMS for match in pattern.finditer(text))
+    return list(dict.fromkeys(words for _, words in found))
+
+
 def row_labels(item: str) -> tuple[str, ...]:
     """The labels a line item's row goes by in filings ("cost of goods sold": "cost of sales", ...), the item's own
     words first. Only for an item that is the line item whole: "change in inventory" is no row of inventories, and

@@ -405,3 +405,11 @@ def test_net_income_attributable_to_the_subject_is_its_shareholders_not_the_cons
     net_income = figures.Operand("net_income_fy2020", "net income", 2020)
     assert figures.read(net_income, passage, ["Walmart"])[0].value == 15201.0
     assert figures.read(operand, Passage("2020 2019\nNet earnings 1,419 2,454\n"), ["Acme"])[0].value == 1419.0
+
+
+def test_where_the_plan_names_another_figure_the_one_line_item_the_question_names_is_read():
+    assert figures.line_item_named("What is the year end FY2019 total amount of inventories for Acme? Answer in USD "
+                                   "millions.") == ("inventories_fy2019", "inventories_fy2019")
+    assert figures.line_item_named("What is the FY2019 inventory turnover for Acme?") is None  # a metric
+    assert figures.line_item_named("What is Acme's FY2019 revenue and net income?") is None  # two items
+    assert figures.line_item_named("Are Acme's FY2022 financials those of a high growth company?") is None
