@@ -647,7 +647,8 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     if not hits or not asks_for_figure(question):
         return None
     started = time.perf_counter()
-    planned = metric_plan(question) or _model_plan(answerer, question, fresh)
+    common = metric_plan(question)
+    planned = common or _model_plan(answerer, question, fresh)
     if planned is None:
         return None
     figure, formula = planned
@@ -663,7 +664,8 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     for year in compared_years(question, formula):
         if (other := _computed(index, in_year(formula, year), subjects, documents, search_options)) is not None:
             results.append(other)
-    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), answerer.spec.name)
+    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), answerer.spec.name,
+                     common is not None)
     took = round(time.perf_counter() - started, 3)
     answer.timings = {"first_token_s": took, "total_s": took}  # the whole answer comes at once
     return answer
@@ -821,9 +823,10 @@ def compared_years(question: str, formula: str) -> list[int]:
     return others
 
 
-def _answer(question: str, figure: str, results: list[Result], model: str):
+def _answer(question: str, figure: str, results: list[Result], model: str, common: bool = False):
     """The result first (or, for a figure judged across years, how it went from one to the next; for its sign, the
-    answer yes or no), then each computation and each operand as read with its source."""
+    answer yes or no), then each computation and each operand as read with its source. The note says whose formula
+    it is where it is a common metric's (`common`), not the model's."""
     from localcr.answers import Answer, Source
 
     sources: dict[str, Source] = {}
@@ -855,15 +858,17 @@ def _answer(question: str, figure: str, results: list[Result], model: str):
         sentences.insert(0, Sentence(judgement, every, True))
     checked = Checked(sentences, [])
     count = len(readings)
+    whose = f"{_figure_name(figure).lower()} by its common formula, " if common else ""
     return Answer(question, checked.text, False, list(sources.values()), checked, model=model,
-                  note=f"computed in Python from {count} figure{'s' if count > 1 else ''} read from the sources' tables",
+                  note=f"{whose}computed in Python from {count} figure{'s' if count > 1 else ''} read from the "
+                       "sources' tables",
                   draft=" ; ".join(result.formula for result in results))
 
 
 def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
     """The sentence that answers a judgement: how the figure went from the first year to the last ("Quick ratio
     went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."), or whether it is positive (negative) as asked."""
-    name = re.sub(r"_fy\d{4}$", "", figure).replace("_", " ").strip().capitalize() or "The figure"
+    name = _figure_name(figure)
     shown = [_shown(question, r.formula, r.value, r.readings) for r in results]
     if len(results) > 1:
         first, last = results[0], results[-1]
@@ -879,6 +884,11 @@ def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
         answer = "Yes" if sign == asked[1].lower() else "No"
         return f"{answer}: {name.lower()} in FY{year_of(results[0].formula)} was {shown[0]} ({sign})."
     return None
+
+
+def _figure_name(figure: str) -> str:
+    """A figure's name in words: "Quick ratio" for quick_ratio_fy2023."""
+    return re.sub(r"_fy\d{4}$", "", figure).replace("_", " ").strip().capitalize() or "The figure"
 
 
 def _times_hundred(formula: str) -> bool:

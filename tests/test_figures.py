@@ -413,3 +413,14 @@ def test_where_the_plan_names_another_figure_the_one_line_item_the_question_name
     assert figures.line_item_named("What is the FY2019 inventory turnover for Acme?") is None  # a metric
     assert figures.line_item_named("What is Acme's FY2019 revenue and net income?") is None  # two items
     assert figures.line_item_named("Are Acme's FY2022 financials those of a high growth company?") is None
+
+
+def test_an_answer_by_a_common_metrics_formula_says_so():
+    formula = "cash_dividends_paid_fy2022 / net_income_attributable_to_shareholders_fy2022"
+    hit = Passage("2022 2021\nDividends paid (1,244.5) (1,246.4)\nNet earnings attributable to Acme 2,707.3 2,339.8\n")
+    readings = [figures.Reading(o, 0.0, "1", "millions", False, "x", "2022", hit) for o in figures.operands_of(formula)]
+    answer = figures._answer("What is Acme's FY2022 payout ratio?", "payout_ratio_fy2022",
+                             [figures.Result(formula, 0.46, readings)], "a-model", True)
+    assert answer.note == "payout ratio by its common formula, computed in Python from 2 figures read from the " \
+                          "sources' tables"
+    assert answer.text.startswith("0.46, computed as ")
