@@ -7,7 +7,9 @@ coder). So (Program of Thoughts, arXiv 2211.12588):
 1. `plan`: the LLM names the figure and writes it as an expression over named line items, each ending in its
    fiscal year (`inventory_turnover_fy2019 = cost_of_sales_fy2019 / ((inventories_fy2018 + inventories_fy2019) /
    2)`); a grammar keeps it to names, numbers, + - * / ** and parentheses; a formula the question spells out is written as given. Only a question
-   that asks for a figure ("what is", "how much"), names a fiscal year and a financial figure comes here.
+   that asks for a figure ("what is", "how much"), names a fiscal year and a financial figure comes here. A
+   common metric the question names and does not define (a retention ratio, EBITDA, DPO) is not the model's to
+   recall: its formula is the textbook's (`metric_plan`, localcr.financial_metrics), and no model is loaded.
 2. `read`: each operand is found by its own search (the question's subject, the line item in filings' words
    (localcr.statements.row_labels) and the year) in the documents the question's own search found and whose text
    names the question's subject; its value is read from the table row whose label is the line item, in the column
@@ -52,6 +54,14 @@ OTHER_WEIGHT = 0.5
 # Where two tables have the row (a subsidiary's, the group's), the one under a consolidated statement's heading wins.
 CONSOLIDATED_BONUS = 0.05
 _CONSOLIDATED = re.compile(r"\bconsolidated (?:balance sheets?|statements? of)", re.I)
+# A label that says what its line item is of ("Depreciation and amortization of property, equipment and
+# intangibles") counts this much of its head's match to the item.
+SPECIFIED_WEIGHT = 0.9
+_SPECIFIED = re.compile(r"\s+of\s.*$")
+# A line that heads a deferred tax table, whose rows name the line items its differences come from, not their
+# amounts.
+_DEFERRED_TAX = re.compile(r"^\s*(?:the components of )?(?:net )?deferred (?:income )?tax (?:assets|liabilities)\b\D*$",
+                           re.I)
 _GENERIC = {"total", "net"}  # index terms of a label that name no line item
 # Words a formula's names put before a line item that are no part of its row's label.
 _QUALIFIERS = re.compile(r"^(?:(?:average|avg|year end|ending|reported|unadjusted|annual|fiscal) )+")
@@ -451,12 +461,14 @@ def _heads_row(run: str, rest: str) -> bool:
     return any(len(cells) == columns for _, cells in rows(rest))
 
 
-def read(operand: Operand, hit) -> tuple[Reading | None, float]:
+def read(operand: Operand, hit, subjects: list[str] | tuple[str, ...] = ()) -> tuple[Reading | None, float]:
     """The operand's value in a hit, and how well its row's label matches: from the row whose label best matches
     the line item (MIN_LABEL_MATCH at least; a label in the filings' other words for it counts SYNONYM_WEIGHT of
     one in the question's words), in the column whose heading (the chunk's own, else its context's) holds the
     operand's year. A balance is not read from a cash-flow statement, whose rows of the same name are its changes
-    ("Accounts payable and accrued liabilities (1,382,980)")."""
+    ("Accounts payable and accrued liabilities (1,382,980)"), nor any line item from a deferred tax table. What is
+    attributable to a subject the question names (`subjects`: "Net earnings attributable to General Mills") is
+    attributable to its shareholders."""
     from localcr.lexical import tokenize
     from localcr.navigation import section_path
     from localcr.statements import asked, row_labels, statement_of
@@ -466,19 +478,27 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
         return None, 0.0
     own, *others = [set(tokenize(label)) for label in row_labels(operand.item)]
     titled, scale, consolidated = headings(hit.context), _scale(hit), bool(_CONSOLIDATED.search(hit.context))
-    best, best_score = None, 0.0
+    best, best_score, deferred_tax, columns_above = None, 0.0, False, None
     for line, above in table_lines(hit.text):
+        if above != columns_above:  # a new table
+            deferred_tax, columns_above = False, above
+        if _DEFERRED_TAX.match(line):
+            deferred_tax = True
+        if deferred_tax:
+            continue  # its "Depreciation and amortization (43,204)" is a deferred tax liability, no D&A
         columns = above or titled
         years = [year for _, year in columns]
         if operand.year not in years:
             continue
         for label, cells in rows(line):
-            terms = set(tokenize(label))
+            terms = set(tokenize(_owned(label, subjects)))
             if not terms or len([c for c in cells if not c[2]]) not in (0, len(years)) or len(cells) < len(years):
                 continue  # a row of other columns (a consolidating table's Parent, Guarantor, ...): not this table's
             if _SHARE_OF.search(label) and not _SHARE_OF.search(operand.item):
                 continue  # "% to Sales", "as a percentage of net sales": a share of the line item, not its amount
             score = max([_alike(terms, own)] + [SYNONYM_WEIGHT * _alike(terms, other) for other in others])
+            if (head := _SPECIFIED.sub("", label)) != label:  # "Depreciation and amortization of property, ..."
+                score = max(score, SPECIFIED_WEIGHT * _alike(set(tokenize(head)), own))
             if " and " in label.lower() and " and " not in f" {operand.item} ":
                 score *= JOINED_WEIGHT  # "Accounts payable and accrued liabilities" is more than accounts payable
             if re.search(r"\bother\b", label, re.I) and not re.search(r"\bother\b", operand.item):
@@ -490,6 +510,13 @@ def read(operand: Operand, hit) -> tuple[Reading | None, float]:
                 best, best_score = Reading(operand, value, shown, scale, percent, label,
                                            " ".join(columns[column][0].split()), hit), score
     return best, best_score
+
+
+def _owned(label: str, subjects: list[str] | tuple[str, ...]) -> str:
+    """A label with what is attributable to one of the subjects written as attributable to its shareholders."""
+    for subject in subjects:
+        label = re.sub(rf"\battributable to {re.escape(subject)}\b", "attributable to shareholders", label, flags=re.I)
+    return label
 
 
 def _alike(label: set, item: set) -> float:
@@ -524,7 +551,7 @@ def find(index, operand: Operand, subjects: list[str], documents: list[str], **s
     for items in [[operand.item]] + ([list(labels)] if len(labels) > 1 else []):
         query = " ".join([*subjects, *items, str(operand.year)])
         for hit in index.search(query, OPERAND_HITS, glob=[_literal(d) for d in documents], **options):
-            reading, score = read(operand, hit)
+            reading, score = read(operand, hit, subjects)
             if score > best_score:
                 best, best_score = reading, score
         if best is not None:
@@ -532,7 +559,7 @@ def find(index, operand: Operand, subjects: list[str], documents: list[str], **s
     else:
         for doc_id in documents:  # no search found the row: every table of the subject's documents, read in order
             for hit in index.document_hits(doc_id):
-                reading, score = read(operand, hit)
+                reading, score = read(operand, hit, subjects)
                 if score > best_score:
                     best, best_score = reading, score
     if best is not None and not best.scale and not best.percent:
@@ -616,20 +643,16 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     the question asks for none, the LLM writes no formula, or an operand is not found in the subject's documents.
     A question that judges a figure across years ("has its quick ratio improved between FY2022 and FY2023?") gets
     the same formula computed for each year it names. The answerer's model is loaded only for a question that asks
-    for a figure."""
+    for a figure and names no common metric that it leaves undefined."""
     if not hits or not asks_for_figure(question):
         return None
     started = time.perf_counter()
-    runner = answerer.runner
-    planned = plan(runner, question, fresh=fresh)
+    common = metric_plan(question)
+    planned = common or _model_plan(answerer, question, fresh)
     if planned is None:
         return None
     figure, formula = planned
-    if not asked_for(question, figure):
-        return None
-    if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
-        formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
-    formula = averaged(question, in_latest_year(question, changes_between(question, formula)))
+    formula = averaged(question, in_latest_year(question, formula))
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
     subjects, documents = documents_about(index, question, hits, **filters)
     if not documents:
@@ -641,10 +664,49 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     for year in compared_years(question, formula):
         if (other := _computed(index, in_year(formula, year), subjects, documents, search_options)) is not None:
             results.append(other)
-    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), runner)
+    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), answerer.spec.name,
+                     common is not None)
     took = round(time.perf_counter() - started, 3)
     answer.timings = {"first_token_s": took, "total_s": took}  # the whole answer comes at once
     return answer
+
+
+def metric_plan(question: str) -> tuple[str, str] | None:
+    """The figure and formula of a common metric the question names and does not define, for the latest year it
+    names (localcr.financial_metrics: "the FY2022 retention ratio" is `(net_income_fy2022 - cash_dividends_paid_fy2022)
+    / net_income_fy2022`), or None: the model then writes the formula (`plan`)."""
+    from localcr import financial_metrics
+
+    years = _named_years(question)
+    if not years or financial_metrics.defines(question):
+        return None
+    return financial_metrics.formula_for(what_is_asked(question), max(years))
+
+
+def _model_plan(answerer, question: str, fresh: bool) -> tuple[str, str] | None:
+    """The model's figure and formula (`plan`), mended where the 1.5B is known to err; where it names a figure the
+    question does not ask for, the one line item the question names, or None."""
+    planned = plan(answerer.runner, question, fresh=fresh)
+    if planned is None:
+        return None
+    if not asked_for(question, planned[0]):
+        return line_item_named(question)
+    figure, formula = planned
+    if line_item_asked(question, figure) and not any(_related(figure, o.name) for o in operands_of(formula)):
+        formula = figure  # the 1.5B once wrote a receivables-days formula for "total current liabilities"
+    return figure, years_as_dated(question, changes_between(question, formula))
+
+
+def line_item_named(question: str) -> tuple[str, str] | None:
+    """The one line item a question names, and no metric, read as it is ("the year end FY2019 total amount of
+    inventories": inventories_fy2019), or None: for it the 1.5B had written its example's inventory turnover."""
+    from localcr.statements import line_items_named
+
+    items, years = line_items_named(what_is_asked(question)), _named_years(question)
+    if len(items) != 1 or not years:
+        return None
+    name = f"{'_'.join(re.findall(r'[a-z0-9]+', items[0]))}_fy{max(years)}"
+    return name, name
 
 
 @dataclass
@@ -713,6 +775,27 @@ def changes_between(question: str, formula: str) -> str:
     return formula
 
 
+# A line item the question gives a year of its own: "(FY2020 COGS + change in inventory ...)".
+_DATED_ITEM = re.compile(r"\bFY ?((?:19|20)\d\d) ([A-Za-z][\w&-]*(?: [a-z][\w&-]*){0,3})")
+
+
+def years_as_dated(question: str, formula: str) -> str:
+    """The formula with each line item the question dates ("FY2020 COGS") in that year, where the plan wrote it for
+    one other year only: given "(FY2020 COGS + change in inventory between FY2019 and FY2020)", the 1.5B wrote
+    cost_of_goods_sold_fy2019."""
+    from localcr.statements import is_line_item, row_labels
+
+    for year, words in _DATED_ITEM.findall(question):
+        if not is_line_item(words):
+            continue
+        labels = set(row_labels(words.lower()))
+        same = {o.name for o in operands_of(formula) if labels & set(row_labels(o.item))}
+        if len(same) == 1 and not any(name.endswith(f"_fy{year}") for name in same):
+            (name,) = same
+            formula = re.sub(rf"\b{name}\b", re.sub(r"_fy\d{4}$", f"_fy{year}", name), formula)
+    return formula
+
+
 def _named_years(question: str) -> set[int]:
     """The years a question names: "FY2022", "2019", "FY20" (2020)."""
     return {int(full) if full else 2000 + int(short) for full, short in _YEAR.findall(question)}
@@ -740,9 +823,10 @@ def compared_years(question: str, formula: str) -> list[int]:
     return others
 
 
-def _answer(question: str, figure: str, results: list[Result], runner):
+def _answer(question: str, figure: str, results: list[Result], model: str, common: bool = False):
     """The result first (or, for a figure judged across years, how it went from one to the next; for its sign, the
-    answer yes or no), then each computation and each operand as read with its source."""
+    answer yes or no), then each computation and each operand as read with its source. The note says whose formula
+    it is where it is a common metric's (`common`), not the model's."""
     from localcr.answers import Answer, Source
 
     sources: dict[str, Source] = {}
@@ -774,15 +858,17 @@ def _answer(question: str, figure: str, results: list[Result], runner):
         sentences.insert(0, Sentence(judgement, every, True))
     checked = Checked(sentences, [])
     count = len(readings)
-    return Answer(question, checked.text, False, list(sources.values()), checked, model=runner.spec.name,
-                  note=f"computed in Python from {count} figure{'s' if count > 1 else ''} read from the sources' tables",
+    whose = f"{_figure_name(figure).lower()} by its common formula, " if common else ""
+    return Answer(question, checked.text, False, list(sources.values()), checked, model=model,
+                  note=f"{whose}computed in Python from {count} figure{'s' if count > 1 else ''} read from the "
+                       "sources' tables",
                   draft=" ; ".join(result.formula for result in results))
 
 
 def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
     """The sentence that answers a judgement: how the figure went from the first year to the last ("Quick ratio
     went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."), or whether it is positive (negative) as asked."""
-    name = re.sub(r"_fy\d{4}$", "", figure).replace("_", " ").strip().capitalize() or "The figure"
+    name = _figure_name(figure)
     shown = [_shown(question, r.formula, r.value, r.readings) for r in results]
     if len(results) > 1:
         first, last = results[0], results[-1]
@@ -798,6 +884,11 @@ def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
         answer = "Yes" if sign == asked[1].lower() else "No"
         return f"{answer}: {name.lower()} in FY{year_of(results[0].formula)} was {shown[0]} ({sign})."
     return None
+
+
+def _figure_name(figure: str) -> str:
+    """A figure's name in words: "Quick ratio" for quick_ratio_fy2023."""
+    return re.sub(r"_fy\d{4}$", "", figure).replace("_", " ").strip().capitalize() or "The figure"
 
 
 def _times_hundred(formula: str) -> bool:

@@ -52,6 +52,9 @@ LINE_ITEMS = (
     (r"\boperating (?:income|profit|margin)\b|\bEBIT\b|\bEBITDA\b", "income statement",
      ("operating income", "income from operations", "operating profit", "operating loss")),
     (r"\bnet (?:income|profit|earnings)\b|\bprofit margin\b", "income statement", ("net income", "net earnings")),
+    # the parent's shareholders' share, not the consolidated figure with its noncontrolling interests
+    (r"\bnet (?:income|profit|earnings) attributable to (?:share|stock)holders\b", "income statement",
+     ("net income attributable to shareholders", "net earnings attributable to shareholders")),
     (r"\bgross margin\b", "income statement", ("gross profit", "gross margin", "cost of sales")),
     (r"\bgross profit\b", "income statement", ("gross profit",)),
     (r"\bEPS\b|\bearnings per share\b", "income statement", ("earnings per share diluted basic",)),
@@ -65,7 +68,7 @@ LINE_ITEMS = (
     (r"\bcurrent assets\b", "balance sheet", ("total current assets",)),
     (r"\bcurrent liabilities\b", "balance sheet", ("total current liabilities",)),
     (r"\bPP&?N?E\b|\bproperty,? plant,? and equipment\b|\bfixed assets?\b", "balance sheet",
-     ("property plant and equipment net",)),
+     ("property plant and equipment net", "property and equipment net")),
     (r"\btotal assets\b|\breturn on assets\b|\bROA\b", "balance sheet", ("total assets",)),
 )
 _LINE_ITEMS = tuple((re.compile(pattern, re.I), statement, labels) for pattern, statement, labels in LINE_ITEMS)
@@ -97,6 +100,14 @@ _METRIC = re.compile(r"\b(?:EBITDA|EBIT|FCF|free cash flows?|DIO|DPO|DSO|working
 def is_line_item(item: str) -> bool:
     """Whether words name one line item of the statements whose rows' labels are known here (not a metric)."""
     return not _METRIC.search(item) and any(pattern.search(item) for pattern, _, _ in _LINE_ITEMS)
+
+
+def line_items_named(text: str) -> list[str]:
+    """The line items a text names, each as it words it ("inventories"), in order: none where it names a metric."""
+    if _METRIC.search(text):
+        return []
+    found = sorted((match.start(), match[0].lower()) for pattern, _, _ in _LINE_ITEMS for match in pattern.finditer(text))
+    return list(dict.fromkeys(words for _, words in found))
 
 
 def row_labels(item: str) -> tuple[str, ...]:

@@ -219,6 +219,8 @@ def test_a_line_item_is_read_under_the_names_filings_give_it():
                       "Property, plant and equipment, net 19,803 18,962 17,005\n")
     assert figures.read(figures.Operand("operating_income_fy2015", "operating income", 2015), passage)[0].value == -174458.0
     assert figures.read(figures.Operand("average_ppe_fy2014", "ppe", 2014), passage)[0].value == 17005.0
+    without_plant = Passage("2019 2018\nProperty and equipment, net 253 282\n")
+    assert figures.read(figures.Operand("ppe_fy2018", "ppe", 2018), without_plant)[0].value == 282.0
     profit = Passage("Fiscal Year 2020 2019\nOperating profit 2,953.9 2,515.9\n")
     assert figures.read(figures.Operand("operating_income_fy2020", "operating income", 2020), profit)[0].value == 2953.9
 
@@ -312,3 +314,113 @@ def test_a_plan_for_a_metric_the_question_does_not_name_is_not_used():
     assert figures.asked_for("What is the FY2019 inventory turnover ratio for Acme?", "inventory_turnover_fy2019")
     assert figures.asked_for("Did Acme grow its PPNE between FY20 and FY21?", "ppne_growth_fy2021")
     assert figures.asked_for("What is the year end FY2019 total amount of inventories?", "total_inventories_fy2019")
+
+
+@pytest.mark.parametrize("question, figure, formula", [
+    ("What is the FY2022 retention ratio (using total cash dividends paid and net income attributable to "
+     "shareholders) for Acme? Round answer to two decimal places.", "retention_ratio_fy2022",
+     "(net_income_attributable_to_shareholders_fy2022 - cash_dividends_paid_fy2022) / "
+     "net_income_attributable_to_shareholders_fy2022"),
+    ("We want to calculate a financial metric. Here's the question: what is the FY2017 unadjusted EBITDA % margin for "
+     "Acme? Calculate unadjusted EBITDA using unadjusted operating income and D&A (from cash flow statement).",
+     "ebitda_margin_fy2017",
+     "(operating_income_fy2017 + depreciation_and_amortization_fy2017) / total_revenue_fy2017 * 100"),
+    ("What is Acme's FY2021 EBITDA in USD millions?", "ebitda_fy2021",
+     "operating_income_fy2021 + depreciation_and_amortization_fy2021"),
+    ("What is Acme's FY2022 DPO?", "days_payable_outstanding_fy2022",
+     "365 * ((accounts_payable_fy2021 + accounts_payable_fy2022) / 2) / (cost_of_goods_sold_fy2022 + "
+     "inventories_fy2022 - inventories_fy2021)"),
+    ("What is Acme's FY2019 inventory turnover ratio?", "inventory_turnover_fy2019",
+     "cost_of_goods_sold_fy2019 / ((inventories_fy2018 + inventories_fy2019) / 2)"),
+    ("Has Acme's quick ratio improved between FY2022 and FY2023?", "quick_ratio_fy2023",
+     "(total_current_assets_fy2023 - inventories_fy2023) / total_current_liabilities_fy2023"),
+    ("What is Acme's FY2019 working capital ratio?", "current_ratio_fy2019",
+     "total_current_assets_fy2019 / total_current_liabilities_fy2019"),
+    ("Does Acme have an improving gross margin profile as of FY2023?", "gross_margin_fy2023",
+     "(total_revenue_fy2023 - cost_of_goods_sold_fy2023) / total_revenue_fy2023 * 100"),
+    ("What is Acme's FY2020 fixed asset turnover?", "fixed_asset_turnover_fy2020",
+     "total_revenue_fy2020 / ((property_plant_and_equipment_fy2019 + property_plant_and_equipment_fy2020) / 2)"),
+])
+def test_a_common_metric_the_question_names_and_does_not_define_is_the_textbooks_formula(question, figure, formula):
+    assert figures.metric_plan(question) == (figure, formula)
+
+
+def test_an_average_over_years_and_a_share_of_revenue_take_the_metrics_formula_for_each_year():
+    question = "What is the FY2017 - FY2019 3 year average of capex as a % of revenue for Acme?"
+    figure, formula = figures.metric_plan(question)
+    assert (figure, formula) == ("capex_to_revenue_fy2019", "capital_expenditures_fy2019 / total_revenue_fy2019 * 100")
+    assert figures.averaged(question, formula).startswith(
+        "((capital_expenditures_fy2017 / total_revenue_fy2017 * 100) + (capital_expenditures_fy2018 / ")
+
+
+@pytest.mark.parametrize("question", [
+    "What is Acme's FY2021 net working capital? Define net working capital as total current assets less total current "
+    "liabilities.",  # a definition the question gives wins
+    "What is Acme's FY2021 unadjusted operating income + depreciation and amortization (unadjusted EBITDA)?",
+    "What is Acme's FY2022 net debt to EBITDA ratio?",  # another figure that names a metric
+    "What is Acme's FY2022 EBITDA growth?",
+    "What is Acme's change in working capital between FY2021 and FY2022?",
+    "What is Acme's FY2022 D&A % margin?",  # none of the table's: the model's plan
+    "What is Acme's FY2022 quick ratio and current ratio?",  # two metrics: left to the model
+    "What is Acme's total revenue?",  # no year
+])
+def test_the_model_plans_what_the_question_defines_or_the_table_does_not_hold(question):
+    assert figures.metric_plan(question) is None
+
+
+def test_a_line_item_the_question_dates_is_in_that_year():
+    question = ("What is FY2020 DPO for Acme? DPO is defined as: 365 * (average accounts payable between FY2019 and "
+                "FY2020) / (FY2020 COGS + change in inventory between FY2019 and FY2020).")
+    planned = ("365 * ((accounts_payable_fy2019 + accounts_payable_fy2020) / 2) / (cost_of_goods_sold_fy2019 + "
+               "(inventory_fy2020 - inventory_fy2019))")
+    assert figures.years_as_dated(question, planned) == planned.replace("cost_of_goods_sold_fy2019",
+                                                                         "cost_of_goods_sold_fy2020")
+    right = planned.replace("cost_of_goods_sold_fy2019", "cost_of_goods_sold_fy2020")
+    assert figures.years_as_dated(question, right) == right
+    growth = "(total_revenue_fy2019 - total_revenue_fy2018) / total_revenue_fy2018 * 100"
+    assert figures.years_as_dated("What is the FY2019 total revenue growth rate?", growth) == growth
+
+
+def test_a_deferred_tax_tables_rows_are_no_line_items_and_a_label_may_say_what_its_item_is_of():
+    operand = figures.Operand("depreciation_and_amortization_fy2015", "depreciation and amortization", 2015)
+    deferred = Passage("The components of deferred tax assets and liabilities were as follows:\n2015 2014\n"
+                       "Deferred tax assets (liabilities):\nStock-based compensation $ 131,339 $ 100,397\n"
+                       "Depreciation and amortization (43,204) (11,708)\n")
+    assert figures.read(operand, deferred)[0] is None
+    cash_flows = Passage("2015 2014 2013\nNet income $ 122,641 $ 266,799 $ 112,403\n"
+                         "Depreciation and amortization of property, equipment and intangibles 62,283 54,028 48,374\n")
+    reading, _ = figures.read(operand, cash_flows)
+    assert reading.value == 62283.0
+    assert figures.read(figures.Operand("cost_of_sales_fy2015", "cost of sales", 2015),
+                        Passage("2015 2014\nCost of sales 2,911 3,667\n"))[0].value == 2911.0
+
+
+def test_net_income_attributable_to_the_subject_is_its_shareholders_not_the_consolidated_figure():
+    passage = Passage("2020 2019\nConsolidated net income 15,201 7,179\n"
+                      "Consolidated net income attributable to noncontrolling interest (320) (509)\n"
+                      "Consolidated net income attributable to Walmart 14,881 6,670\n")
+    operand = figures.Operand("net_income_attributable_to_shareholders_fy2020",
+                              "net income attributable to shareholders", 2020)
+    assert figures.read(operand, passage, ["Walmart"])[0].value == 14881.0
+    net_income = figures.Operand("net_income_fy2020", "net income", 2020)
+    assert figures.read(net_income, passage, ["Walmart"])[0].value == 15201.0
+    assert figures.read(operand, Passage("2020 2019\nNet earnings 1,419 2,454\n"), ["Acme"])[0].value == 1419.0
+
+
+def test_where_the_plan_names_another_figure_the_one_line_item_the_question_names_is_read():
+    assert figures.line_item_named("What is the year end FY2019 total amount of inventories for Acme? Answer in USD "
+                                   "millions.") == ("inventories_fy2019", "inventories_fy2019")
+    assert figures.line_item_named("What is the FY2019 inventory turnover for Acme?") is None  # a metric
+    assert figures.line_item_named("What is Acme's FY2019 revenue and net income?") is None  # two items
+    assert figures.line_item_named("Are Acme's FY2022 financials those of a high growth company?") is None
+
+
+def test_an_answer_by_a_common_metrics_formula_says_so():
+    formula = "cash_dividends_paid_fy2022 / net_income_attributable_to_shareholders_fy2022"
+    hit = Passage("2022 2021\nDividends paid (1,244.5) (1,246.4)\nNet earnings attributable to Acme 2,707.3 2,339.8\n")
+    readings = [figures.Reading(o, 0.0, "1", "millions", False, "x", "2022", hit) for o in figures.operands_of(formula)]
+    answer = figures._answer("What is Acme's FY2022 payout ratio?", "payout_ratio_fy2022",
+                             [figures.Result(formula, 0.46, readings)], "a-model", True)
+    assert answer.note == "payout ratio by its common formula, computed in Python from 2 figures read from the " \
+                          "sources' tables"
+    assert answer.text.startswith("0.46, computed as ")
