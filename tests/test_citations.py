@@ -1,6 +1,7 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
 from localcr.answers import is_refusal
 from localcr.citations import check, citations_in, figures_in, names_in, phrase_holder, split_sentences
+from localcr.numerals import as_digits
 
 SOURCES = [
     "Orbit retries a failed job three times. The backoff starts at 2 seconds and doubles after every attempt.",
@@ -113,6 +114,19 @@ def test_numbers_written_in_words_hold_the_same_figure_in_digits():
     assert check("哈洛韦指挥了50000人[1]。", ["哈洛韦将军指挥了五万人。"], language="zh").sentences[0].supported
     assert check("Халлоуэй командовал 50000 солдат [1].", ["Халлоуэй командовал пятьюдесятью тысячами солдат."],
                  language="ru").sentences[0].supported
+    burgess = ["عثر على ثلاثة أنواع في صخور بورجس الصلصالية."]  # XQuAD-ar: the 1.5B answered "3 [1]"
+    assert check("3 [1]", burgess, language="ar", question="كم نوعا عثِر عليه في صخور بورجس؟").sentences[0].supported
+    assert not check("4 [1]", burgess, language="ar").sentences[0].supported
+
+
+def test_arabic_number_words_are_read_as_digits():
+    assert as_digits("خمسة وعشرون نوعا", "ar") == "25 نوعا"  # a unit, then "and" twenty
+    assert as_digits("خمسون ألف رجل", "ar") == "50000 رجل"  # a scale word multiplies what came before it
+    assert as_digits("ثلاثة آلاف", "ar") == "3000" and as_digits("ثلاثة عشر", "ar") == "13"
+    assert as_digits("مائة وخمسون ألف", "ar") == "150000" and as_digits("ثلاثمائة وستون يوما", "ar") == "360 يوما"
+    assert as_digits("ألفان", "ar") == "2000"
+    for words in ("أحد الأسباب", "ألف كتابا", "ثلاثة وزراء"):  # "one of", "he wrote a book", "three ministers"
+        assert as_digits(words, "ar") == words.replace("ثلاثة", "3"), words
 
 
 def test_a_source_about_another_subject_does_not_support_the_answer():
