@@ -1,5 +1,5 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
-from localcr.answers import is_refusal
+from localcr.answers import content_terms, is_refusal
 from localcr.citations import check, citations_in, figures_in, names_in, phrase_holder, split_sentences
 from localcr.numerals import as_digits
 
@@ -102,6 +102,21 @@ def test_refusals_are_recognised():
         assert is_refusal(words), words
     assert not is_refusal("Die Anlage wurde 1981 eröffnet [2].") and not is_refusal("工厂于1981年开业[2]。")
 
+
+
+def test_a_questions_content_terms_leave_out_the_words_that_ask():
+    """What a source sentence must hold for a refusal to be tried again: not "¿Cuántas", "welches", "ما" or a
+    Japanese question's kana of grammar (XQuAD's and JSQuAD's refused questions whose source held the answer)."""
+    from localcr.lexical import tokenize
+
+    question = "What is the retry backoff of the Kestrel pump?"
+    assert content_terms(question, "en") == set(tokenize(question, "en"))  # English's stop words ask already
+    assert content_terms("¿Cuántas especies de ctenóforos no han sido descritas?", "es") == \
+        content_terms("especies de ctenóforos descritas sido", "es")
+    assert "welch" not in str(content_terms("Welches Gebiet von Brookhaven ist bekannt?", "de"))
+    assert content_terms("ما هي التوجيهية التي تم أحداثها سنة 1994؟", "ar") == {"1994", "احداث", "توجيه", "سنة"}
+    assert content_terms("メコン川から得られる物は何か", "ja") == {"メコ", "コン", "ン川"}
+    assert "哪块" not in content_terms("胡格诺派被许诺授予哪块英国殖民地的土地?", "zh")
 
 def test_numbers_written_in_words_hold_the_same_figure_in_digits():
     source = ["In 1863 General Halloway commanded fifty thousand men along the valley road."]
