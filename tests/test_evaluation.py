@@ -485,3 +485,4 @@ def test_an_answer_contains_its_gold_strictly_and_its_terms_leniently():
     assert contains("3 [1]", "ثلاثة", "ar")  # Arabic number words are numbers, as in every language read
     assert not terms_contained("Die Greens [1].", "Liberal Party", "de")
     assert not terms_contained("Виргиния [1]", "колонию Виргиния", "ru")  # a gold word missing is still a miss
+    assert terms_contained("排名第 139 [1]。", "第 139", "zh")  # what contains the gold holds it leniently too
