@@ -93,18 +93,19 @@ DEFAULT_PROMPT = "short"
 _NO_REFUSAL = 'root ::= ([^N\\[\\n\\t ] | "N" [^O\\n] | "NO" [^T\\n]) [^\\n]*\n'
 # The share of the question's content words one source sentence must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
-# Words that ask rather than name, where a language's stop-word list lacks them (English's has them), and Arabic's
-# commonest joining words (it has no list): a question's content words are what a source sentence can hold, and
-# "¿Cuántas", "welches" or "ما" never are. In Chinese and Japanese, read as character bigrams, a bigram holding a
-# question word, a particle or (Japanese) kana of grammar ("は何", "られ") is none either. Without them the 1.5B's
-# refusals of XQuAD's and JSQuAD's tune halves were asked again 2 more times of 90 (both then right: "25", "魚類"),
-# held out once more (right); none of the 180 questions asked with their gold documents filtered out reaches the
-# share either way (benchmarks/answers/answers.py, BENCHMARKS.md "Answers in other languages").
+# Words that ask rather than name, where a language's stop-word list lacks them (English's has them), and the
+# function words those lists lack (German's passive "wurde"; Arabic, which has no list, its commonest): a
+# question's content words are what a source sentence can hold, and "¿Cuántas", "wann" or "ما" never are. In
+# Chinese and Japanese, read as character bigrams, a bigram holding a question word, a particle or (Japanese) kana
+# of grammar ("は何", "られ") is none either. Without them the 1.5B's refusals of XQuAD's and JSQuAD's tune halves
+# were asked again 3 more times of 90 (2 then right: "25", "魚類"), held out 3 more times (1 right); none of the 180
+# questions asked with their gold documents filtered out reaches the share either way (benchmarks/answers/answers.py,
+# BENCHMARKS.md "Answers in other languages").
 _ASKING_WORDS = {
-    "de": "wer wen wem wessen wie wo wann warum was welche welcher welches welchen wurde wurden",
-    "es": "cuál cuáles cuánto cuánta cuántos cuántas quién quiénes dónde cuándo cómo qué",
-    "fr": "quel quelle quels quelles qui que quoi où quand comment combien pourquoi",
-    "ru": "сколько где когда почему зачем как чем кем чей",
+    "de": "wer wen wem wessen wann warum wurde wurden",
+    "es": "cuál cuáles cuánto cuánta cuántos cuántas quién quiénes dónde cuándo cómo",
+    "fr": "quel quelle quels quelles quoi où quand comment combien pourquoi",
+    "ru": "сколько почему кем чей",
     "ar": "ما ماذا من متى أين كيف كم لماذا هل أي أية هو هي الذي التي الذين في على إلى عن تم كان كانت مع ذلك هذا هذه أن إن",
 }
 _ASKING_CHARACTERS = {"zh": re.compile(r"[什么哪谁几吗呢怎的了]"), "ja": re.compile(r"[\u3040-\u309f何誰]")}

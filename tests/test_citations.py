@@ -105,7 +105,7 @@ def test_refusals_are_recognised():
 
 
 def test_a_questions_content_terms_leave_out_the_words_that_ask():
-    """What a source sentence must hold for a refusal to be tried again: not "¿Cuántas", "welches", "ما" or a
+    """What a source sentence must hold for a refusal to be tried again: not "¿Cuántas", "wann", "ما" or a
     Japanese question's kana of grammar (XQuAD's and JSQuAD's refused questions whose source held the answer)."""
     from localcr.lexical import tokenize
 
@@ -113,7 +113,7 @@ def test_a_questions_content_terms_leave_out_the_words_that_ask():
     assert content_terms(question, "en") == set(tokenize(question, "en"))  # English's stop words ask already
     assert content_terms("¿Cuántas especies de ctenóforos no han sido descritas?", "es") == \
         content_terms("especies de ctenóforos descritas sido", "es")
-    assert "welch" not in str(content_terms("Welches Gebiet von Brookhaven ist bekannt?", "de"))
+    assert content_terms("Wann wurde das Gebiet von Brookhaven bekannt?", "de") == {"gebiet", "brookhav", "bekannt"}
     assert content_terms("ما هي التوجيهية التي تم أحداثها سنة 1994؟", "ar") == {"1994", "احداث", "توجيه", "سنة"}
     assert content_terms("メコン川から得られる物は何か", "ja") == {"メコ", "コン", "ン川"}
     assert "哪块" not in content_terms("胡格诺派被许诺授予哪块英国殖民地的土地?", "zh")
