@@ -1,6 +1,7 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
-from localcr.answers import is_refusal
+from localcr.answers import content_terms, is_refusal
 from localcr.citations import check, citations_in, figures_in, names_in, phrase_holder, split_sentences
+from localcr.numerals import as_digits
 
 SOURCES = [
     "Orbit retries a failed job three times. The backoff starts at 2 seconds and doubles after every attempt.",
@@ -102,6 +103,21 @@ def test_refusals_are_recognised():
     assert not is_refusal("Die Anlage wurde 1981 eröffnet [2].") and not is_refusal("工厂于1981年开业[2]。")
 
 
+
+def test_a_questions_content_terms_leave_out_the_words_that_ask():
+    """What a source sentence must hold for a refusal to be tried again: not "¿Cuántas", "wann", "ما" or a
+    Japanese question's kana of grammar (XQuAD's and JSQuAD's refused questions whose source held the answer)."""
+    from localcr.lexical import tokenize
+
+    question = "What is the retry backoff of the Kestrel pump?"
+    assert content_terms(question, "en") == set(tokenize(question, "en"))  # English's stop words ask already
+    assert content_terms("¿Cuántas especies de ctenóforos no han sido descritas?", "es") == \
+        content_terms("especies de ctenóforos descritas sido", "es")
+    assert content_terms("Wann wurde das Gebiet von Brookhaven bekannt?", "de") == {"gebiet", "brookhav", "bekannt"}
+    assert content_terms("ما هي التوجيهية التي تم أحداثها سنة 1994؟", "ar") == {"1994", "احداث", "توجيه", "سنة"}
+    assert content_terms("メコン川から得られる物は何か", "ja") == {"メコ", "コン", "ン川"}
+    assert "哪块" not in content_terms("胡格诺派被许诺授予哪块英国殖民地的土地?", "zh")
+
 def test_numbers_written_in_words_hold_the_same_figure_in_digits():
     source = ["In 1863 General Halloway commanded fifty thousand men along the valley road."]
     for answer in ("Halloway commanded 50,000 men [1].", "Halloway commanded 50 thousand men [1].",
@@ -113,6 +129,19 @@ def test_numbers_written_in_words_hold_the_same_figure_in_digits():
     assert check("哈洛韦指挥了50000人[1]。", ["哈洛韦将军指挥了五万人。"], language="zh").sentences[0].supported
     assert check("Халлоуэй командовал 50000 солдат [1].", ["Халлоуэй командовал пятьюдесятью тысячами солдат."],
                  language="ru").sentences[0].supported
+    burgess = ["عثر على ثلاثة أنواع في صخور بورجس الصلصالية."]  # XQuAD-ar: the 1.5B answered "3 [1]"
+    assert check("3 [1]", burgess, language="ar", question="كم نوعا عثِر عليه في صخور بورجس؟").sentences[0].supported
+    assert not check("4 [1]", burgess, language="ar").sentences[0].supported
+
+
+def test_arabic_number_words_are_read_as_digits():
+    assert as_digits("خمسة وعشرون نوعا", "ar") == "25 نوعا"  # a unit, then "and" twenty
+    assert as_digits("خمسون ألف رجل", "ar") == "50000 رجل"  # a scale word multiplies what came before it
+    assert as_digits("ثلاثة آلاف", "ar") == "3000" and as_digits("ثلاثة عشر", "ar") == "13"
+    assert as_digits("مائة وخمسون ألف", "ar") == "150000" and as_digits("ثلاثمائة وستون يوما", "ar") == "360 يوما"
+    assert as_digits("ألفان", "ar") == "2000"
+    for words in ("أحد الأسباب", "ألف كتابا", "ثلاثة وزراء"):  # "one of", "he wrote a book", "three ministers"
+        assert as_digits(words, "ar") == words.replace("ثلاثة", "3"), words
 
 
 def test_a_source_about_another_subject_does_not_support_the_answer():

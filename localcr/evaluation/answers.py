@@ -6,7 +6,8 @@
 
 Per question: whether the normalised reference answer is contained in the answer (case, punctuation, articles and
 spacing folded, English number words as digits), and in what the model wrote before the check (so the check's own
-cost shows: a right answer it withdrew), token F1 (characters for Japanese and Chinese), and for a
+cost shows: a right answer it withdrew); leniently, whether the answer holds every term of the reference as the
+index analyses words (an inflected or clitic form counts: German "weiß" for "weiße"); token F1 (characters for Japanese and Chinese), and for a
 reference that states a figure (a filing's "$831 million"), whether the answer states it within 1% in any scale.
 Per cited source: whether it holds gold (a gold chunk, a chunk of a gold document, or text overlapping a gold
 span): citation precision. Per sentence: unsupported, or its citation corrected (localcr.citations). And the
@@ -44,6 +45,20 @@ def normalise(text: str, language: str = "en") -> str:
 
 def contains(answer: str, reference: str, language: str = "en") -> bool:
     return normalise(reference, language) in normalise(answer, language)
+
+
+def terms_contained(answer: str, reference: str, language: str = "en") -> bool:
+    """A lenient `contains`: the answer contains the reference, or holds every term of it as the index analyses
+    words (stemmed, stop words out, number words as digits): "weiß" holds the gold "weiße", "либеральной партии" holds
+    "Либеральная партия", "مقسم" holds "المقسم". Reported beside `contains`, never in its place."""
+    from localcr.lexical import tokenize
+    from localcr.numerals import as_digits
+
+    def terms(text: str) -> set[str]:
+        return set(tokenize(as_digits(unicodedata.normalize("NFKC", text), language), language))
+
+    wanted = terms(reference)
+    return contains(answer, reference, language) or bool(wanted) and wanted <= terms(answer)
 
 
 def token_f1(answer: str, reference: str, language: str = "en") -> float:
@@ -109,6 +124,7 @@ def score_answer(answer, query: Query, language: str) -> dict:
     return {
         "contains": None if not reference else float(not refused and contains(answer.text, reference, language)),
         "draft_contains": None if not reference else float(contains(answer.draft, reference, language)),
+        "terms": None if not reference else float(not refused and terms_contained(answer.text, reference, language)),
         "f1": None if not reference else (0.0 if refused else token_f1(answer.text, reference, language)),
         "figure": None if figure is None else float(not refused and states_figure(answer.text, figure)),
         "cited_gold": [holds_gold(source.hit, query) for source in cited],
@@ -147,13 +163,15 @@ def means(rows: list[dict]) -> dict[str, float | None]:
 
     flat = lambda name: [v for row in rows for v in row[name]]  # noqa: E731
     timed = lambda name: statistics.median(of(name)) if of(name) else None  # noqa: E731
-    return {"contains": share(of("contains")), "draft_contains": share(of("draft_contains")), "f1": share(of("f1")), "figure": share(of("figure")),
+    return {"contains": share(of("contains")), "draft_contains": share(of("draft_contains")), "terms": share(of("terms")),
+            "f1": share(of("f1")), "figure": share(of("figure")),
             "figure_questions": len(of("figure")), "citation_precision": share(flat("cited_gold")),
             "unsupported": share(flat("unsupported")), "corrected": share(flat("corrected")),
             "refused": share(of("refused")), "first_token_s": timed("first_token_s"), "total_s": timed("total_s")}
 
 
-ANSWER_COLUMNS = [("contains", "contains gold %"), ("draft_contains", "model's text contains gold %"), ("f1", "token F1"),
+ANSWER_COLUMNS = [("contains", "contains gold %"), ("draft_contains", "model's text contains gold %"),
+                  ("terms", "gold's terms in answer % (lenient)"), ("f1", "token F1"),
                   ("figure", "key figure %"),
                   ("citation_precision", "citation precision %"), ("unsupported", "unsupported sentences %"),
                   ("corrected", "citations corrected %"), ("refused", "refused %"),
