@@ -513,10 +513,11 @@ def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers
             for n, name in enumerate((COMPANY, "Nordlys Marine", "Calder Optics"))]
     writer = K.CardWriter(fake_llm(spec))
     prompts = [sum(map(len, writer.prompt(d, writer.opening_chars(d)))) for d in docs]
+    shared = K.evaluated_tokens([sum(writer.prompt(d, writer.opening_chars(d)), []) for d in docs])  # run in turn
     typical, said = RT.typical_rates(spec), []
     assert writer.seconds_for(docs[:1], said.append) == pytest.approx(prompts[0] / typical.prompt + 40 / (typical.generate / 2))
     assert writer.seconds_for(docs[:1], said.append) < K.ANNOUNCED_FROM_SECONDS and not said  # not measured
-    assert writer.seconds_for(docs, said.append) == pytest.approx(sum(prompts) / 1000 + 3 * 40 / 1400)  # as measured
+    assert writer.seconds_for(docs, said.append) == pytest.approx(shared / 1000 + 3 * 40 / 1400)  # as measured
     assert said == [f"cards: measuring {spec.name}'s speed on this machine (once)"]
     writer.seconds_for(docs, said.append)
     assert len(said) == 1  # recorded: measured once
@@ -530,6 +531,14 @@ def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers
     assert writer.seconds_for(docs[2:]) == pytest.approx(prompts[2] / rates.prompt + 14 / 1400)
     RT.record_work(writer.runner, RT.CARD, 1000, 10.0, 100, 10.0, outputs=2)  # a slower run: the mean of the two
     assert RT.llm_rates(writer.runner, RT.CARD) == pytest.approx(((rates.prompt + 100) / 2, (1400 + 10) / 2, (14 + 50) / 2))
+
+
+def test_a_run_of_cards_counts_the_prompt_start_it_shares_once():
+    """The measured prompt rate leaves out the start a card's prompt shares with the one before (its KV state is
+    kept), so the estimate must count it once, or a shared instruction makes every estimate high."""
+    assert K.evaluated_tokens([]) == 0
+    assert K.evaluated_tokens([[1, 2, 3, 4], [1, 2, 3, 5, 6], [1, 2, 7]]) == 4 + 2 + 1
+    assert K.evaluated_tokens([[1, 2], [1, 2]]) == 2  # the same prompt again costs nothing
 
 
 def test_the_index_records_which_documents_fell_back_as_their_last_judgement_says():

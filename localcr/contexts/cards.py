@@ -175,7 +175,7 @@ class CardWriter:
         model's size, a card's 40 tokens at half the rate eight sequences reach side by side."""
         from localcr.contexts.rates import CARD, llm_rates, machine_rates, typical_rates
 
-        prompt = sum(len(part) for d in docs for part in self.prompt(d, self.opening_chars(d)))
+        prompt = evaluated_tokens([sum(self.prompt(d, self.opening_chars(d)), []) for d in docs])
         rates = llm_rates(self.runner, CARD)
         if rates is not None and rates.tokens_per_context:
             return prompt / rates.prompt + len(docs) * rates.tokens_per_context / rates.generate
@@ -190,6 +190,14 @@ class CardWriter:
 
         evaluated, prompt_seconds, generated, generate_seconds, cards = self.work
         record_work(self.runner, CARD, evaluated, prompt_seconds, generated, generate_seconds, cards)
+
+
+def evaluated_tokens(prompts: list[list[int]]) -> int:
+    """The prompt tokens the model evaluates for these prompts run one after another: each reuses the start it shares
+    with the one before (LlamaRunner.complete keeps its KV cache), which the measured prompt rate leaves out too."""
+    from os.path import commonprefix
+
+    return sum(len(now) - len(commonprefix([before, now])) for before, now in zip([[]] + prompts, prompts))
 
 
 def document_outline(doc: Document) -> list[str]:
