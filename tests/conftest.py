@@ -367,12 +367,13 @@ class FakeCardRunner:
         return self.tokenize(prefix_message), self.tokenize(suffix_message)
 
     def complete(self, prefix, suffix, max_tokens, stops):
-        company = re.search(r"\n(?:Title: )?(.+?) Inc\.", self.detokenize(prefix)).group(1)
+        prompt = prefix + suffix
+        company = re.search(r"\n(?:Title: )?(.+?) Inc\.", self.detokenize(prompt)).group(1)
         FakeCardRunner.before_card(company)
         FakeCardRunner.written.append(company)
-        reused, self.last = len(os.path.commonprefix([self.last, prefix])), prefix
+        reused, self.last = len(os.path.commonprefix([self.last, prompt])), prompt
         return SimpleNamespace(text=f"Subject: {company} Inc.\nKind: Annual report\nPeriod: fiscal year ended December 31, 2024",
-                               finished=True, tokens=14, evaluated=len(prefix) - reused, reused=reused, prompt_seconds=0.01,
+                               finished=True, tokens=14, evaluated=len(prompt) - reused, reused=reused, prompt_seconds=0.01,
                                generate_seconds=0.01)
 
     def prompt_rate(self, tokens: list[int]) -> float:  # what measure_rates finds: 1,000 tokens/s

@@ -491,11 +491,9 @@ def test_a_card_s_prompt_and_key_take_a_title_and_metadata_only_where_a_document
     assert len(keys) == 3
     writer = K.CardWriter(fake_llm(load_registry().require("llm")))
     opening = writer.opening_chars(plain)
-    (plain_prefix, plain_suffix), (titled_prefix, titled_suffix) = (
-        [writer.runner.detokenize(part) for part in writer.prompt(d, opening)] for d in (plain, titled))
+    plain_prompt, titled_prompt = (writer.runner.detokenize(sum(writer.prompt(d, opening), [])) for d in (plain, titled))
     header = f"Title: Orbit scheduler handbook\nAbout: {titled.about}\n"
-    assert titled_prefix == plain_prefix.replace("<document>\n", "<document>\n" + header, 1) != plain_prefix
-    assert titled_suffix == plain_suffix
+    assert titled_prompt == plain_prompt.replace("<document>\n", "<document>\n" + header, 1) != plain_prompt
 
 
 def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers(tmp_path, monkeypatch, fake_llm):
@@ -510,13 +508,14 @@ def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers
     spec = load_registry().require("llm")
     text = long_report()
     docs = [Document(f"{n}.txt", f"{n}.txt", "text", text.replace(COMPANY, name), len(text))
-            for n, name in enumerate((COMPANY, "Nordlys Marine", "Calder Optics"))]
+            for n, name in enumerate((COMPANY, "Nordlys Marine", "Calder Optics", "Brekke Fjordline"))]
     writer = K.CardWriter(fake_llm(spec))
     prompts = [sum(map(len, writer.prompt(d, writer.opening_chars(d)))) for d in docs]
+    shared = K.evaluated_tokens([sum(writer.prompt(d, writer.opening_chars(d)), []) for d in docs])  # run in turn
     typical, said = RT.typical_rates(spec), []
     assert writer.seconds_for(docs[:1], said.append) == pytest.approx(prompts[0] / typical.prompt + 40 / (typical.generate / 2))
     assert writer.seconds_for(docs[:1], said.append) < K.ANNOUNCED_FROM_SECONDS and not said  # not measured
-    assert writer.seconds_for(docs, said.append) == pytest.approx(sum(prompts) / 1000 + 3 * 40 / 1400)  # as measured
+    assert writer.seconds_for(docs, said.append) == pytest.approx(shared / 1000 + 4 * 40 / 1400)  # as measured
     assert said == [f"cards: measuring {spec.name}'s speed on this machine (once)"]
     writer.seconds_for(docs, said.append)
     assert len(said) == 1  # recorded: measured once
@@ -524,12 +523,20 @@ def test_the_cards_estimate_holds_to_this_machine_s_cards_and_not_to_its_answers
     RT.record_work(writer.runner, RT.ANSWER, 2000, 20.0, 100, 50.0)  # 2 tokens/s: an answer's, not a card's
     K.write_cards(docs[:2], spec, progress=False)  # FakeCardRunner: its prompt and 14 tokens in 0.01 s each
     rates = RT.llm_rates(writer.runner, RT.CARD)  # the second card's: the first, on a model just loaded, is not measured
-    first, second = (writer.prompt(d, writer.opening_chars(d))[0] for d in docs[:2])
+    first, second = (sum(writer.prompt(d, writer.opening_chars(d)), []) for d in docs[:2])
     evaluated = len(second) - len(os.path.commonprefix([first, second]))  # the start it shares is reused
     assert rates == (pytest.approx(evaluated / 0.01), pytest.approx(1400.0), pytest.approx(14.0))
-    assert writer.seconds_for(docs[2:]) == pytest.approx(prompts[2] / rates.prompt + 14 / 1400)
+    assert writer.seconds_for(docs[2:3]) == pytest.approx(prompts[2] / rates.prompt + 14 / 1400)
     RT.record_work(writer.runner, RT.CARD, 1000, 10.0, 100, 10.0, outputs=2)  # a slower run: the mean of the two
     assert RT.llm_rates(writer.runner, RT.CARD) == pytest.approx(((rates.prompt + 100) / 2, (1400 + 10) / 2, (14 + 50) / 2))
+
+
+def test_a_run_of_cards_counts_the_prompt_start_it_shares_once():
+    """The measured prompt rate leaves out the start a card's prompt shares with the one before (its KV state is
+    kept), so the estimate must count it once, or a shared instruction makes every estimate high."""
+    assert K.evaluated_tokens([]) == 0
+    assert K.evaluated_tokens([[1, 2, 3, 4], [1, 2, 3, 5, 6], [1, 2, 7]]) == 4 + 2 + 1
+    assert K.evaluated_tokens([[1, 2], [1, 2]]) == 2  # the same prompt again costs nothing
 
 
 def test_the_index_records_which_documents_fell_back_as_their_last_judgement_says():

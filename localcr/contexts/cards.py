@@ -26,10 +26,13 @@ from localcr.guard import guard_card
 
 # Version of the prompt below: part of every card's cache key, bumped whenever its text changes.
 CARD_VERSION = "card-2026.3"
-# How much of a document's opening the model reads, in its tokens. Measured on filings (BENCHMARKS.md, "Long
-# documents"): 500 tokens named the company in 15 of 15 cards at 8-10 s a card on an AVX-512 core pair, where
-# 1,000 took 15 s a card for the same names: a cover page says what the document is.
-OPENING_TOKENS = 500
+# How much of a document's opening the model reads, in its tokens: a cover page says what the document is. 500
+# named the company in 15 of 15 filings' cards where 1,000 cost twice the time (BENCHMARKS.md, "Long documents");
+# 350 keeps as many cards of every kind (filings 45 of 45, the same companies; Node.js pages 44 of 46 against 43;
+# mail and e-books all) and the filings' P@10 (64.2 against 62.2 held out), at 4.0 s a card against 4.6
+# (BENCHMARKS.md, "Cards at a shorter opening"). Placing the request before the document, so that consecutive
+# cards share it, cost 3 of 45 filings' cards: the 1.5B wrote "Company:" for "Subject:".
+OPENING_TOKENS = 350
 OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
 CARD_MAX_TOKENS = 96
 HEADER_CHARS = 300  # of a title or a message's metadata shown before the opening (a mail to fifty people is cut)
@@ -175,7 +178,7 @@ class CardWriter:
         model's size, a card's 40 tokens at half the rate eight sequences reach side by side."""
         from localcr.contexts.rates import CARD, llm_rates, machine_rates, typical_rates
 
-        prompt = sum(len(part) for d in docs for part in self.prompt(d, self.opening_chars(d)))
+        prompt = evaluated_tokens([sum(self.prompt(d, self.opening_chars(d)), []) for d in docs])
         rates = llm_rates(self.runner, CARD)
         if rates is not None and rates.tokens_per_context:
             return prompt / rates.prompt + len(docs) * rates.tokens_per_context / rates.generate
@@ -190,6 +193,14 @@ class CardWriter:
 
         evaluated, prompt_seconds, generated, generate_seconds, cards = self.work
         record_work(self.runner, CARD, evaluated, prompt_seconds, generated, generate_seconds, cards)
+
+
+def evaluated_tokens(prompts: list[list[int]]) -> int:
+    """The prompt tokens the model evaluates for these prompts run one after another: each reuses the start it shares
+    with the one before (LlamaRunner.complete keeps its KV cache), which the measured prompt rate leaves out too."""
+    from os.path import commonprefix
+
+    return sum(len(now) - len(commonprefix([before, now])) for before, now in zip([[]] + prompts, prompts))
 
 
 def document_outline(doc: Document) -> list[str]:
