@@ -44,7 +44,10 @@ MENTION_HITS = 10
 _METRICS = {"DPO", "DSO", "DIO", "CCC", "COGS", "EBITDA", "EBIT", "CAGR", "FCF", "PP&E", "P&L", "D&A", "EPS", "USD",
             "ROA", "ROE", "PPNE", "GAAP", "SG&A", "R&D", "CAPEX", "YOY"}
 # Line items that are payments, shown in a cash-flow statement in parentheses: their amount is what was paid.
-_PAYMENT = re.compile(r"\b(capex|capital expenditures?|purchases?|dividends?|repurchases?|payments?|paid)\b")
+# Line items that are amounts paid or spent: a statement that shows one in parentheses ("Cost of sales (11,724)")
+# shows its direction, and a formula means its size (a gross margin of 180% had subtracted a negative COGS).
+_MAGNITUDE = re.compile(r"\b(capex|capital expenditures?|purchases?|dividends?|repurchases?|payments?|paid|costs?|"
+                        r"cogs|expenses?|expenditures?|depreciation|amortization)\b")
 SYNONYM_WEIGHT = 0.9
 # A row of two items joined ("... and accrued liabilities") counts this much of its match to one of them.
 JOINED_WEIGHT = 0.8
@@ -187,9 +190,15 @@ class Reading:
     hit: object  # localcr.search.Hit
 
     @property
+    def used(self) -> str:
+        """The cell as the formula uses it: "(11,724)" of a cost is 11724, its size."""
+        written = self.shown.replace(",", "")
+        return written.strip("()").lstrip("-") if _MAGNITUDE.search(self.operand.item) else written
+
+    @property
     def amount(self) -> float:
-        """The value in units (a percentage as written; a payment as what was paid, whatever its sign)."""
-        value = abs(self.value) if _PAYMENT.search(self.operand.item) else self.value
+        """The value in units (a percentage as written; a payment or a cost as its size, whatever its sign)."""
+        value = abs(self.value) if _MAGNITUDE.search(self.operand.item) else self.value
         return value if self.percent else value * _SCALES.get(self.scale, 1.0)
 
 
@@ -849,7 +858,7 @@ def _answer(question: str, figure: str, results: list[Result], model: str, commo
             shown = _shown(question, result.formula, result.value, result.readings)
             with_values = result.formula
             for reading in result.readings:
-                with_values = re.sub(rf"\b{reading.operand.name}\b", reading.shown.replace(",", ""), with_values)
+                with_values = re.sub(rf"\b{reading.operand.name}\b", reading.used, with_values)
             cited = list(dict.fromkeys(sources[r.hit.chunk_id].number for r in result.readings))
             operand_sentences.insert(0, Sentence(f"{shown}, computed as {result.formula} = {with_values}.", cited, True))
         sentences += operand_sentences

@@ -79,10 +79,16 @@ def test_column_years_in_prose_head_no_column_but_the_contexts_section_title_doe
     assert (reading.value, reading.scale) == (1820.5, "millions")
 
 
-def test_a_payment_in_parentheses_counts_as_what_was_paid():
+def test_a_payment_or_a_cost_in_parentheses_counts_as_its_size():
     reading, _ = figures.read(figures.Operand("capex_fy2019", "capex", 2019),
                               Passage("2019 2018\nCapital expenditures (116) (131)\n"))
     assert reading.value == -116.0 and reading.amount == 116.0
+    statement = Passage("2023 2022\nNet sales 14,694 14,544\nCost of sales (11,969) (11,724)\nGross profit 2,725 2,820\n")
+    cost, _ = figures.read(figures.Operand("cost_of_goods_sold_fy2022", "cost of goods sold", 2022), statement)
+    assert (cost.amount, cost.used) == (11724.0, "11724")  # a gross margin of (14,544 - 11,724) / 14,544, not 180%
+    income, _ = figures.read(figures.Operand("gross_profit_fy2022", "gross profit", 2022),
+                             Passage("2023 2022\nGross profit (loss) 40 (25)\n"))
+    assert (income.amount, income.used) == (-25.0, "(25)")  # an income keeps its sign
 
 
 def test_the_result_is_shown_as_the_question_asks():
