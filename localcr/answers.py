@@ -211,10 +211,11 @@ class Answerer(OnDemandLlm):
         return load_grammar(self.prompt.grammar) if self.prompt.grammar else None
 
     def stream(self, question: str, hits: list, *, matches: list[dict] | None = None, fresh: bool = False,
-               note: str = "") -> Iterator[tuple[str, object]]:
+               note: str = "", topic: list[str] | tuple = ()) -> Iterator[tuple[str, object]]:
         """The answer as it is written: ("sources", [Source]) first, ("estimate", "reading 5 sources (1,204
         tokens), about 9 s here") before a generation, then ("text", piece) as the model writes, ("withdrawn", why)
-        where the check takes streamed text back (the refusal's text follows), then ("answer", Answer). `matches`:
+        where the check takes streamed text back (the refusal's text follows), then ("answer", Answer). topic: the
+        question's rare terms in the index (Index.rare_terms), its subject where no name gives one. `matches`:
         where the question's terms occur in each hit (Index.matches), for cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
         started = time.perf_counter()
         sources = self._sources(question, hits, matches or [{}] * len(hits))
@@ -231,7 +232,7 @@ class Answerer(OnDemandLlm):
         if isinstance(entry, dict) and isinstance(entry.get("text"), str):
             sources = sources[:entry.get("sources", len(sources))]
             yield "sources", sources
-            answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True,
+            answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True, topic=topic,
                                   timings={"first_token_s": 0.0, "total_s": round(time.perf_counter() - started, 3)})
             yield "text", answer.text if answer.refused else entry["text"]
             yield "answer", answer
@@ -269,7 +270,7 @@ class Answerer(OnDemandLlm):
                    "generated_tokens": generated}
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
-        answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings)
+        answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic)
         if answer.refused and shown:  # the text streamed so far is taken back, on a line of its own
             why = "the model then wrote that the sources do not answer" if is_refusal(raw) else \
                 "no sentence of it is in its sources"
@@ -372,14 +373,16 @@ class Answerer(OnDemandLlm):
         return evaluate / rates.prompt + (rates.tokens_per_context or ANSWER_TOKENS) / rates.generate
 
     # -- the result --------------------------------------------------------------------------------------------
-    def _finish(self, question: str, raw: str, sources: list[Source], *, note: str, cached: bool, timings: dict) -> Answer:
+    def _finish(self, question: str, raw: str, sources: list[Source], *, note: str, cached: bool, timings: dict,
+                topic: list[str] | tuple = ()) -> Answer:
         if is_refusal(raw):
             return self._refusal(question, sources, note, cached=cached, timings=timings, draft=raw)
         texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
         language = _language(question)
         checked = check(raw, texts, names=language != "de", question=question,  # German capitalises every noun
                         code=[s.hit.is_code for s in sources], language=language,
-                        about=[f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources])
+                        about=[f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources],
+                        topic=topic)
         if not any(s.supported for s in checked.sentences):  # nothing of it is in the sources: grounded or silent
             why = "the model's answer had no sentence its sources hold, so it is not shown"
             return self._refusal(question, sources, " ".join(filter(None, [note, why])), cached=cached, timings=timings,

@@ -309,6 +309,15 @@ class LexicalIndex:
         terms = dict.fromkeys(t for language in self.languages for t in tokenize(query, language, self.stopwords))
         return [t for t in terms if any(t in p.terms for p in self.parts)]
 
+    def term_shares(self, query: str) -> dict[str, float]:
+        """Each of the query's terms and the share of the live chunks that hold it (its document frequency)."""
+        shares = {}
+        for term in self.query_terms(query):
+            found = [part.postings(term) for part in self.parts]
+            df = sum(_live_postings(rows, live, dead) for (rows, _), live, dead in zip(found, self.live, self.dead))
+            shares[term] = df / max(self.n_live, 1)
+        return shares
+
     def highlighter(self, query: str):
         """A function giving where the query's terms occur in a text (see highlighter)."""
         return highlighter(self.query_terms(query), self.languages, self.stopwords)

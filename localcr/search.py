@@ -50,6 +50,8 @@ DEFAULT_PRIOR = StatementPrior(lift=1.0, documents=3)
 STATEMENT_DOCUMENTS_KEPT = 256  # documents whose chunks' statements an opened index keeps
 # Query vectors kept per opened index (a served index sees endless distinct queries): 384-d floats, ~15 MB.
 QUERY_CACHE_SIZE = 10_000
+# A question's term this share of the chunks holds at most is one of its rare terms (Index.rare_terms).
+RARE_SHARE = 0.02
 
 
 @dataclass
@@ -402,6 +404,12 @@ class Index:
         return [{field: spans_in(getattr(hit, field)) for field in ("text", "context", "window_text") if getattr(hit, field)}
                 for hit in hits]
 
+    def rare_terms(self, question: str) -> list[str]:
+        """The question's terms that few chunks of the index hold (RARE_SHARE of them at most): what it is about
+        where no name says so (German capitalises every noun; Arabic, Chinese and Japanese have no capitals), for
+        the answer check's subject rule. None from a backend that keeps no term statistics."""
+        return [term for term, share in self.store.term_shares(question).items() if 0 < share <= RARE_SHARE]
+
     # -- answers ------------------------------------------------------------------------------------------
     def ask(self, question: str, k: int | None = None, *, llm: str | None = None, answerer=None, fresh: bool = False,
             **search_options):
@@ -437,7 +445,8 @@ class Index:
             return
         unmatched = None if hits else self.unmatched(search_options.get("glob"), search_options.get("kind"),
                                                      search_options.get("lang"))
-        yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "")
+        yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "",
+                                   topic=self.rare_terms(question))
 
     def _answerer(self, llm: str | None, log):
         """One answerer per LLM for the life of this Index: its model (and instruction's KV state) stays loaded."""

@@ -158,6 +158,26 @@ def test_a_source_about_another_subject_does_not_support_the_answer():
     assert not other_year.sentences[0].supported
 
 
+def test_where_a_question_names_nothing_its_rare_terms_say_what_it_is_about():
+    """German names are not read (every noun is capitalised), Japanese has no capitals: the question's terms few
+    passages of the index hold stand for its subject, and a source holding none of them answers for another."""
+    congo = "コンゴ川から得られる物は水運である。"
+    about = ["wiki/congo.txt\n\n" + congo]
+    other = check("水運です [1]。", [congo], question="メコン川から得られる物は何か", language="ja", about=about,
+                  topic=["メコ"])
+    assert not other.sentences[0].supported and "メコ" in other.sentences[0].missing[0]
+    assert check("水運です [1]。", [congo], question="コンゴ川から得られる物は何か", language="ja", about=about,
+                 topic=["コン", "ンゴ"]).sentences[0].supported  # one rare term held is enough
+    kenya = "Die PNU ist die stärkste Partei in Nairobi."
+    german = check("Die stärkste Partei ist die PNU [1].", [kenya], names=False, language="de",
+                   question="Welche Partei ist in Melbournes wohlhabenden Stadtteilen am stärksten?",
+                   about=["kenya.txt\n\n" + kenya], topic=["melbourn", "wohlhab"])
+    assert not german.sentences[0].supported
+    # where names can be read the name rule stands alone: a rare term may be a word the source rephrases
+    assert check("Revenue was $4.2 million [1].", ["Northwind revenue was $4.2 million."], question="What was "
+                 "Northwind's revenue?", about=["Northwind revenue was $4.2 million."], topic=["takings"]).sentences[0].supported
+
+
 def test_what_a_question_is_about():
     from localcr.citations import subjects_of
 

@@ -219,3 +219,14 @@ def test_top_rows_with_ties_and_a_few_high_scores_in_one_block():
     scores[9_000] = 1.0
     assert sorted(top_rows(scores, 3).tolist()) in ([5, 6, 7], [5, 6, 8], [5, 7, 8], [6, 7, 8])
     assert sorted(top_rows(scores, 6).tolist()) == [5, 6, 7, 8, 9_000]
+
+
+def test_a_term_s_share_of_the_live_chunks_counts_what_holds_it_now():
+    """Index.rare_terms reads a question's subject from these where no name gives one (localcr.citations)."""
+    texts = ["Der Mekong fließt durch Laos.", "Der Kongo fließt durch Kinshasa.", "Der Rhein fließt durch Basel.",
+             "Der Kongo ist tief."]
+    index = LexicalIndex.build(texts, ["de"] * 4)
+    shares = index.term_shares("Was bringt der Mekong, und wohin fließt der Kongo?")
+    assert shares["mekong"] == 0.25 and shares["kongo"] == 0.5 and shares["fliesst"] == 0.75 and "bringt" not in shares
+    tombstoned = LexicalIndex(index.parts, [np.array([True, True, True, False])])  # the fourth chunk is dead
+    assert tombstoned.term_shares("Kongo")["kongo"] == pytest.approx(1 / 3)

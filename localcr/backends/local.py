@@ -99,6 +99,9 @@ class LocalBackend(StoreReader):
     def highlighter(self, query: str):
         return self.lexical_index.highlighter(query)
 
+    def term_shares(self, query: str) -> dict[str, float]:
+        return self.lexical_index.term_shares(query)
+
     def rows_around(self, row: int, window: int) -> list[int]:
         """The row and up to `window` rows on each side from its own document, in document order."""
         rows = self.rows_of_document(self.doc_of_row(row))

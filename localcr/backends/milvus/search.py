@@ -141,6 +141,11 @@ class MilvusBackend:
 
         return highlighter(self.query_terms(query), self.manifest.get("languages") or ["en"], self.stopwords)
 
+    def term_shares(self, query: str) -> dict[str, float]:
+        """None known: the question's subject by its rare terms is a local index's (the answer check then reads
+        names alone)."""
+        return {}
+
     # -- records ---------------------------------------------------------------------------------------------
     def _chunks(self, expression: str) -> list[dict]:
         return self._call("query", filter=f"window == 0 and ({expression})", output_fields=CHUNK_FIELDS)
