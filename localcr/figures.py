@@ -43,7 +43,6 @@ MENTION_HITS = 10
 # Capitalised words of a question that name a metric, not a subject.
 _METRICS = {"DPO", "DSO", "DIO", "CCC", "COGS", "EBITDA", "EBIT", "CAGR", "FCF", "PP&E", "P&L", "D&A", "EPS", "USD",
             "ROA", "ROE", "PPNE", "GAAP", "SG&A", "R&D", "CAPEX", "YOY"}
-# Line items that are payments, shown in a cash-flow statement in parentheses: their amount is what was paid.
 # Line items that are amounts paid or spent: a statement that shows one in parentheses ("Cost of sales (11,724)")
 # shows its direction, and a formula means its size (a gross margin of 180% had subtracted a negative COGS).
 _MAGNITUDE = re.compile(r"\b(capex|capital expenditures?|purchases?|dividends?|repurchases?|payments?|paid|costs?|"
@@ -190,15 +189,20 @@ class Reading:
     hit: object  # localcr.search.Hit
 
     @property
+    def sized(self) -> bool:
+        """Whether the line item is an amount paid or spent, which a formula means by its size (_MAGNITUDE)."""
+        return bool(_MAGNITUDE.search(self.operand.item))
+
+    @property
     def used(self) -> str:
         """The cell as the formula uses it: "(11,724)" of a cost is 11724, its size."""
         written = self.shown.replace(",", "")
-        return written.strip("()").lstrip("-") if _MAGNITUDE.search(self.operand.item) else written
+        return written.strip("()").lstrip("-") if self.sized else written
 
     @property
     def amount(self) -> float:
         """The value in units (a percentage as written; a payment or a cost as its size, whatever its sign)."""
-        value = abs(self.value) if _MAGNITUDE.search(self.operand.item) else self.value
+        value = abs(self.value) if self.sized else self.value
         return value if self.percent else value * _SCALES.get(self.scale, 1.0)
 
 

@@ -311,12 +311,12 @@ class LexicalIndex:
 
     def term_shares(self, query: str) -> dict[str, float]:
         """Each of the query's terms and the share of the live chunks that hold it (its document frequency)."""
-        shares = {}
-        for term in self.query_terms(query):
-            found = [part.postings(term) for part in self.parts]
-            df = sum(_live_postings(rows, live, dead) for (rows, _), live, dead in zip(found, self.live, self.dead))
-            shares[term] = df / max(self.n_live, 1)
-        return shares
+        return {term: self._document_frequency([part.postings(term) for part in self.parts]) / max(self.n_live, 1)
+                for term in self.query_terms(query)}
+
+    def _document_frequency(self, found: list[tuple[np.ndarray, np.ndarray]]) -> int:
+        """The live chunks among a term's postings in each part (`found`, part by part)."""
+        return sum(_live_postings(rows, live, dead) for (rows, _), live, dead in zip(found, self.live, self.dead))
 
     def highlighter(self, query: str):
         """A function giving where the query's terms occur in a text (see highlighter)."""
@@ -332,7 +332,7 @@ class LexicalIndex:
         views = [out[start:end] for start, end in zip(self.offsets[:-1], self.offsets[1:])]  # per part, its rows
         for term in self.query_terms(query):
             found = [part.postings(term) for part in self.parts]
-            df = sum(_live_postings(rows, live, dead) for (rows, _), live, dead in zip(found, self.live, self.dead))
+            df = self._document_frequency(found)
             for (rows, tfs), norms, view in zip(found, self.norms, views):
                 view[rows] += bm25(tfs, norms[rows], df, self.n_live)
         for live, view in zip(self.live, views):
