@@ -54,12 +54,15 @@ Level = re.Pattern | Sequence[int]  # a boundary: a pattern whose matches end wh
 
 
 def split_spans(text: str, count: TokenCounter, max_tokens: int, levels: list[Level],
-                start: int = 0, end: int | None = None) -> list[tuple[int, int, int]]:
+                start: int = 0, end: int | None = None, tokens: int | None = None) -> list[tuple[int, int, int]]:
     """Cut text[start:end] into consecutive (start, end, tokens) pieces of at most max_tokens, coarsest cuts first.
     The pieces of one cut are counted in one call, a long one by its opening words where they are too many already
-    (see _counts): counting was most of a long report's time from reading to searchable."""
+    (see _counts): counting was most of a long report's time from reading to searchable. tokens: the span's count
+    where the caller has it already (a chunk cut into windows, a unit of code), so it is not counted again."""
     end = len(text) if end is None else end
-    pending = [(start, end, 0, _counts(text, [(start, end)], count, max_tokens, exact=not levels)[0])]
+    if tokens is None:
+        tokens = _counts(text, [(start, end)], count, max_tokens, exact=not levels)[0]
+    pending = [(start, end, 0, tokens)]
     pieces: list[tuple[int, int, int]] = []
     while pending:
         s, e, level, n = pending.pop()
@@ -158,7 +161,7 @@ def tree_spans(syntax: code.Syntax, count: TokenCounter, max_tokens: int) -> tup
                 visit(inner, depth + 1)
                 _join_head(pieces, first, starts, max_tokens // 2)
             else:  # a leaf (a huge string or comment), or nesting deeper than any hand-written code
-                pieces.extend(split_spans(text, count, max_tokens, [_LINE, _SPACE], unit.start, unit.end))
+                pieces.extend(split_spans(text, count, max_tokens, [_LINE, _SPACE], unit.start, unit.end, n))
 
     visit(syntax.top(), 0)
     return pieces, starts

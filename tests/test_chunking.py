@@ -161,3 +161,20 @@ def test_a_long_text_is_not_counted_whole_yet_every_piece_holds_its_exact_count(
     assert max(map(len, counted)) < len(text) // 4
     assert [n for _, _, n in pieces] == words([text[s:e] for s, e, _ in pieces]) and max(n for *_, n in pieces) <= 40
     assert "".join(text[s:e] for s, e, _ in pieces) == text
+
+
+def test_a_span_whose_count_is_known_is_not_counted_again():
+    """A chunk cut into windows was counted whole by the embedder, then again by split_spans: a sixth of a
+    10-filing build's window time. Given its count, the same pieces come out and the whole is never counted."""
+    from localcr.chunking import LEVELS, split_spans
+
+    text = "\n\n".join(PROSE for _ in range(3))
+    counted: list[str] = []
+
+    def counting(texts):
+        counted.extend(texts)
+        return words(texts)
+
+    known = split_spans(text, counting, 40, LEVELS["text"], tokens=words([text])[0])
+    assert text not in counted
+    assert known == split_spans(text, words, 40, LEVELS["text"])

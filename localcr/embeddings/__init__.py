@@ -75,7 +75,7 @@ class Embedder:
                 out.append(Window(row, spell_out_identifiers(prefix + chunk.text)))
                 continue
             levels = levels_for(chunk.kind)
-            for group in pack(split_spans(chunk.text, self.count_tokens, room, levels), room):
+            for group in pack(split_spans(chunk.text, self.count_tokens, room, levels, tokens=n_text), room):
                 piece = chunk.text[group[0][0]:group[-1][1]].strip()
                 if piece:
                     out.append(Window(row, spell_out_identifiers(prefix + piece)))
