@@ -163,12 +163,13 @@ def indexed_set(set_name: str, data: Path, work: Path, folder: str, contexts: st
     return registry, index, evaluation.load_queries(queries_file, index)
 
 
-def indexed_sample(set_name: str, data: Path, work: Path, limit: int | None):
-    """(registry, index, queries, sampled): a set indexed with structural contexts and a seeded sample of `limit`
-    of its queries (all of them for None), the same on every run."""
+def indexed_sample(set_name: str, data: Path, work: Path, limit: int | None, contexts: str = "structural"):
+    """(registry, index, queries, sampled): a set indexed with these contexts (structural: no LLM at index time;
+    auto: `localcr index`'s default, cards for long untitled reports) and a seeded sample of `limit` of its queries
+    (all of them for None), the same on every run."""
     import random
 
-    registry, index, queries = indexed_set(set_name, data, work, "answers", "structural")
+    registry, index, queries = indexed_set(set_name, data, work, "answers", contexts)
     sampled = list(queries.queries)
     random.Random(ANSWERS_SEED).shuffle(sampled)
     return registry, index, queries, sampled[:limit]

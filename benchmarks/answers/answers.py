@@ -60,7 +60,7 @@ def measure(set_name: str, args) -> list[list]:
     from localcr.answers import Answerer
     from localcr.citations import CITATION
 
-    registry, index, queries, sampled = indexed_sample(set_name, args.data, args.work, args.limit)
+    registry, index, queries, sampled = indexed_sample(set_name, args.data, args.work, args.limit, args.contexts)
     spec = registry.require("llm", args.llm)
     answerer = Answerer(spec, prompt=args.prompt, source_chars=args.source_chars, evidence_chars=args.evidence_chars)
     language = "en" if set_name in ("anthropic-codebase", "financebench-dev", *HELD_OUT_SETS) else None
@@ -146,6 +146,9 @@ def main() -> None:
     p.add_argument("--source-chars", type=int, default=None, help="cut sources longer than this (default: localcr's)")
     p.add_argument("--refusals", type=int, default=10, help="of the sampled questions, how many are asked again with "
                    "their gold documents filtered out (default 10)")
+    p.add_argument("--contexts", choices=("structural", "auto"), default="structural",
+                   help="the index's contexts: structural (no LLM at index time; default) or auto (`localcr index`'s "
+                        "default: a card for each long untitled report, written by the LLM once and cached)")
     p.add_argument("--fresh", action="store_true", help="write every answer again (to time them), not from the cache")
     args = p.parse_args()
     from localcr.answers import DEFAULT_PROMPT, DEFAULT_SOURCES, SOURCE_CHARS
@@ -158,7 +161,7 @@ def main() -> None:
     args.prompt = args.prompt or DEFAULT_PROMPT
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
     chosen = args.sets
-    out = ROOT / "benchmarks" / "results" / f"answers{results_suffix(chosen, SETS)}.md"
+    out = ROOT / "benchmarks" / "results" / f"answers{results_suffix(chosen, SETS)}{'-' + args.contexts if args.contexts != 'structural' else ''}.md"
     rows: list[list] = []
     for set_name in chosen.split(","):
         rows += measure(set_name, args)
