@@ -127,16 +127,13 @@ class _Commits:
     def commit(self, docs: list, made: Made, vectors, window_rows) -> None:
         """Commit these documents' chunks as they are now, with the vectors of their windows (none: for the lexical
         leg alone) and each window's chunk row among the documents' chunks."""
-        from localcr.lexical import LexicalIndex, stopwords_of
+        from localcr.lexical import stopwords_of
 
         replaced = {d.doc_id: self.located[d.doc_id] for d in docs if d.doc_id in self.located}
         self.segments = [s for s in (_tombstoned(s, replaced) for s in self.segments) if len(s["dead"]) < s["documents"]]
         if docs:
-            chunks = [c for d in docs for c in made.chunks_by_doc[d.doc_id]]
-            language = {d.doc_id: d.language for d in docs}
-            lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks],
-                                         stopwords_of(self.plan.index_languages))
-            segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, lexical,
+            postings = _analysed(docs, made.chunks_by_doc, stopwords_of(self.plan.index_languages))
+            segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, postings,
                                           shas=self.shas)
             self.segments.append(segment)
             self.located.update({d.doc_id: (segment["name"], len(made.chunks_by_doc[d.doc_id])) for d in docs})
@@ -167,8 +164,8 @@ def _dead_share(segments: list[dict]) -> float:
 
 
 def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> None:
-    """Merge every live chunk of the index into one segment (no model is needed: chunks, contexts and vectors
-    are copied, the dense graph and BM25 postings rebuilt), published as a new generation. Searches keep
+    """Merge every live chunk of the index into one segment (no model is needed: chunks, contexts, vectors and
+    BM25 postings are copied, the dense graph rebuilt), published as a new generation. Searches keep
     reading the previous generation until the merged one is switched in; a compaction killed halfway leaves
     the index as it was."""
     directory = Path(directory)
@@ -180,12 +177,23 @@ def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> 
     if marker is None:
         raise LocalcrError(f"{directory}: empty, not an index yet; build one with `localcr index`")
     reader = store.StoreReader(directory)
-    from localcr.lexical import LexicalIndex, stopwords_of
+    from localcr.lexical import Postings, stopwords_of
 
     docs, chunks_by_doc = reader.stored_documents()
-    texts_and_languages = [(f"{c.context}\n{c.text}", d.language) for d in docs for c in chunks_by_doc[d.doc_id]]
     vectors, window_rows = reader.live_vectors()
-    lexical = LexicalIndex.build([t for t, _ in texts_and_languages], [lang for _, lang in texts_and_languages],
-                                 stopwords_of(reader.manifest.get("languages", ["en"])))
-    segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical, shas=reader.document_shas())
+    stopwords = stopwords_of(reader.manifest.get("languages", ["en"]))
+    picks = list(reader.document_postings([d.doc_id for d in docs]).values())
+    if all(part.analysed_with(stopwords) for part, _ in picks):
+        postings = Postings.merged(picks, [d.language for d in docs], stopwords)
+    else:  # the index's languages, and so its stop words, changed (or a segment predates the record): analysed again
+        postings = _analysed(docs, chunks_by_doc, stopwords)
+    segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, postings, shas=reader.document_shas())
     store.publish(directory, marker, {**reader.manifest, "segments": [segment], store.FILE_STATS: {}})  # stats folded in
+
+
+def _analysed(docs: list, chunks_by_doc: dict, stopwords: frozenset[str]):
+    """BM25 postings of these documents' chunks ("context + text"), analysed in each document's language."""
+    from localcr.lexical import Postings
+
+    pairs = [(f"{c.context}\n{c.text}", d.language) for d in docs for c in chunks_by_doc[d.doc_id]]
+    return Postings.build([text for text, _ in pairs], [language for _, language in pairs], stopwords)
