@@ -5,7 +5,8 @@ Layout of an index directory:
     localcr-index.json   marker: format, version and the name of the current generation
     segments/seg-*/      immutable segments: store.sqlite (documents, chunks, contexts, offsets, file stats),
                          vectors.npy + windows.npy (each dense window's vector and chunk row), dense.usearch,
-                         lexical/ (BM25 postings and chunk lengths, memory-mapped)
+                         lexical/ (BM25 postings and chunk lengths, memory-mapped, and which stop words
+                         analysed them)
     gen-*/manifest.json  complete generations: the build's settings and the segments that make the index,
                          each with its tombstones (documents deleted or replaced since it was written) and
                          each of its files' size, modification time and sha256 (what a re-index checks it
