@@ -177,7 +177,7 @@ class _Commits:
                 count = len(chunks_by_doc[d.doc_id])
                 picks.append((analysed, np.arange(start, start + count)))
                 start += count
-        return Postings.merged(picks, [d.language for d in docs], stopwords)
+        return Postings.merged(picks, [d.language for d in docs if chunks_by_doc[d.doc_id]], stopwords)
 
 
 def _digest(doc, chunks: list) -> str:
@@ -219,7 +219,7 @@ def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> 
     stopwords = stopwords_of(reader.manifest.get("languages", ["en"]))
     picks = list(reader.document_postings([d.doc_id for d in docs]).values())
     if all(part.analysed_with(stopwords) for part, _ in picks):
-        postings = Postings.merged(picks, [d.language for d in docs], stopwords)
+        postings = Postings.merged(picks, [d.language for d in docs if chunks_by_doc[d.doc_id]], stopwords)
     else:  # the index's languages, and so its stop words, changed (or a segment predates the record): analysed again
         postings = _analysed(docs, chunks_by_doc, stopwords)
     segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, postings, shas=reader.document_shas())
