@@ -4,10 +4,14 @@ compaction merges segments. A Milvus location is built by localcr.backends.milvu
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 from localcr import store
 from localcr.backends.locations import is_milvus
@@ -114,6 +118,7 @@ class _Commits:
         self.settings, self.plan, self.summary = settings, plan, summary
         self.stopwords_changed = stopwords_changed
         self.shas: dict[str, str] = {}  # of the documents read back from the index (stored), whose text is not at hand
+        self.held: dict[str, str] = {}  # doc_id -> _digest of its chunks in the index, as this run committed or read them
 
     def stored(self, doc_ids: set[str]) -> tuple[list, dict]:
         """These live documents (without their text) and their chunks, as the index holds them: a killed run
@@ -122,24 +127,23 @@ class _Commits:
             return [], {}
         reader = store.StoreReader(self.directory)
         self.shas.update({i: sha for i, sha in reader.document_shas().items() if i in doc_ids})
-        return reader.stored_documents(only=doc_ids)
+        docs, chunks_by_doc = reader.stored_documents(only=doc_ids)
+        self.held.update({d.doc_id: _digest(d, chunks_by_doc[d.doc_id]) for d in docs})
+        return docs, chunks_by_doc
 
     def commit(self, docs: list, made: Made, vectors, window_rows) -> None:
         """Commit these documents' chunks as they are now, with the vectors of their windows (none: for the lexical
         leg alone) and each window's chunk row among the documents' chunks."""
-        from localcr.lexical import LexicalIndex, stopwords_of
-
         replaced = {d.doc_id: self.located[d.doc_id] for d in docs if d.doc_id in self.located}
         self.segments = [s for s in (_tombstoned(s, replaced) for s in self.segments) if len(s["dead"]) < s["documents"]]
         if docs:
-            chunks = [c for d in docs for c in made.chunks_by_doc[d.doc_id]]
-            language = {d.doc_id: d.language for d in docs}
-            lexical = LexicalIndex.build([f"{c.context}\n{c.text}" for c in chunks], [language[c.doc_id] for c in chunks],
-                                         stopwords_of(self.plan.index_languages))
-            segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, lexical,
+            digests = {d.doc_id: _digest(d, made.chunks_by_doc[d.doc_id]) for d in docs}
+            postings = self._postings(docs, made.chunks_by_doc, digests)
+            segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, postings,
                                           shas=self.shas)
             self.segments.append(segment)
             self.located.update({d.doc_id: (segment["name"], len(made.chunks_by_doc[d.doc_id])) for d in docs})
+            self.held.update(digests)
         contexts = made.context_meta
         manifest = manifest_of(self.settings, made.model, contexts, self.summary, self.plan.index_languages, self.plan.file_stats)
         generation = store.publish(self.directory, self.marker, {
@@ -152,6 +156,34 @@ class _Commits:
             self.segments = store.current_manifest(self.directory, self.marker)["segments"]
             self.located = {i: (d.segment, d.chunks) for i, d in store.live_documents(self.directory, {"segments": self.segments}).items()}
         self.stopwords_changed = False
+
+    def _postings(self, docs: list, chunks_by_doc: dict, digests: dict[str, str]):
+        """These documents' BM25 postings: copied from the index where it holds their chunks as they are now (the
+        commit with vectors after the lexical or card commit of the same contexts), analysed for the rest."""
+        from localcr.lexical import Postings, stopwords_of
+
+        stopwords = stopwords_of(self.plan.index_languages)
+        same = [d.doc_id for d in docs if self.held.get(d.doc_id) == digests[d.doc_id]]
+        found = store.StoreReader(self.directory).document_postings(same) if same else {}
+        copied = {doc_id: pick for doc_id, pick in found.items() if pick[0].analysed_with(stopwords)}
+        analysed = _analysed([d for d in docs if d.doc_id not in copied], chunks_by_doc, stopwords)
+        if not copied:
+            return analysed
+        picks, start = [], 0
+        for d in docs:
+            if d.doc_id in copied:
+                picks.append(copied[d.doc_id])
+            else:
+                count = len(chunks_by_doc[d.doc_id])
+                picks.append((analysed, np.arange(start, start + count)))
+                start += count
+        return Postings.merged(picks, [d.language for d in docs if chunks_by_doc[d.doc_id]], stopwords)
+
+
+def _digest(doc, chunks: list) -> str:
+    """What a document's BM25 postings are made of: its language and its chunks' "context + text", in order."""
+    return hashlib.blake2b(json.dumps([doc.language] + [f"{c.context}\n{c.text}" for c in chunks]).encode(),
+                           digest_size=16).hexdigest()
 
 
 def _tombstoned(segment: dict, gone: dict[str, tuple[str, int]]) -> dict:
@@ -167,8 +199,8 @@ def _dead_share(segments: list[dict]) -> float:
 
 
 def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> None:
-    """Merge every live chunk of the index into one segment (no model is needed: chunks, contexts and vectors
-    are copied, the dense graph and BM25 postings rebuilt), published as a new generation. Searches keep
+    """Merge every live chunk of the index into one segment (no model is needed: chunks, contexts, vectors and
+    BM25 postings are copied, the dense graph rebuilt), published as a new generation. Searches keep
     reading the previous generation until the merged one is switched in; a compaction killed halfway leaves
     the index as it was."""
     directory = Path(directory)
@@ -180,12 +212,23 @@ def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> 
     if marker is None:
         raise LocalcrError(f"{directory}: empty, not an index yet; build one with `localcr index`")
     reader = store.StoreReader(directory)
-    from localcr.lexical import LexicalIndex, stopwords_of
+    from localcr.lexical import Postings, stopwords_of
 
     docs, chunks_by_doc = reader.stored_documents()
-    texts_and_languages = [(f"{c.context}\n{c.text}", d.language) for d in docs for c in chunks_by_doc[d.doc_id]]
     vectors, window_rows = reader.live_vectors()
-    lexical = LexicalIndex.build([t for t, _ in texts_and_languages], [lang for _, lang in texts_and_languages],
-                                 stopwords_of(reader.manifest.get("languages", ["en"])))
-    segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, lexical, shas=reader.document_shas())
+    stopwords = stopwords_of(reader.manifest.get("languages", ["en"]))
+    picks = list(reader.document_postings([d.doc_id for d in docs]).values())
+    if all(part.analysed_with(stopwords) for part, _ in picks):
+        postings = Postings.merged(picks, [d.language for d in docs if chunks_by_doc[d.doc_id]], stopwords)
+    else:  # the index's languages, and so its stop words, changed (or a segment predates the record): analysed again
+        postings = _analysed(docs, chunks_by_doc, stopwords)
+    segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, postings, shas=reader.document_shas())
     store.publish(directory, marker, {**reader.manifest, "segments": [segment], store.FILE_STATS: {}})  # stats folded in
+
+
+def _analysed(docs: list, chunks_by_doc: dict, stopwords: frozenset[str]):
+    """BM25 postings of these documents' chunks ("context + text"), analysed in each document's language."""
+    from localcr.lexical import Postings
+
+    pairs = [(f"{c.context}\n{c.text}", d.language) for d in docs for c in chunks_by_doc[d.doc_id]]
+    return Postings.build([text for text, _ in pairs], [language for _, language in pairs], stopwords)

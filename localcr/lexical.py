@@ -11,11 +11,12 @@ in every language of the index, so it matches whichever of them it is written in
 
 Each segment of an index keeps raw term counts (Postings), not scores: BM25 is computed at query time with
 the statistics of the live chunks of all segments, the formula bm25s computes (tests compare the two), so an
-index grown by segments and tombstones scores exactly as one built from scratch. bm25s supplies the stop
-word lists.
+index grown by segments and tombstones scores exactly as one built from scratch, and compaction merges the
+live rows' counts instead of analysing their texts again (Postings.merged). bm25s supplies the stop word lists.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -77,6 +78,12 @@ def stopwords_of(languages) -> frozenset[str]:
     a few texts (a document detected as another language) would be a rare term there, and BM25 would rank
     those texts first for every query holding it (measured: Spanish Pass@1 fell from 92 to 47)."""
     return frozenset().union(*(_stopwords(language) for language in languages))
+
+
+@lru_cache(maxsize=16)
+def stopwords_id(stopwords: frozenset[str]) -> str:
+    """A short name of a list of stop words, which a segment's postings record (Postings.analysed_with)."""
+    return hashlib.sha256("\n".join(sorted(stopwords)).encode()).hexdigest()[:16]
 
 
 @lru_cache(maxsize=200_000)
@@ -208,11 +215,18 @@ class Postings:
     index (chunk count, mean length, document frequencies), which change as segments come and go."""
 
     FILES = ("indptr", "rows", "tfs", "lengths")
-    TERMS, LANGUAGES = "terms.json", "languages.json"
+    TERMS, LANGUAGES, STOPWORDS = "terms.json", "languages.json", "stopwords.txt"
 
-    def __init__(self, terms: dict[str, int], indptr, rows, tfs, lengths, languages: list[str]):
+    def __init__(self, terms: dict[str, int], indptr, rows, tfs, lengths, languages: list[str],
+                 stopwords_id: str | None = None):
         self.terms, self.indptr, self.rows, self.tfs, self.lengths = terms, indptr, rows, tfs, lengths
         self.languages = languages
+        self.stopwords_id = stopwords_id  # which stop words its texts were analysed with; None: not recorded (older)
+
+    def analysed_with(self, stopwords: frozenset[str]) -> bool:
+        """Whether its texts were analysed with these stop words: only then may its postings be merged with others
+        analysed with them (a stop word kept in some texts would be a rare term there, see stopwords_of)."""
+        return self.stopwords_id == stopwords_id(stopwords)
 
     @classmethod
     def build(cls, texts: list[str], languages: list[str], stopwords: frozenset[str]) -> "Postings":
@@ -229,7 +243,43 @@ class Postings:
         counts = np.bincount(np.asarray(term_ids, dtype=np.int64), minlength=len(terms))
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return cls(terms, indptr, np.asarray(rows, dtype=np.int32)[order], np.asarray(tfs, dtype=np.float32)[order],
-                   lengths, sorted(set(languages)))
+                   lengths, sorted(set(languages)), stopwords_id(stopwords))
+
+    @classmethod
+    def merged(cls, picks: list[tuple["Postings", np.ndarray]], languages, stopwords: frozenset[str]) -> "Postings":
+        """Postings of rows of other postings, without analysing their texts again (tokenizing is most of what
+        compaction cost): `picks` are (postings, rows of them), each pick's rows following the last's in the result.
+        Terms keep their counts, rows their lengths, each term's postings are in row order and a term left with
+        none is dropped, so the result scores as build over the same texts. Every part must have been analysed
+        with these stop words; languages: those of the texts the rows hold."""
+        if not all(part.analysed_with(stopwords) for part, _ in picks):
+            raise ValueError("postings analysed with other stop words cannot be merged: build them from the texts")
+        lengths = np.zeros(sum(len(chosen) for _, chosen in picks), dtype=np.float32)
+        targets: dict[int, tuple[Postings, np.ndarray]] = {}  # per part: each of its rows' row in the result, or -1
+        start = 0
+        for part, chosen in picks:
+            _, target = targets.setdefault(id(part), (part, np.full(len(part.lengths), -1, dtype=np.int64)))
+            target[chosen] = np.arange(start, start + len(chosen))
+            lengths[start:start + len(chosen)] = part.lengths[chosen]
+            start += len(chosen)
+        terms: dict[str, int] = {}
+        term_ids, rows, tfs = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.float32)]
+        for part, target in targets.values():
+            moved = target[part.rows]
+            kept = moved >= 0
+            local = np.repeat(np.arange(len(part.indptr) - 1), np.diff(part.indptr))[kept]
+            used = np.unique(local)
+            names = list(part.terms)  # in id order, as save writes them
+            renumbered = np.zeros(len(part.indptr) - 1, dtype=np.int64)
+            renumbered[used] = [terms.setdefault(names[i], len(terms)) for i in used.tolist()]
+            term_ids.append(renumbered[local])
+            rows.append(moved[kept])
+            tfs.append(part.tfs[kept])
+        term_ids, rows, tfs = np.concatenate(term_ids), np.concatenate(rows), np.concatenate(tfs)
+        order = np.lexsort((rows, term_ids))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(term_ids, minlength=len(terms)))]).astype(np.int64)
+        return cls(terms, indptr, rows[order].astype(np.int32), tfs[order].astype(np.float32), lengths,
+                   sorted(set(languages)), stopwords_id(stopwords))
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -237,6 +287,7 @@ class Postings:
             np.save(directory / f"{name}.npy", getattr(self, name))
         (directory / self.TERMS).write_text(json.dumps(list(self.terms), ensure_ascii=False))
         (directory / self.LANGUAGES).write_text(json.dumps(self.languages))
+        (directory / self.STOPWORDS).write_text(self.stopwords_id or "")
 
     @classmethod
     def load(cls, directory: Path) -> "Postings":
@@ -247,7 +298,9 @@ class Postings:
         arrays = {name: np.asarray(np.load(directory / f"{name}.npy", mmap_mode="r")) for name in cls.FILES}
         terms = {term: i for i, term in enumerate(json.loads((directory / cls.TERMS).read_text()))}
         languages = json.loads((directory / cls.LANGUAGES).read_text())
-        return cls(terms, languages=languages, **arrays)
+        recorded = directory / cls.STOPWORDS  # absent in segments written before compaction merged postings
+        return cls(terms, languages=languages, stopwords_id=(recorded.read_text() if recorded.exists() else "") or None,
+                   **arrays)
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """(chunk rows, term frequencies) of a term; empty if the segment never saw it."""

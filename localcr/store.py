@@ -5,7 +5,8 @@ Layout of an index directory:
     localcr-index.json   marker: format, version and the name of the current generation
     segments/seg-*/      immutable segments: store.sqlite (documents, chunks, contexts, offsets, file stats),
                          vectors.npy + windows.npy (each dense window's vector and chunk row), dense.usearch,
-                         lexical/ (BM25 postings and chunk lengths, memory-mapped)
+                         lexical/ (BM25 postings and chunk lengths, memory-mapped, and which stop words
+                         analysed them)
     gen-*/manifest.json  complete generations: the build's settings and the segments that make the index,
                          each with its tombstones (documents deleted or replaced since it was written) and
                          each of its files' size, modification time and sha256 (what a re-index checks it
@@ -598,6 +599,21 @@ class StoreReader:
 
         return LexicalIndex([seg.postings() for seg in self.segments],
                             [None if seg.live.all() else seg.live for seg in self.segments])
+
+    def document_postings(self, doc_ids: list[str]) -> dict[str, tuple]:
+        """Where these live documents' BM25 postings lie, in the order given: doc_id -> (its segment's Postings, its
+        rows there), what localcr.lexical.Postings.merged copies without analysing the texts again. A document
+        without chunks has no rows, and is left out."""
+        parts: dict[int, object] = {}
+        found = {}
+        for doc_id in doc_ids:
+            rows = self.rows_of_document(doc_id)
+            if rows:
+                i = bisect_right(self.offsets, rows.start) - 1
+                if i not in parts:
+                    parts[i] = self.segments[i].postings()
+                found[doc_id] = (parts[i], np.arange(rows.start - self.offsets[i], rows.stop - self.offsets[i]))
+        return found
 
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """The vectors of the live chunks' windows, and each window's row once dead rows are dropped (as in

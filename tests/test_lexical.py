@@ -200,6 +200,84 @@ def test_postings_round_trip_memory_mapped(tmp_path):
         np.testing.assert_array_equal(loaded.scores(query), index.scores(query))
 
 
+# Two segments' texts in three languages (Japanese written without spaces), each with a language of its own.
+SEGMENT_TEXTS = [
+    (TEXTS[:5] + ["東京タワーは港区にある電波塔です。", "Die Häuser der Stadt sind alt."], ["en"] * 5 + ["ja", "de"]),
+    (TEXTS[5:] + ["大阪城は豊臣秀吉が築いた城です。", "Der Hafen der Stadt ist tief.", "The houses of the town"],
+     ["en"] * 3 + ["ja", "de", "en"]),
+]
+MERGE_QUERIES = QUERIES + ["東京タワー", "大阪城", "Häuser Stadt", "Hafen", "the houses"]
+
+
+def _segments(stopwords):
+    return [Postings.build(texts, languages, stopwords) for texts, languages in SEGMENT_TEXTS]
+
+
+def _assert_scores_as_built(merged: Postings, texts: list[str], languages: list[str], stopwords):
+    """The merged postings score every query exactly as postings built from the same texts, hold the same terms,
+    each with postings in row order, and no term without any."""
+    built = Postings.build(texts, languages, stopwords)
+    assert merged.terms.keys() == built.terms.keys() and merged.languages == built.languages
+    np.testing.assert_array_equal(merged.lengths, built.lengths)
+    for term in built.terms:
+        rows, tfs = merged.postings(term)
+        assert len(rows) and np.all(np.diff(rows) > 0), term
+        np.testing.assert_array_equal(tfs[np.argsort(rows)], built.postings(term)[1][np.argsort(built.postings(term)[0])])
+    merged_index, built_index = LexicalIndex([merged]), LexicalIndex([built])
+    for query in MERGE_QUERIES:
+        assert merged_index.query_terms(query) == built_index.query_terms(query)
+        np.testing.assert_array_equal(merged_index.scores(query), built_index.scores(query))
+
+
+def test_merged_postings_of_the_live_rows_score_as_a_build_of_their_texts():
+    """What compaction writes: the live rows of each segment, segment after segment, without tokenizing again.
+    The dead rows take every posting of a few terms with them (their terms are dropped and the rest renumbered)."""
+    stopwords = stopwords_of(["en", "ja", "de"])
+    parts = _segments(stopwords)
+    live = [np.array([True, False, True, True, True, False, True]), np.array([False, True, True, True, True, True])]
+    merged = Postings.merged([(part, np.flatnonzero(mask)) for part, mask in zip(parts, live)], ["en", "ja", "de"], stopwords)
+    alive = [(text, language) for (texts, languages), mask in zip(SEGMENT_TEXTS, live)
+             for text, language, keep in zip(texts, languages, mask) if keep]
+    assert "東京" not in merged.terms and "daemon" not in merged.terms  # their only rows are dead
+    _assert_scores_as_built(merged, [t for t, _ in alive], [lang for _, lang in alive], stopwords)
+    assert sorted(merged.terms.values()) == list(range(len(merged.terms)))  # renumbered without gaps
+
+
+def test_merged_postings_follow_the_picks_order_across_parts():
+    """What a commit writes: documents it committed before, taken from their segments, between texts analysed
+    now, in the commit's order (rows of one part picked apart and out of order)."""
+    stopwords = stopwords_of(["en", "ja", "de"])
+    (first, second), fresh = _segments(stopwords), Postings.build(["new text about harbour tides"], ["en"], stopwords)
+    picks = [(second, np.array([3, 4])), (fresh, np.array([0])), (first, np.array([5, 6])), (second, np.array([0]))]
+    order = [(1, 3), (1, 4), (None, 0), (0, 5), (0, 6), (1, 0)]
+    texts = [SEGMENT_TEXTS[i][0][r] if i is not None else "new text about harbour tides" for i, r in order]
+    languages = [SEGMENT_TEXTS[i][1][r] if i is not None else "en" for i, r in order]
+    _assert_scores_as_built(Postings.merged(picks, languages, stopwords), texts, languages, stopwords)
+
+
+def test_merging_nothing_or_only_dead_rows_gives_empty_postings():
+    stopwords = stopwords_of(["en"])
+    part = Postings.build(TEXTS, ["en"] * len(TEXTS), stopwords)
+    for picks in ([], [(part, np.zeros(0, dtype=np.int64))]):
+        merged = Postings.merged(picks, [], stopwords)
+        assert merged.terms == {} and len(merged.lengths) == 0 and merged.indptr.tolist() == [0]
+        assert not LexicalIndex([merged]).scores("retry").any()
+
+
+def test_postings_analysed_with_other_stop_words_are_never_merged(tmp_path):
+    """A stop word of one list is a term in postings analysed with another: those are analysed again instead.
+    Postings record which list analysed them; those written before the record say none."""
+    english, both = stopwords_of(["en"]), stopwords_of(["en", "de"])
+    part = Postings.build(["die Stadt stirbt nie", "the daemon may die"], ["de", "en"], english)
+    assert "die" in part.terms and part.analysed_with(english) and not part.analysed_with(both)
+    with pytest.raises(ValueError, match="other stop words"):
+        Postings.merged([(part, np.arange(2))], ["de", "en"], both)
+    part.save(tmp_path / "lex")
+    assert Postings.load(tmp_path / "lex").analysed_with(english)
+    (tmp_path / "lex" / Postings.STOPWORDS).unlink()
+    assert not Postings.load(tmp_path / "lex").analysed_with(english)
+
+
 @pytest.mark.parametrize("n, depth", [(0, 5), (7, 5), (7, 10), (5000, 150), (1_000_000, 150), (3 * 1024, 3)])
 def test_top_rows_are_the_best_positive_scores(n, depth):
     """The block-maxima shortcut selects what a full sort would: the depth highest scores, none of them zero."""

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import FakeCardRunner, run, start_server, stop_server
@@ -148,13 +149,35 @@ def live_windows(index) -> int:
     return json.loads(run("stats", "--index", index, "--json"))["windows"]
 
 
+def analysed_texts(monkeypatch) -> list[str]:
+    """Every text the build analyses for BM25 (Postings.build), as it analyses it."""
+    from localcr.lexical import Postings
+
+    texts: list[str] = []
+    build = Postings.build
+    monkeypatch.setattr(Postings, "build", lambda batch, languages, stopwords: texts.extend(batch) or build(batch, languages, stopwords))
+    return texts
+
+
+def assert_bm25_of_the_live_chunks(index, queries):
+    """The index's BM25 scores are those of one index built from its live chunks' texts as they are now."""
+    from localcr.lexical import LexicalIndex, stopwords_of
+
+    reader = store.StoreReader(index)
+    docs, chunks = reader.stored_documents()
+    pairs = [(f"{c.context}\n{c.text}", d.language) for d in docs for c in chunks[d.doc_id]]
+    built = LexicalIndex.build([t for t, _ in pairs], [lang for _, lang in pairs], stopwords_of(reader.manifest["languages"]))
+    for query in queries:
+        np.testing.assert_allclose(reader.lexical().scores(query)[reader.live], built.scores(query), rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.model
 def test_lexical_first_then_each_card_then_every_window_embedded_once(tmp_path, fake_llm, monkeypatch):
     """The issue's user: long untitled reports are searchable lexically before any vector is written, a card's
     company is found through BM25 before its report is embedded, and every window is embedded exactly once."""
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no card or vector from another test
     docs, index = write_corpus(tmp_path / "docs"), tmp_path / "ix"
-    embedded, seen = Embedded(monkeypatch), {}
+    embedded, seen, analysed = Embedded(monkeypatch), {}, analysed_texts(monkeypatch)
 
     def before_embedding(call):
         if call == 1:  # the index is committed, not a vector yet: the note is the one document without a card
@@ -188,6 +211,12 @@ def test_lexical_first_then_each_card_then_every_window_embedded_once(tmp_path, 
     assert "coverage: cards in 3 of 3 documents that want one; complete" in out
     assert all(carded(index).values()) and all(embedded_documents(index).values())
     assert run("search", "Halden plant welding arms output", "--index", index).count("localcr:") == 0
+    # every chunk analysed for BM25 once a context: the note's once, each report's with and without its card; the
+    # commits with vectors and the compactions copy the postings of what is committed already
+    reader = store.StoreReader(index)
+    note = next(doc_id for doc_id in reader.doc_ids() if doc_id.endswith("note.md"))
+    assert len(analysed) == 2 * reader.live_chunks - len(reader.rows_of_document(note))
+    assert_bm25_of_the_live_chunks(index, ["Halden plant welding arms output", f"{COMPANY} annual report", "note"])
 
 
 @pytest.mark.model

@@ -204,3 +204,53 @@ def test_a_search_over_a_damaged_segment_names_the_command_that_mends_it(tmp_pat
     _overwrite_start(segment / store.STORE)
     with pytest.raises(LocalcrError, match=f"store.sqlite: corrupt .*{advice}"):
         store.StoreReader(directory)
+
+
+# Two segments of documents (doc_id, language, chunk texts); the second document of the first is tombstoned.
+COMPACTED = [[("a", "en", ["The worker may die at night.", "Retries back off."]), ("b", "en", ["A dead document."]),
+              ("c", "de", ["Die Schleuse am Hafen schließt vor der Flut."])],
+             [("d", "ja", ["東京タワーは港区にある電波塔です。"]), ("e", "en", ["The harbour gate closes at the neap tide."])]]
+
+
+def write_segments(directory, stopwords, languages):
+    """COMPACTED as one generation whose index languages are `languages`, its postings analysed with `stopwords`."""
+    from localcr.lexical import Postings
+
+    entries = []
+    for documents in COMPACTED:
+        docs = [Document(doc_id=i, path=f"/d/{i}", kind="text", text="", size=1, language=lang) for i, lang, _ in documents]
+        chunks = {i: [Chunk(f"{i}#{n}", i, n, 0, 1, text) for n, text in enumerate(texts)] for i, _, texts in documents}
+        pairs = [(f"\n{text}", lang) for _, lang, texts in documents for text in texts]
+        postings = Postings.build([t for t, _ in pairs], [lang for _, lang in pairs], stopwords)
+        entries.append(store.write_segment(directory, docs, chunks, np.eye(len(pairs), 4, dtype=np.float32) + 0.01,
+                                           np.arange(len(pairs)), postings))
+    entries[0] = {**entries[0], "dead": ["b"], "dead_chunks": 1}
+    store.publish(directory, None, {"localcr": "test", "created": "today", "sources": [], "embedder": {"dimension": 4},
+                                    "chunking": {}, "contexts": {"mode": "structural"}, "languages": languages,
+                                    "segments": entries})
+
+
+@pytest.mark.parametrize("analysed_in", [["en", "de", "ja"], ["en"]])
+def test_compaction_merges_postings_analysed_with_the_index_s_stop_words_and_analyses_the_others_again(
+        tmp_path, monkeypatch, analysed_in):
+    """Segments analysed with the stop words of the index's languages are merged without tokenizing a text (most of
+    what compaction cost); those analysed with others (the languages changed since: "die", a German stop word, is
+    an English term until then) are analysed again. Either way BM25 scores as an index built of the live chunks."""
+    from localcr.index import compact
+    from localcr.lexical import LexicalIndex, Postings, stopwords_of
+
+    directory = tmp_path / "i"
+    directory.mkdir()
+    languages = ["de", "en", "ja"]
+    write_segments(directory, stopwords_of(analysed_in), languages)
+    if analysed_in == languages:
+        monkeypatch.setattr(Postings, "build", None)  # compaction must not call it
+    compact(directory)
+    reader = store.StoreReader(directory)
+    (merged,) = reader.lexical().parts
+    assert merged.analysed_with(stopwords_of(languages)) and "die" not in merged.terms and "dead" not in merged.terms
+    live = [(f"\n{text}", lang) for documents in COMPACTED for doc_id, lang, texts in documents if doc_id != "b" for text in texts]
+    monkeypatch.undo()
+    built = LexicalIndex.build([t for t, _ in live], [lang for _, lang in live], stopwords_of(languages))
+    for query in ("worker die", "Schleuse Hafen", "東京タワー", "harbour tide", "retries"):
+        np.testing.assert_array_equal(reader.lexical().scores(query), built.scores(query))
