@@ -161,7 +161,8 @@ def main() -> None:
     args.prompt = args.prompt or DEFAULT_PROMPT
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
     chosen = args.sets
-    out = ROOT / "benchmarks" / "results" / f"answers{results_suffix(chosen, SETS)}{'-' + args.contexts if args.contexts != 'structural' else ''}.md"
+    suffix = results_suffix(chosen, SETS) + ("" if args.contexts == "structural" else f"-{args.contexts}")
+    out = ROOT / "benchmarks" / "results" / f"answers{suffix}.md"
     rows: list[list] = []
     for set_name in chosen.split(","):
         rows += measure(set_name, args)
