@@ -67,7 +67,7 @@ LINE_ITEMS = (
     # each line item only its own labels: "current liabilities" read as "Total current assets" was one quick ratio
     (r"\bcurrent assets\b", "balance sheet", ("total current assets",)),
     (r"\bcurrent liabilities\b", "balance sheet", ("total current liabilities",)),
-    (r"\bPP&?N?E\b|\bproperty,? plant,? and equipment\b|\bfixed assets?\b", "balance sheet",
+    (r"\bPP[ &]?N?E\b|\bproperty,? plant,? and equipment\b|\bfixed assets?\b", "balance sheet",
      ("property plant and equipment net", "property and equipment net")),
     (r"\btotal assets\b|\breturn on assets\b|\bROA\b", "balance sheet", ("total assets",)),
 )

@@ -227,6 +227,8 @@ def test_a_line_item_is_read_under_the_names_filings_give_it():
     assert figures.read(figures.Operand("average_ppe_fy2014", "ppe", 2014), passage)[0].value == 17005.0
     without_plant = Passage("2019 2018\nProperty and equipment, net 253 282\n")
     assert figures.read(figures.Operand("ppe_fy2018", "ppe", 2018), without_plant)[0].value == 282.0
+    # PP&E as the plan's grammar lets the model name it (letters and underscores): the 1.5B wrote it both ways
+    assert figures.read(figures.Operand("average_pp_e_fy2018", "pp e", 2018), without_plant)[0].value == 282.0
     profit = Passage("Fiscal Year 2020 2019\nOperating profit 2,953.9 2,515.9\n")
     assert figures.read(figures.Operand("operating_income_fy2020", "operating income", 2020), profit)[0].value == 2953.9
 
