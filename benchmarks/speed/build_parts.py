@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import machine, parser, table  # noqa: E402
-from speed.staged_build import ROOT, copy_filings  # noqa: E402
+from speed.staged_build import ROOT, cold_build_env, copy_filings  # noqa: E402
 
 # (module, owner, attribute, part): each wrapped to add its seconds and calls to the part.
 PARTS = [
@@ -69,9 +68,7 @@ def main() -> None:
     work = args.work / "build-parts"
     docs = copy_filings(args.data, args.docs, work / "docs")
     index, cache, out = work / "index", work / "cache", work / "parts.json"
-    shutil.rmtree(index, ignore_errors=True)
-    shutil.rmtree(cache, ignore_errors=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "LOCALCR_CACHE_DIR": str(cache)}
+    env = cold_build_env(ROOT, index, cache)
     code = f"PARTS = {PARTS!r}\n{TIMED}"
     subprocess.run([sys.executable, "-c", code, str(out), "index", str(docs), "--index", str(index), "-q"], env=env,
                    cwd=work, check=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -27,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import machine, parser, table  # noqa: E402
-from speed.staged_build import QUERY, ROOT, by_chunk, copy_filings, export  # noqa: E402
+from speed.staged_build import QUERY, ROOT, by_chunk, cold_build_env, copy_filings, export  # noqa: E402
 
 # Wraps localcr.index's _Commits.commit to log each commit with the coverage it published.
 HOOK = """
@@ -51,10 +50,8 @@ cli(sys.argv[2:])
 
 def timed_build(tree: Path, docs: Path, index: Path, cache: Path, commit_log: Path) -> dict:
     """Run `localcr index` with the defaults from `tree`: the seconds to each milestone, and the windows."""
-    shutil.rmtree(index, ignore_errors=True)
-    shutil.rmtree(cache, ignore_errors=True)
+    env = cold_build_env(tree, index, cache)
     commit_log.unlink(missing_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(tree), "LOCALCR_CACHE_DIR": str(cache)}
     started = time.time()
     process = subprocess.Popen([sys.executable, "-c", HOOK, str(commit_log), "index", str(docs), "--index", str(index), "-q"],
                                env=env, cwd=index.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -53,12 +53,18 @@ def copy_filings(data: Path, n: int, docs: Path) -> Path:
     return docs
 
 
+def cold_build_env(tree: Path, index: Path, cache: Path) -> dict:
+    """The environment of a build from `tree` with no index and an empty cache at these paths (both emptied here),
+    so a timed build computes everything."""
+    shutil.rmtree(index, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    return {**os.environ, "PYTHONPATH": str(tree), "LOCALCR_CACHE_DIR": str(cache)}
+
+
 def timed_build(tree: Path, docs: Path, index: Path, cache: Path, commit_log: Path | None) -> dict:
     """Run `localcr index` from `tree`; the seconds until the index marker appears, until a search answers, and
     until the build ends."""
-    shutil.rmtree(index, ignore_errors=True)
-    shutil.rmtree(cache, ignore_errors=True)
-    env = {**os.environ, "PYTHONPATH": str(tree), "LOCALCR_CACHE_DIR": str(cache)}
+    env = cold_build_env(tree, index, cache)
     code = ("import sys, time, json, localcr.pipeline as p, localcr.index as ix\n"
             "log = open(sys.argv[1], 'a') if sys.argv[1] else None\n"
             "if log and hasattr(ix, '_Commits'):\n"
