@@ -15,6 +15,12 @@ completion text for base models), and generates with KV-cache reuse:
   batches, then each decode step advances every sequence by one token. On a CPU one step for eight
   sequences costs little more than for one.
 
+Every prompt is evaluated in the same pieces whatever the cache held before (`_load_prefix`): cut after the chat
+template's system turn (the part many prompts share) and where its prefix ends, and the cache is reused only up to
+such a cut made the same way. llama.cpp's arithmetic depends on how a prompt is cut into batches (a prefix kept from a
+prompt evaluated whole moved the next token's logits by up to 0.4), so reusing the cache wherever two prompts happened
+to agree made an answer depend on the question asked before it.
+
 The cache is created with `swa_full=True`: Gemma 3 (and other sliding-window models) otherwise keep only
 the last `n_swa` positions of their local-attention layers, and cutting such a cache back to an earlier
 position would silently attend to missing cells.
@@ -41,6 +47,7 @@ from localcr.text import without_soft_hyphens
 SEED = 1234
 CHAT_STOPS = ("\n\n\n",)
 _SPLIT = "\u27e6localcr-split\u27e7"
+_USER = "\u27e6localcr-user\u27e7"  # where the user's message begins in a rendered chat prompt
 
 
 def default_threads() -> int:
@@ -241,6 +248,8 @@ class LlamaRunner:
         # llama.cpp may pad the context it allocates (n_ctx() > requested), but llama-cpp-python sizes its
         # token buffer with the requested n_ctx: the smaller of the two is the real limit.
         self.n_ctx = min(self.llm.n_ctx(), len(self.llm.input_ids))
+        self._heads: set[tuple[int, ...]] = set()  # rendered prompts' starts up to the user's message (a system turn)
+        self._splits: tuple[int, ...] = ()  # where the KV cache's tokens were cut into evaluations (their ends)
         self._render_chat = self._chat_renderer() if spec.prompt_style == "chat" else None
 
     @property
@@ -297,9 +306,11 @@ class LlamaRunner:
         tokens. A base model (completion style) gets the plain text, system message first."""
         if self._render_chat is None:
             head = f"{system}\n\n" if system else ""
-            return self.tokenize(head + prefix_message, bos=True), self.tokenize(suffix_message)
+            prefix = self.tokenize(head + prefix_message, bos=True)
+            self._add_head(self.tokenize(head, bos=True), prefix)
+            return prefix, self.tokenize(suffix_message)
         messages = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": prefix_message + _SPLIT + suffix_message}]
+            {"role": "user", "content": _USER + prefix_message + _SPLIT + suffix_message}]
         try:
             text, add_bos = self._render_chat(messages)
         except LocalcrError:
@@ -309,10 +320,20 @@ class LlamaRunner:
                 f"{self.spec.where}: the chat template failed to render ({type(exc).__name__}: {exc}): "
                 "set chat_format to a llama-cpp-python format or use prompt_style = \"completion\""
             ) from None
-        if text.count(_SPLIT) != 1:
+        if text.count(_SPLIT) != 1 or text.count(_USER) > 1:
             raise LocalcrError(f"{self.spec.where}: the chat template rewrites the message text; set chat_format")
         head, tail = text.split(_SPLIT)
-        return self.tokenize(head, bos=add_bos), self.tokenize(tail)
+        start, found, rest = head.partition(_USER)
+        prefix = self.tokenize(start + rest, bos=add_bos)
+        if found:
+            self._add_head(self.tokenize(start, bos=add_bos), prefix)
+        return prefix, self.tokenize(tail)
+
+    def _add_head(self, head: list[int], prefix: list[int]) -> None:
+        """Remember a rendered prompt's start up to the user's message, where its tokens are those of the prompt: a cut
+        every prompt that starts with it is evaluated at (`_cuts`), so prompts with one system turn share it."""
+        if 0 < len(head) < len(prefix) and prefix[:len(head)] == head:
+            self._heads.add(tuple(head))
 
     def tokenize(self, text: str, bos: bool = False) -> list[int]:
         return self.llm.tokenize(_model_bytes(text), add_bos=bos, special=self.is_chat)
@@ -345,7 +366,7 @@ class LlamaRunner:
     def prefix_state(self, tokens: list[int]) -> bytes:
         """The KV state of `tokens` as bytes (evaluated now unless already cached), to restore in another process
         with `restore_prefix`: a fixed prompt prefix is then evaluated once per machine, not once per process."""
-        self._load_prefix(tokens)
+        self._load_prefix(tokens, logits=False)
         lc, ctx = self._llama_cpp, self.llm._ctx.ctx
         size = lc.llama_state_seq_get_size(ctx, 0)
         buffer = (ctypes.c_uint8 * size)()
@@ -358,12 +379,14 @@ class LlamaRunner:
         lc, llm = self._llama_cpp, self.llm
         llm.reset()
         llm._ctx.kv_cache_clear()
+        self._splits = ()
         buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
         if not state or lc.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(state), 0) == 0:
             llm._ctx.kv_cache_clear()
             return False
         llm.input_ids[: len(tokens)] = tokens
         llm.n_tokens = len(tokens)
+        self._splits = self._cuts(tokens)  # as prefix_state evaluated them
         return True
 
     def keep_prefix(self, tokens: list[int], store: str, label: str, *purpose: str,
@@ -373,13 +396,13 @@ class LlamaRunner:
         cache `store`, else "evaluated" now and its state stored there (labelled `label`) for the next process.
         purpose: what the prefix is for; the state's key adds the model, its build, n_ctx and the tokens.
         before_evaluating: told how many tokens are about to be evaluated (to say what it will cost)."""
-        if self.cached_prefix(tokens) == len(tokens):
+        if self._holds(tokens):
             return "kept"
         from llama_cpp import __version__ as llama_cpp_version
 
         from localcr.cache import key, open_cache
 
-        state_key = key("prefix-state", *purpose, self.spec.fingerprint(), str(self.n_ctx), str(self.spec.flash_attn),
+        state_key = key("prefix-state", "evaluated at its cuts", *purpose, self.spec.fingerprint(), str(self.n_ctx), str(self.spec.flash_attn),
                         llama_cpp_version, *map(str, tokens))
         with open_cache(store) as cache:
             state = cache.get(state_key)
@@ -390,18 +413,51 @@ class LlamaRunner:
             cache.set(state_key, self.prefix_state(tokens), label)
         return "evaluated"
 
-    def _load_prefix(self, tokens: list[int], reuse: bool = True) -> int:
-        """Make sequence 0 of the KV cache hold exactly `tokens`, evaluating only what is not cached yet;
-        returns how many tokens were reused."""
+    def _cuts(self, tokens: list[int], prefix: int = 0) -> tuple[int, ...]:
+        """Where `tokens` are cut into evaluations: after a remembered head, where a prefix of `prefix` tokens ends, and at
+        the end; a function of the prompt alone, so that it is evaluated the same way whatever ran before."""
+        n = len(tokens)
+        cuts = {len(head) for head in self._heads if len(head) < n and tuple(tokens[:len(head)]) == head}
+        return tuple(sorted(cuts | {cut for cut in (prefix, n) if 0 < cut <= n}))
+
+    def _reusable(self, tokens: list[int], cuts: tuple[int, ...], held: int | None = None,
+                  splits: tuple[int, ...] | None = None) -> int:
+        """The longest start of `tokens` the KV cache holds as their own evaluation would make it: it ends at a cut of
+        both, and the cache's tokens up to there were cut where these are (held, splits: another cache's)."""
+        held = self.cached_prefix(tokens) if held is None else held
+        splits = self._splits if splits is None else splits
+        for cut in reversed(cuts):
+            if cut <= held and cut in splits and [c for c in splits if c <= cut] == [c for c in cuts if c <= cut]:
+                return cut
+        return 0
+
+    def reused_after(self, before: list[int], tokens: list[int]) -> int:
+        """How many of a prefix's tokens the KV cache serves when it is loaded right after `before` (each loaded as
+        `complete_many` loads its prefix): what an estimate may leave out of what is evaluated."""
+        return self._reusable(tokens, self._cuts(tokens), shared_start(before, tokens), self._cuts(before))
+
+    def _holds(self, tokens: list[int]) -> bool:
+        """Whether the KV cache holds `tokens` (and perhaps more) as their own evaluation would make them."""
+        return len(tokens) > 0 and self._reusable(tokens, self._cuts(tokens)) == len(tokens)
+
+    def _load_prefix(self, tokens: list[int], reuse: bool = True, prefix: int = 0, logits: bool = True) -> int:
+        """Make sequence 0 of the KV cache hold exactly `tokens`, evaluated piece by piece at `_cuts` (prefix: where the
+        prompt's shared part ends), reusing what the cache holds evaluated the same way; with logits (to generate
+        from), the last piece is evaluated in any case. Returns how many tokens were reused."""
         llm = self.llm
-        keep = min(self.cached_prefix(tokens), len(tokens) - 1) if reuse else 0
+        cuts = self._cuts(tokens, prefix)
+        keep = self._reusable(tokens, cuts if not logits else cuts[:-1]) if reuse else 0
         if keep > 0 and not llm._ctx.kv_cache_seq_rm(-1, keep, -1):
             keep = 0  # a memory that cannot be cut back (recurrent models): evaluate everything
         if keep == 0:
             llm.reset()
             llm._ctx.kv_cache_clear()
         llm.n_tokens = keep
-        llm.eval(tokens[keep:])
+        self._splits = tuple(c for c in cuts if c <= keep)
+        for start, end in zip((keep, *cuts), cuts):
+            if end > keep:
+                llm.eval(tokens[max(start, keep):end])
+                self._splits += (end,)
         return keep
 
     def complete(
@@ -428,7 +484,7 @@ class LlamaRunner:
         if len(tokens) + max_tokens > self.n_ctx:
             raise ValueError(f"prompt of {len(tokens)} tokens + {max_tokens} does not fit n_ctx {self.n_ctx}")
         started = time.perf_counter()
-        keep = self._load_prefix(tokens, reuse)
+        keep = self._load_prefix(tokens, reuse, prefix=len(prefix))
         evaluated_at = time.perf_counter()
         decoder = _Decoder(self, tokens, max_tokens, stops)
         generated = llm.generate(
@@ -499,7 +555,7 @@ class LlamaRunner:
         started = time.perf_counter()
         for seq in range(1, self.parallel):
             lc.llama_memory_seq_rm(mem, seq, -1, -1)
-        keep = self._load_prefix(prefix)
+        keep = self._load_prefix(prefix, logits=False)  # the suffixes' last tokens give the logits
         for seq in range(1, n):
             lc.llama_memory_seq_cp(mem, 0, seq, -1, -1)
 

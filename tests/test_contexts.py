@@ -170,6 +170,37 @@ def test_plan_windows_groups_consecutive_chunks_and_keeps_the_head():
 
 
 @pytest.mark.model
+def test_a_prompt_is_evaluated_the_same_whatever_the_cache_held_before(tmp_path, cache_dir):
+    """llama.cpp's arithmetic depends on where a prompt is cut into batches: a cache reused wherever two prompts
+    agree made the next token's logits depend on the prompt before. Prompts are cut after the system turn and
+    where their prefix ends, and the cache is reused only at such cuts: the logits are the same to the bit."""
+    import numpy as np
+
+    runner = L.LlamaRunner(_registry(tmp_path, "cuts", prompt_style="chat", chat_format="gemma"))
+    words = GUIDE.split()
+
+    def prompt(first, last):
+        return runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[first:last]) + "\nAnswer:",
+                             "You answer questions.")
+
+    def logits(prefix, suffix):
+        runner._load_prefix(prefix + suffix, prefix=len(prefix))
+        return np.ctypeslib.as_array(runner.llm._ctx.get_logits(), shape=(runner.llm._n_vocab,)).copy()
+
+    try:
+        wanted, close, other = prompt(0, 60), prompt(0, 45), prompt(30, 80)
+        fresh = logits(*wanted)
+        for before in (close, other, wanted):  # the next shares 45 words of sources, the system turn, or all of it
+            logits(*before)
+            assert np.array_equal(logits(*wanted), fresh)
+        assert runner.complete(*wanted, max_tokens=8).reused == len(wanted[0])  # the prefix, never into the sources
+        head = min(len(h) for h in runner._heads)
+        assert 0 < head < len(wanted[0]) and runner._reusable(other[0] + other[1], runner._cuts(other[0] + other[1])) == head
+    finally:
+        runner.close()
+
+
+@pytest.mark.model
 def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()
@@ -193,8 +224,8 @@ def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
     for c in chunks:
         if c.context_source == "fallback":
             assert c.context.startswith("structural")  # the structural context is kept
-    # The document prefix was evaluated once; the second chunk reused it from the KV cache.
-    assert stats.prefix_tokens_reused > stats.prefix_tokens_evaluated > 0
+    # The document prefix was evaluated once; the second chunk reused it from the KV cache, and no more of its prompt.
+    assert stats.prefix_tokens_reused == stats.prefix_tokens_evaluated > 0
     assert stats.prefixes == 1 and stats.generated_tokens > 0
     assert stats.cache_share == pytest.approx(stats.prefix_tokens_reused / stats.prompt_tokens)
     assert 0.2 < stats.cache_share < 1  # tiny document: its chunks are most of each prompt

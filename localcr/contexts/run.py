@@ -15,7 +15,7 @@ from localcr.contexts.windows import groups_for
 from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
 from localcr.guard import GuardLimits, guard_context
-from localcr.llm import LlamaRunner, shared_start
+from localcr.llm import LlamaRunner
 from localcr.structure import situating_text
 
 
@@ -198,14 +198,14 @@ class Run:
 
     def prompt_tokens(self, todo) -> int:
         """The prompt tokens generating `todo` evaluates: each group's prefix once (a long document's every
-        window, markers and template included) less the start it shares with the previous one (kept in the KV
-        cache), and every request. Counting the document once and requests as a fixed 60 tokens had put 434
+        window, markers and template included) less what the KV cache serves of it after the previous one (the
+        system turn they share: `LlamaRunner.reused_after`), and every request. Counting the document once and requests as a fixed 60 tokens had put 434
         contexts of the code set at 2.2 h where they took about 3.2."""
         total, previous = 0, []
         for doc, all_chunks, missing in todo:
             for group in self.groups_for(doc, all_chunks, missing):
                 prefix = self.prompter.prefix(group.doc_text)
-                total += len(prefix) - min(shared_start(previous, prefix), len(prefix) - 1)
+                total += len(prefix) - self.runner.reused_after(previous, prefix)
                 total += sum(len(self.prompter.suffix(group, c)) for c in group.chunks)
                 previous = prefix
         return total
