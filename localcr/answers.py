@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Callable, Iterator
 
 from localcr import evidence
-from localcr.citations import CITATION, WORDS, Checked, check
+from localcr.citations import CITATION, Checked, check
 from localcr.errors import LocalcrError
 from localcr.llm import Completion, OnDemandLlm, load_grammar, resolved_llm
 from localcr.models import Registry
@@ -460,13 +460,18 @@ def _language(text: str) -> str:
 
 
 def _attach_support(source: Source, citing: str) -> None:
-    """The sentence (or line) of the source's chunk that shares the most words with the sentences citing it: a whole
-    sentence, never cut at a decimal point, an abbreviation or a host name (localcr.evidence.sentence_spans)."""
+    """The sentence (or line) of the source's chunk that shares the most terms with the sentences citing it (stop
+    words out, numbers in words read as figures: "3 times" is supported by "retried three times", not by "the backoff
+    ... and"): a whole sentence, never cut at a decimal point, an abbreviation or a host name
+    (localcr.evidence.sentence_spans)."""
+    from localcr.numerals import as_digits
+
     hit = source.hit
-    wanted = {w.casefold() for w in WORDS.findall(citing) if len(w) > 2 or w.isdigit()}
+    language = _language(hit.text[:400])
+    wanted = content_terms(as_digits(CITATION.sub(" ", citing), language), language)
     best, best_score = None, 0
-    for start, end in evidence.sentence_spans(hit.text, _language(hit.text[:400])):
-        score = len(wanted & {w.casefold() for w in WORDS.findall(hit.text[start:end])})
+    for start, end in evidence.sentence_spans(hit.text, language):
+        score = len(wanted & content_terms(as_digits(hit.text[start:end], language), language))
         if score > best_score:
             best, best_score = (start, end), score
     if best is None:
