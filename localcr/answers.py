@@ -234,7 +234,7 @@ class Answerer(OnDemandLlm):
             yield "sources", sources
             answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True, topic=topic,
                                   timings={"first_token_s": 0.0, "total_s": round(time.perf_counter() - started, 3)})
-            yield "text", answer.text if answer.refused else entry["text"]
+            yield "text", answer.text if answer.refused else answer_part(entry["text"])
             yield "answer", answer
             return
         runner = self.runner
@@ -253,12 +253,13 @@ class Answerer(OnDemandLlm):
                 continue
             first = first if first is not None else time.perf_counter() - started
             written += piece
-            if not _may_refuse(written):  # the fixed word of a refusal is never shown as an answer
-                yield "text", written[shown:]
-                shown = len(written)
+            showable = 0 if _may_refuse(written) else _showable(written)  # a refusal's word is never shown as an answer
+            if showable > shown:
+                yield "text", written[shown:showable]
+                shown = showable
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
         self._record(runner, completion)
-        if is_refusal(raw) and (share := self._answerable(question, sources)):
+        if is_refusal(answer_part(raw)) and (share := self._answerable(question, sources)):
             completion = self._without_refusal(prefix, suffixes)
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
@@ -272,12 +273,14 @@ class Answerer(OnDemandLlm):
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
         answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic)
         if answer.refused and shown:  # the text streamed so far is taken back, on a line of its own
-            why = "the model then wrote that the sources do not answer" if is_refusal(raw) else \
+            why = "the model then wrote that the sources do not answer" if is_refusal(answer_part(raw)) else \
                 "no sentence of it is in its sources"
             yield "withdrawn", f"withdrawn: the text above is not an answer ({why})"
             yield "text", answer.text
         elif answer.refused or not shown:
-            yield "text", answer.text if answer.refused else raw
+            yield "text", answer.text if answer.refused else answer_part(raw)
+        elif len(answer_part(raw)) > shown:  # what was held back as the possible start of a refusal's word
+            yield "text", answer_part(raw)[shown:]
         yield "answer", answer
 
     def _without_refusal(self, prefix: list[int], suffixes: list[int]) -> Completion:
@@ -375,11 +378,11 @@ class Answerer(OnDemandLlm):
     # -- the result --------------------------------------------------------------------------------------------
     def _finish(self, question: str, raw: str, sources: list[Source], *, note: str, cached: bool, timings: dict,
                 topic: list[str] | tuple = ()) -> Answer:
-        if is_refusal(raw):
+        if is_refusal(answer_part(raw)):
             return self._refusal(question, sources, note, cached=cached, timings=timings, draft=raw)
         texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
         language = _language(question)
-        checked = check(raw, texts, names=language != "de", question=question,  # German capitalises every noun
+        checked = check(answer_part(raw), texts, names=language != "de", question=question,  # German capitalises every noun
                         code=[s.hit.is_code for s in sources], language=language,
                         about=[f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources],
                         topic=topic)
@@ -443,6 +446,31 @@ def _in_language(question: str) -> str:
     """The line after a question not in English that names the language of the answer; "" for English."""
     name = LANGUAGE_NAMES.get(_language(question))
     return f"Write the answer in {name}.\n" if name else ""
+
+
+_REFUSAL_WORD = re.compile(re.escape(NOT_FOUND), re.IGNORECASE)
+
+
+def answer_part(raw: str) -> str:
+    """The model's answer without the refusal word it wrote after it ("... a strange odor in their spacesuits. NOT
+    FOUND", where another evaluation of the same prompt wrote "[1]"): checked like any answer, its sentences kept only
+    where a source holds them. A text that is the refusal word, or starts with it, is left whole (a refusal)."""
+    found = _REFUSAL_WORD.search(raw)
+    if found is None or not any(c.isalnum() for c in CITATION.sub("", raw[:found.start()])):
+        return raw
+    return raw[:found.start()].rstrip()
+
+
+def _showable(written: str) -> int:
+    """How much of the text written so far may be streamed: not a refusal's word written after it, nor an end that
+    may still become one."""
+    found = _REFUSAL_WORD.search(written)
+    if found is not None:
+        return len(written[:found.start()].rstrip())
+    for n in range(min(len(NOT_FOUND) - 1, len(written)), 0, -1):
+        if written[-n:].upper() == NOT_FOUND[:n]:
+            return len(written) - n
+    return len(written)
 
 
 def _may_refuse(written: str) -> bool:

@@ -263,6 +263,25 @@ def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(in
     assert events[-1][1].draft == "The pump is painted bright green [1]."
 
 
+def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(index):
+    """One evaluation of a prompt wrote "... every 500 operating hours. NOT FOUND" where another wrote "[1]": the text
+    before the word is the answer, checked like any (a citation attached where a source holds it); the word is never
+    streamed. Written first, the word is a refusal as before (tried again where a source holds the question)."""
+    from localcr.answers import Answerer
+
+    spec = index.registry.require("llm", None)
+    runner = ScriptedAnswerRunner(spec, "The Kestrel pump must be serviced every 500 operating hours. NOT FOUND",
+                                  "NOT FOUND. The pump must be serviced every 500 operating hours.", "NOT FOUND")
+    events = list(Answerer(spec, runner=runner).stream(QUESTION, index.search(QUESTION, 2), fresh=True))
+    streamed = "".join(value for kind, value in events if kind == "text")
+    answer = events[-1][1]
+    assert not answer.refused and answer.text.endswith("every 500 operating hours [1].")
+    assert streamed.rstrip() == "The Kestrel pump must be serviced every 500 operating hours.", streamed
+    assert "NOT" not in streamed and "withdrawn" not in dict(events) and answer.draft.endswith("NOT FOUND")
+    later = list(Answerer(spec, runner=runner).stream(QUESTION, index.search(QUESTION, 2), fresh=True))[-1][1]
+    assert later.refused and "asked again with refusing forbidden" in later.note  # a refusal, tried once more
+
+
 def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index):
     """The model refuses though a source sentence holds most of the question's words: it is asked once more with
     refusing forbidden, and what it then writes stands where the check finds it in a source."""
