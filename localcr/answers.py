@@ -272,15 +272,16 @@ class Answerer(OnDemandLlm):
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
         answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic)
+        body = answer_part(raw)
         if answer.refused and shown:  # the text streamed so far is taken back, on a line of its own
-            why = "the model then wrote that the sources do not answer" if is_refusal(answer_part(raw)) else \
+            why = "the model then wrote that the sources do not answer" if is_refusal(body) else \
                 "no sentence of it is in its sources"
             yield "withdrawn", f"withdrawn: the text above is not an answer ({why})"
             yield "text", answer.text
         elif answer.refused or not shown:
-            yield "text", answer.text if answer.refused else answer_part(raw)
-        elif len(answer_part(raw)) > shown:  # what was held back as the possible start of a refusal's word
-            yield "text", answer_part(raw)[shown:]
+            yield "text", answer.text if answer.refused else body
+        elif len(body) > shown:  # what was held back as the possible start of a refusal's word
+            yield "text", body[shown:]
         yield "answer", answer
 
     def _without_refusal(self, prefix: list[int], suffixes: list[int]) -> Completion:
@@ -378,11 +379,12 @@ class Answerer(OnDemandLlm):
     # -- the result --------------------------------------------------------------------------------------------
     def _finish(self, question: str, raw: str, sources: list[Source], *, note: str, cached: bool, timings: dict,
                 topic: list[str] | tuple = ()) -> Answer:
-        if is_refusal(answer_part(raw)):
+        body = answer_part(raw)
+        if is_refusal(body):
             return self._refusal(question, sources, note, cached=cached, timings=timings, draft=raw)
         texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
         language = _language(question)
-        checked = check(answer_part(raw), texts, names=language != "de", question=question,  # German capitalises every noun
+        checked = check(body, texts, names=language != "de", question=question,  # German capitalises every noun
                         code=[s.hit.is_code for s in sources], language=language,
                         about=[f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources],
                         topic=topic)

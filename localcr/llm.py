@@ -402,8 +402,8 @@ class LlamaRunner:
 
         from localcr.cache import key, open_cache
 
-        state_key = key("prefix-state", "evaluated at its cuts", *purpose, self.spec.fingerprint(), str(self.n_ctx), str(self.spec.flash_attn),
-                        llama_cpp_version, *map(str, tokens))
+        state_key = key("prefix-state", "evaluated at its cuts", *purpose, self.spec.fingerprint(), str(self.n_ctx),
+                        str(self.spec.flash_attn), llama_cpp_version, *map(str, tokens))
         with open_cache(store) as cache:
             state = cache.get(state_key)
             if isinstance(state, bytes) and self.restore_prefix(tokens, state):

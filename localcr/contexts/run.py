@@ -199,8 +199,8 @@ class Run:
     def prompt_tokens(self, todo) -> int:
         """The prompt tokens generating `todo` evaluates: each group's prefix once (a long document's every
         window, markers and template included) less what the KV cache serves of it after the previous one (the
-        system turn they share: `LlamaRunner.reused_after`), and every request. Counting the document once and requests as a fixed 60 tokens had put 434
-        contexts of the code set at 2.2 h where they took about 3.2."""
+        system turn they share: `LlamaRunner.reused_after`), and every request. Counting the document once and
+        requests as a fixed 60 tokens had put 434 contexts of the code set at 2.2 h where they took about 3.2."""
         total, previous = 0, []
         for doc, all_chunks, missing in todo:
             for group in self.groups_for(doc, all_chunks, missing):
