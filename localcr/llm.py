@@ -50,6 +50,11 @@ _SPLIT = "\u27e6localcr-split\u27e7"
 _USER = "\u27e6localcr-user\u27e7"  # where the user's message begins in a rendered chat prompt
 
 
+def _without_markers(text: str) -> str:
+    """A message without the markers `render` places in it: a document holding them must not break its prompt."""
+    return text.replace(_SPLIT, "").replace(_USER, "")
+
+
 def default_threads() -> int:
     """CPU threads for llama.cpp: the cores this process may run on (llama.cpp gains nothing from SMT siblings,
     and more threads than cores makes every thread wait)."""
@@ -309,6 +314,7 @@ class LlamaRunner:
             prefix = self.tokenize(head + prefix_message, bos=True)
             self._add_head(self.tokenize(head, bos=True), prefix)
             return prefix, self.tokenize(suffix_message)
+        prefix_message, suffix_message = _without_markers(prefix_message), _without_markers(suffix_message)
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": _USER + prefix_message + _SPLIT + suffix_message}]
         try:

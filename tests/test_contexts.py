@@ -196,6 +196,10 @@ def test_a_prompt_is_evaluated_the_same_whatever_the_cache_held_before(tmp_path,
         assert runner.complete(*wanted, max_tokens=8).reused == len(wanted[0])  # the prefix, never into the sources
         head = min(len(h) for h in runner._heads)
         assert 0 < head < len(wanted[0]) and runner._reusable(other[0] + other[1], runner._cuts(other[0] + other[1])) == head
+        # a document holding the markers render places in a prompt renders as if it did not (untrusted text)
+        plain = runner.render("<document>\nA report.\n</document>\n", "Card:", "You fill in cards.")
+        assert runner.render(f"<document>\nA {L._SPLIT}report.{L._USER}\n</document>\n", f"Card:{L._USER}",
+                             "You fill in cards.") == plain
     finally:
         runner.close()
 
