@@ -253,7 +253,7 @@ class Answerer(OnDemandLlm):
                 continue
             first = first if first is not None else time.perf_counter() - started
             written += piece
-            showable = 0 if _may_refuse(written) else _showable(written)  # a refusal's word is never shown as an answer
+            showable = _showable(written)  # a refusal's word is never shown as an answer
             if showable > shown:
                 yield "text", written[shown:showable]
                 shown = showable
@@ -464,8 +464,10 @@ def answer_part(raw: str) -> str:
 
 
 def _showable(written: str) -> int:
-    """How much of the text written so far may be streamed: not a refusal's word written after it, nor an end that
-    may still become one."""
+    """How much of the text written so far may be streamed: nothing while it may still become a refusal's word,
+    then not a refusal's word written after it, nor an end that may still become one."""
+    if _may_refuse(written):
+        return 0
     found = _REFUSAL_WORD.search(written)
     if found is not None:
         return len(written[:found.start()].rstrip())

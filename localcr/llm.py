@@ -433,7 +433,7 @@ class LlamaRunner:
         held = self.cached_prefix(tokens) if held is None else held
         splits = self._splits if splits is None else splits
         for cut in reversed(cuts):
-            if cut <= held and cut in splits and [c for c in splits if c <= cut] == [c for c in cuts if c <= cut]:
+            if cut <= held and [c for c in splits if c <= cut] == [c for c in cuts if c <= cut]:
                 return cut
         return 0
 
@@ -460,10 +460,10 @@ class LlamaRunner:
             llm._ctx.kv_cache_clear()
         llm.n_tokens = keep
         self._splits = tuple(c for c in cuts if c <= keep)
-        for start, end in zip((keep, *cuts), cuts):
-            if end > keep:
-                llm.eval(tokens[max(start, keep):end])
-                self._splits += (end,)
+        start = keep  # a cut (or 0): the pieces after it are evaluated one by one
+        for end in cuts[len(self._splits):]:
+            llm.eval(tokens[start:end])
+            self._splits, start = self._splits + (end,), end
         return keep
 
     def complete(
