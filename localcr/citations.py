@@ -143,6 +143,7 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
     own = [[n for n in dict.fromkeys(cited) if 1 <= n <= len(sources)] for _, cited, _ in split]
     sentences = []
     subjects = subjects_of(question, names) if about is not None else []
+    aliases = aliases_of(question, subjects)
     # Where names cannot be read (German capitalises every noun; these scripts have no capitals), the question's
     # rare terms stand for its subject. Not where they can: English questions with no name lost 4 right answers of
     # 100 to it (a rare word the source rephrases), and kept every filtered-out refusal without it.
@@ -159,12 +160,19 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
                                            or (None if citations else phrase_holder(text, sources, language))):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
+        joined = []
+        if missing and citations and not sentence.supported and (extra := _completing(
+                text, sources, citations, names, question, words, language)):
+            joined = sorted([*citations, extra])
+            sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, joined, [], True
         if sentence.supported and question and adds_nothing(text, question, language):
             sentence.supported, sentence.missing = False, ["nothing the question does not already say"]
         if sentence.supported and about is not None:
-            _keep_on_subject(sentence, subjects, about)
+            _keep_on_subject(sentence, subjects, about, aliases)
             if sentence.supported and by_topic:
                 _keep_on_topic(sentence, topic, about, language)
+            if sentence.supported and joined and sentence.citations != joined:  # one of the two is off the subject
+                sentence.supported, sentence.missing = False, missing
         sentences.append(sentence)
     return Checked(sentences, dropped)
 
@@ -240,13 +248,31 @@ def subjects_of(question: str, names: bool = True) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str]) -> None:
-    """A supported sentence keeps the citations of sources about every subject the question names; with none
-    left it is unsupported, naming the subject its sources are not about."""
+def aliases_of(question: str, subjects: list[str]) -> dict[str, list[str]]:
+    """The other name a question gives a subject in parentheses right after it ("Block's (formerly known as
+    Square)", "Kenvue (formerly Consumer Health business segment)"): a source naming either is about it."""
+    aliases = {}
+    for found in _ALIASED.finditer(question):
+        inside = [name for name in names_in("x " + found[2]) if name in subjects]
+        if found[1] in subjects and inside:
+            aliases[found[1]] = inside
+    return aliases
+
+
+def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str], aliases: dict[str, list[str]]) -> None:
+    """A supported sentence keeps the citations of sources about every subject the question names (by its name,
+    its abbreviation or the other name it is given); with none left it is unsupported, naming the subject its
+    sources are not about."""
     if not subjects:
         return
     folded = {n: _fold(about[n - 1]) for n in sentence.citations}
-    off = {n: [s for s in subjects if _fold(s) not in folded[n]] for n in sentence.citations}
+    alias = {name for names in aliases.values() for name in names}
+
+    def names(n: int, subject: str) -> bool:
+        return (_fold(subject) in folded[n] or abbreviated(subject, about[n - 1])
+                or (subject in aliases and all(_fold(a) in folded[n] for a in aliases[subject])))
+
+    off = {n: [s for s in subjects if s not in alias and not names(n, s)] for n in sentence.citations}
     kept = [n for n in sentence.citations if not off[n]]
     if kept:
         sentence.citations = kept
@@ -254,6 +280,42 @@ def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str]) 
     absent = list(dict.fromkeys(s for n in sentence.citations for s in off[n]))
     sentence.supported = False
     sentence.missing = [f"{s} (the question's subject)" for s in absent]
+
+
+# A name and the parenthesis after it: "Block's (formerly known as Square)".
+_ALIASED = re.compile(r"([A-Z][\w&.-]*?)(?:['\u2019]s?)?\s*\(([^()]*)\)")
+# Words between the words a short name abbreviates, and the letters that stand for them in it ("JnJ", "P&G", "BofA").
+_CONNECTORS = {"&": "&n", "and": "&n", "of": "o"}
+_NAME_RUN = re.compile(r"[A-Z][\w'\u2019.-]*(?:\s+(?:&|and|of)?\s*[A-Z][\w'\u2019.-]*)+")
+
+
+def abbreviated(name: str, text: str) -> bool:
+    """Whether `text` writes out a short name that abbreviates a run of its capitalised words: "JnJ" and "J&J" are
+    "Johnson & Johnson", "AmEx" is "American Express", "BofA" "Bank of America" (each word's start, in order, and
+    the connecting "&", "and" or "of" by its letter or left out). Only names of three to six characters with two
+    capitals or an "&": "GE" would abbreviate too many runs of two words."""
+    if not 3 <= len(name) <= 6 or not (sum(c.isupper() for c in name) >= 2 or "&" in name) or not name.replace("&", "").isalpha():
+        return False
+    letters = name.casefold()
+    for run in _NAME_RUN.finditer(text):
+        words = [w.casefold() for w in re.findall(r"&|[\w'\u2019.-]+", run[0])]
+        if any(_spells(letters, words[start:]) for start in range(len(words)) if words[start] not in _CONNECTORS):
+            return True
+    return False
+
+
+def _spells(letters: str, words: list[str], used: int = 0) -> bool:
+    """Whether `letters` are the starts of `words` taken in order from the first (at least two of them), a
+    connector matched by its letter, written whole or skipped."""
+    if not letters:
+        return used >= 2
+    if not words:
+        return False
+    word, rest = words[0], words[1:]
+    if word in _CONNECTORS:
+        return ((letters[0] in _CONNECTORS[word] and _spells(letters[1:], rest, used))
+                or (letters.startswith(word) and _spells(letters[len(word):], rest, used)) or _spells(letters, rest, used))
+    return any(letters[:k] == word[:k] and _spells(letters[k:], rest, used + 1) for k in range(1, min(len(word), len(letters)) + 1))
 
 
 def _keep_on_topic(sentence: Sentence, topic: list[str] | tuple, about: list[str], language: str) -> None:
@@ -288,6 +350,15 @@ def _holder(sentence: str, sources: list[str], names: bool, question: str, code:
         if held > most:
             best, most = n, held
     return best
+
+
+def _completing(sentence: str, sources: list[str], cited: list[int], names: bool, question: str, words: bool,
+                language: str) -> int | None:
+    """The one more source that, read with the cited ones, holds every fact of a sentence none of them holds alone
+    (the 1.5B joins two sources in a sentence: "Toghrul Khan of the Keraite tribe [2] was exiled to the Qara Khitai
+    [1]" cited [2] alone); the best ranked such source, or None."""
+    return next((n for n in range(1, len(sources) + 1) if n not in cited and not unsupported_facts(
+        sentence, [sources[m - 1] for m in (*cited, n)], names, question, words, language)), None)
 
 
 def _holds(haystack: str, word: str) -> bool:

@@ -1,6 +1,6 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
 from localcr.answers import content_terms, is_refusal
-from localcr.citations import check, citations_in, figures_in, names_in, phrase_holder, split_sentences
+from localcr.citations import abbreviated, check, citations_in, figures_in, names_in, phrase_holder, split_sentences
 from localcr.numerals import as_digits
 
 SOURCES = [
@@ -48,6 +48,19 @@ def test_a_citation_to_the_wrong_source_is_corrected_to_the_one_that_holds_it():
     sentence = checked.sentences[0]
     assert sentence.supported and sentence.citations == [2] and sentence.corrected == [1]
     assert checked.text == "The plant opened in 1981 [2]."
+
+
+def test_a_sentence_joining_two_sources_cites_both_unless_one_is_about_another_subject():
+    sources = ["Temujin was rescued with the help of his protector, Toghrul Khan of the Keraite tribe.",
+               "Toghrul, as the young khan's patron, was exiled to the Qara Khitai."]
+    joined = check("Toghrul Khan of the Keraite tribe was exiled to the Qara Khitai [1].", sources)
+    sentence = joined.sentences[0]
+    assert sentence.supported and sentence.citations == [1, 2] and sentence.corrected == [1]
+    assert not check("Toghrul Khan of the Keraite tribe was exiled to Rome [1].", sources).sentences[0].supported
+    about = ["mongols.txt\nThe Keraite tribe and Temujin\n" + sources[0], "rome.txt\nThe Roman empire\n" + sources[1]]
+    off = check("Toghrul Khan of the Keraite tribe was exiled to the Qara Khitai [1].", sources,
+                question="Where was Temujin's patron exiled?", about=about)
+    assert not off.sentences[0].supported and "Qara" in " ".join(off.sentences[0].missing)
 
 
 def test_scaled_figures_match_a_table_in_millions():
@@ -156,6 +169,26 @@ def test_a_source_about_another_subject_does_not_support_the_answer():
     other_year = check("Revenue was $4.2 million [1].", [northwind], question="What was Northwind's revenue in 2019?",
                        about=about)
     assert not other_year.sentences[0].supported
+
+
+def test_a_subject_is_named_by_its_abbreviation_or_the_other_name_the_question_gives_it():
+    proceeds = "The Company generated $13.2 billion in cash proceeds from the Kenvue debt offering."
+    about = ["reports/doc-072.txt\nJohnson & Johnson, current report, August 2023\n" + proceeds]
+    asked = "What cash proceeds did JnJ realise from Kenvue (formerly Consumer Health business segment) in 2023?"
+    assert check("$13.2 billion [1].", [proceeds], question=asked, about=about).sentences[0].supported
+    other = ["reports/doc-001.txt\nJohnson Controls, annual report 2023\n" + proceeds]
+    assert not check("$13.2 billion [1].", [proceeds], question=asked, about=other).sentences[0].supported
+    square = "Total current assets 1,001,425 and total current liabilities 577,464 in 2016."
+    about = ["reports/square-2016.txt\nSquare, Inc., annual report 2016\n" + square]
+    assert check("Current assets were 1,001,425 [1].", [square], about=about,
+                 question="What were Block's (formerly known as Square) current assets in FY2016?").sentences[0].supported
+
+
+def test_short_names_that_abbreviate_a_run_of_capitalised_words():
+    assert abbreviated("JnJ", "Johnson & Johnson, Current report") and abbreviated("P&G", "Procter & Gamble")
+    assert abbreviated("AmEx", "American Express Company") and abbreviated("BofA", "at Bank of America we")
+    assert not abbreviated("JnJ", "Johnson Controls") and not abbreviated("Kenvue", "Kenvue Inc")
+    assert not abbreviated("GE", "General Electric")  # two letters would abbreviate too many runs of two words
 
 
 def test_where_a_question_names_nothing_its_rare_terms_say_what_it_is_about():
