@@ -205,7 +205,7 @@ _YES_NO = {"yes", "no", "ja", "nein", "oui", "non", "si", "sí", "да", "нет
 
 
 # A question that offers a choice ("high or low?"): an answer made of its words answers it.
-_CHOICE = re.compile(r"\b(or|oder|ou|o|или|أو)\b|还是|或者|それとも", re.IGNORECASE)
+_CHOICE = re.compile(r"\b(or|oder|ou|o|или|أو|أم)\b|还是|或者|それとも", re.IGNORECASE)
 
 
 def adds_nothing(sentence: str, question: str, language: str = "en") -> bool:
