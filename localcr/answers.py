@@ -30,7 +30,7 @@ from localcr.models import Registry
 from localcr.text import snippet
 
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
-ANSWER_VERSION = "ask-2026.3"
+ANSWER_VERSION = "ask-2026.4"
 ANSWER_MAX_TOKENS = 200
 # The tokens an answer is estimated to take before this machine has recorded its answers' length (rates.ANSWER).
 ANSWER_TOKENS = 60
@@ -88,11 +88,17 @@ PROMPTS = {  # the default first
 DEFAULT_PROMPT = "short"
 
 # Any answer but one that starts with the refusal word or with a citation or a space (given the refusal word alone
-# forbidden, the 1.5B once wrote only "[1]"): the second try when the model refused though a source sentence holds
-# most of the question's words.
+# forbidden, the 1.5B once wrote only "[1]"): the second try when the model refused though two sentences of a source
+# hold most of the question's words.
 _NO_REFUSAL = 'root ::= ([^N\\[\\n\\t ] | "N" [^O\\n] | "NO" [^T\\n]) [^\\n]*\n'
-# The share of the question's content words one source sentence must hold for a refusal to be tried again.
+# The share of the question's content words a source's sentences must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
+# The sentences read together for that share: a sentence and the next. On XQuAD-en's tune half (100 questions, every
+# answer written afresh) one sentence retried no refusal the sources answered ("white" students: the academies in
+# one sentence, the race in the next), two retried one (84.0% against 82.0%; held out 66.0 against 64.0), and the
+# source's context added to the two changed nothing; refusals with the gold filtered out stayed 10 of 10
+# (benchmarks/answers/answers.py, BENCHMARKS.md "Answers, part ten").
+RETRY_SENTENCES = 2
 # Words that ask rather than name, where a language's stop-word list lacks them (English's has them), and the
 # function words those lists lack (German's passive "wurde"; Arabic, which has no list, its commonest): a
 # question's content words are what a source sentence can hold, and "¿Cuántas", "wann" or "ما" never are. In
@@ -263,7 +269,7 @@ class Answerer(OnDemandLlm):
             completion = self._without_refusal(prefix, suffixes)
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
-            note = " ".join(filter(None, [note, f"the model refused at first, but a source sentence holds "
+            note = " ".join(filter(None, [note, f"the model refused at first, but two sentences of a source hold "
                                                 f"{share:.0%} of the question's words: asked again with refusing forbidden"]))
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
@@ -304,14 +310,17 @@ class Answerer(OnDemandLlm):
 
     def _answerable(self, question: str, sources: list[Source]) -> float:
         """The largest share of the question's content words (content_terms: the index's analysis, the words that
-        ask left out) that one sentence of the sources holds, where it reaches RETRY_COVERAGE; else 0."""
+        ask left out) that RETRY_SENTENCES sentences of a source in a row hold, where it reaches RETRY_COVERAGE;
+        else 0."""
         language = _language(question)
         wanted = content_terms(question, language)
         if len(wanted) < 2:
             return 0.0
         best = 0.0
         for source in sources:
-            for start, end in evidence.sentence_spans(source.shown, language):
+            spans = evidence.sentence_spans(source.shown, language)
+            for i, (start, _) in enumerate(spans):
+                end = spans[min(i + RETRY_SENTENCES, len(spans)) - 1][1]
                 best = max(best, len(wanted & content_terms(source.shown[start:end], language)) / len(wanted))
         return best if best >= RETRY_COVERAGE else 0.0
 
@@ -382,12 +391,13 @@ class Answerer(OnDemandLlm):
         body = answer_part(raw)
         if is_refusal(body):
             return self._refusal(question, sources, note, cached=cached, timings=timings, draft=raw)
-        texts = [f"{s.hit.path}\n{s.hit.context}\n{s.shown}" for s in sources]
+        # Checked against the whole passage each source is (its window or chunk), not only the evidence the model
+        # read from it: a sentence the passage holds is grounded in it ("the early part, from 1519 to 1520", where
+        # the evidence kept 1519 and the passage says what was published in 1520).
+        whole = [f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources]
         language = _language(question)
-        checked = check(body, texts, names=language != "de", question=question,  # German capitalises every noun
-                        code=[s.hit.is_code for s in sources], language=language,
-                        about=[f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources],
-                        topic=topic)
+        checked = check(body, whole, names=language != "de", question=question,  # German capitalises every noun
+                        code=[s.hit.is_code for s in sources], language=language, about=whole, topic=topic)
         if not any(s.supported for s in checked.sentences):  # nothing of it is in the sources: grounded or silent
             why = "the model's answer had no sentence its sources hold, so it is not shown"
             return self._refusal(question, sources, " ".join(filter(None, [note, why])), cached=cached, timings=timings,

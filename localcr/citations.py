@@ -294,7 +294,8 @@ def abbreviated(name: str, text: str) -> bool:
     "Johnson & Johnson", "AmEx" is "American Express", "BofA" "Bank of America" (each word's start, in order, and
     the connecting "&", "and" or "of" by its letter or left out). Only names of three to six characters with two
     capitals or an "&": "GE" would abbreviate too many runs of two words."""
-    if not 3 <= len(name) <= 6 or not (sum(c.isupper() for c in name) >= 2 or "&" in name) or not name.replace("&", "").isalpha():
+    short = 3 <= len(name) <= 6 and name.replace("&", "").isalpha()
+    if not short or not (sum(c.isupper() for c in name) >= 2 or "&" in name):
         return False
     letters = name.casefold()
     for run in _NAME_RUN.finditer(text):
@@ -314,8 +315,10 @@ def _spells(letters: str, words: list[str], used: int = 0) -> bool:
     word, rest = words[0], words[1:]
     if word in _CONNECTORS:
         return ((letters[0] in _CONNECTORS[word] and _spells(letters[1:], rest, used))
-                or (letters.startswith(word) and _spells(letters[len(word):], rest, used)) or _spells(letters, rest, used))
-    return any(letters[:k] == word[:k] and _spells(letters[k:], rest, used + 1) for k in range(1, min(len(word), len(letters)) + 1))
+                or (letters.startswith(word) and _spells(letters[len(word):], rest, used))
+                or _spells(letters, rest, used))
+    return any(letters[:k] == word[:k] and _spells(letters[k:], rest, used + 1)
+               for k in range(1, min(len(word), len(letters)) + 1))
 
 
 def _keep_on_topic(sentence: Sentence, topic: list[str] | tuple, about: list[str], language: str) -> None:

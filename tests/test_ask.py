@@ -283,8 +283,8 @@ def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(i
 
 
 def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index):
-    """The model refuses though a source sentence holds most of the question's words: it is asked once more with
-    refusing forbidden, and what it then writes stands where the check finds it in a source."""
+    """The model refuses though a source sentence (with the next) holds most of the question's words: it is asked
+    once more with refusing forbidden, and what it then writes stands where the check finds it in a source."""
     from localcr.answers import Answerer
 
     spec = index.registry.require("llm", None)
@@ -294,6 +294,34 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     runner.texts = ["NOT FOUND"]
     refused = index.ask("Which database stores the Kestrel pump's telemetry?", answerer=Answerer(spec, runner=runner), fresh=True)
     assert refused.refused and "asked again" not in refused.note  # no sentence holds the question's words
+    runner.texts = ["NOT FOUND", "Fifty thousand men [1]."]  # the army in one sentence, its general in the next
+    split = index.ask("How many men did General Halloway's northern army have in 1863?",
+                      answerer=Answerer(spec, runner=runner), fresh=True)
+    assert not split.refused and "asked again with refusing forbidden" in split.note
+
+
+def test_a_sentence_is_checked_against_the_whole_passage_it_cites(tmp_path):
+    """The model reads only the sentences of a passage that bear on the question; a sentence whose facts the rest of
+    that passage holds is grounded in it all the same."""
+    from localcr.answers import Answerer
+    from localcr.search import Index
+
+    (tmp_path / "docs").mkdir()
+    filler = " ".join(f"The market hall on street {n} sold cloth, salt and timber." for n in range(7))
+    (tmp_path / "docs" / "luther.txt").write_text(
+        "Reformation notes\n\n" + filler + " Students thronged to Wittenberg. This early part of Luther's career was "
+        "one of his most productive. Three of his best-known works were printed in 1520.\n")
+    run("index", tmp_path / "docs", "--index", tmp_path / "index", "--contexts", "structural", "-q")
+    index = Index(tmp_path / "index")
+    spec = index.registry.require("llm", None)
+    runner = ScriptedAnswerRunner(spec, "The early part, from 1519 to 1520 [1].")
+    question = "What part of Luther's career was one of his most productive?"
+    answer = index.ask(question, answerer=Answerer(spec, runner=runner), fresh=True)
+    assert "1520" not in answer.sources[0].shown  # the evidence the model read leaves it out
+    assert answer.refused  # 1519 is in no part of the passage
+    runner.texts = ["The early part, in 1520 [1]."]
+    answer = index.ask(question, answerer=Answerer(spec, runner=runner), fresh=True)
+    assert not answer.refused and answer.cited_sources, answer.to_dict()
 
 
 def test_a_computed_figure_keeps_to_the_documents_the_filter_passes(index, answerer):

@@ -238,8 +238,8 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     assert not checked.sentences[0].supported
     assert not adds_nothing("NFL", "The Los Angeles Rams are an example of what kind of sports team?")
     assert not adds_nothing("High", "Is the focus on spiritual mentorship in Hinduism high or low?")
-    assert not adds_nothing("التركيز على التعليم الروحي في الهندوسية عال", "هل التركيز على التعليم الروحي في الهندوسية عال أم قليل؟",
-                            "ar")  # Arabic asks "high or low?" with أم
+    high_or_low = "هل التركيز على التعليم الروحي في الهندوسية عال أم قليل؟"  # Arabic asks "high or low?" with أم
+    assert not adds_nothing("التركيز على التعليم الروحي في الهندوسية عال", high_or_low, "ar")
 
 
 def test_chinese_claims_are_checked_by_character_bigrams_across_xquads_spaces():
