@@ -148,15 +148,18 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
     # rare terms stand for its subject. Not where they can: English questions with no name lost 4 right answers of
     # 100 to it (a rare word the source rephrases), and kept every filtered-out refusal without it.
     by_topic = bool(topic) and about is not None and (not names or language in _CASELESS)
-    for i, (text, _, paragraph) in enumerate(split):
+    for i, (text, cited, paragraph) in enumerate(split):
         citations, inherited = own[i], False
+        # cited only a source that is not there ("[2]" of one), and states something a source must hold
+        miscounted = bool(cited) and not citations and _checkable(text, question, names, language)
         if not citations:
             later = next((own[j] for j in range(i + 1, len(split)) if split[j][2] == paragraph and own[j]), [])
             citations, inherited = later, bool(later)
         words = not all(code[n - 1] for n in citations)
         missing = unsupported_facts(text, [sources[n - 1] for n in citations], names, question, words, language) if citations else []
         sentence = Sentence(text, citations, bool(citations) and not missing, missing, inherited)
-        if (missing or not citations) and (holder := _holder(text, sources, names, question, code, bool(citations), language)
+        if (missing or not citations) and (holder := _holder(text, sources, names, question, code,
+                                                             bool(citations) or miscounted, language)
                                            or (None if citations else phrase_holder(text, sources, language))):
             sentence.corrected, sentence.citations, sentence.missing, sentence.supported = citations, [holder], [], True
             sentence.inherited = False
@@ -269,7 +272,7 @@ def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str], 
     alias = {name for names in aliases.values() for name in names}
 
     def names(n: int, subject: str) -> bool:
-        return (_fold(subject) in folded[n] or abbreviated(subject, about[n - 1])
+        return (_fold(subject) in folded[n] or abbreviated(subject, about[n - 1]) or misspelt(subject, about[n - 1])
                 or (subject in aliases and all(_fold(a) in folded[n] for a in aliases[subject])))
 
     off = {n: [s for s in subjects if s not in alias and not names(n, s)] for n in sentence.citations}
@@ -303,6 +306,18 @@ def abbreviated(name: str, text: str) -> bool:
         if any(_spells(letters, words[start:]) for start in range(len(words)) if words[start] not in _CONNECTORS):
             return True
     return False
+
+
+def misspelt(name: str, text: str) -> bool:
+    """Whether `text` writes a name of five letters or more that a question misspelt: a capitalised word of it
+    with the same first letter, one letter added, dropped, changed or two swapped ("Zeria" for "Zeira", "Beriods"
+    for "Beroids", "Sheeshanks" for "Sheepshanks"; "Austria" is not "Australia")."""
+    from rapidfuzz.distance import OSA
+
+    if len(name) < 5 or not name.isalpha():
+        return False
+    words = {word for word in re.findall(r"\b[A-Z][a-z]{3,}\b", text) if word[0] == name[0]}
+    return any(OSA.distance(name, word, score_cutoff=1) <= 1 for word in words)
 
 
 def _spells(letters: str, words: list[str], used: int = 0) -> bool:
@@ -353,6 +368,13 @@ def _holder(sentence: str, sources: list[str], names: bool, question: str, code:
         if held > most:
             best, most = n, held
     return best
+
+
+def _checkable(sentence: str, question: str, names: bool, language: str) -> bool:
+    """Whether a sentence states something a source must hold: a figure, a name, a quote, or MIN_CLAIM_WORDS words
+    the question does not ("Serotonin" alone states nothing to check: the first word of a sentence is no name)."""
+    return bool(figures_with_scale(as_digits(sentence, language)) or quoted_phrases(sentence)
+                or (names and names_in(sentence)) or len(claim_words(sentence, question)) >= MIN_CLAIM_WORDS)
 
 
 def _completing(sentence: str, sources: list[str], cited: list[int], names: bool, question: str, words: bool,
@@ -435,7 +457,10 @@ def _figure_found(value: float, scaled: float, numbers: set[float]) -> bool:
 
 
 def quoted_phrases(text: str) -> list[str]:
-    return [next(group for group in match.groups() if group) for match in _QUOTED.finditer(text)]
+    """The phrases a text quotes, without the stop or comma a sentence puts inside its closing quote ("The Use of
+    Money," is the sermon's title "The Use of Money")."""
+    phrases = (next(group for group in match.groups() if group).rstrip(".,;:!?。、") for match in _QUOTED.finditer(text))
+    return [phrase for phrase in phrases if phrase]
 
 
 def names_in(sentence: str) -> list[str]:
@@ -446,7 +471,7 @@ def names_in(sentence: str) -> list[str]:
         words = match[0].split()
         if first and match.start() == first.start():  # the sentence's first word is capitalised anyway
             words = words[1:]
-        words = [w.rstrip(".") for w in words if w.rstrip(".") not in _NOT_NAMES]
+        words = [re.sub(r"['\u2019]s?$", "", w.rstrip(".")) for w in words if w.rstrip(".") not in _NOT_NAMES]
         if words and any(len(w) > 1 for w in words):
             names.extend(words)
     return names

@@ -1,6 +1,6 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
 from localcr.answers import content_terms, is_refusal
-from localcr.citations import abbreviated, check, citations_in, figures_in, names_in, phrase_holder, split_sentences
+from localcr.citations import abbreviated, check, misspelt, citations_in, figures_in, names_in, phrase_holder, split_sentences
 from localcr.numerals import as_digits
 
 SOURCES = [
@@ -182,6 +182,28 @@ def test_a_subject_is_named_by_its_abbreviation_or_the_other_name_the_question_g
     about = ["reports/square-2016.txt\nSquare, Inc., annual report 2016\n" + square]
     assert check("Current assets were 1,001,425 [1].", [square], about=about,
                  question="What were Block's (formerly known as Square) current assets in FY2016?").sentences[0].supported
+
+
+def test_a_name_the_question_misspelt_is_the_sources_one_edit_away():
+    source = "Galor and Zeira showed in 1993 that inequality in the presence of credit market imperfections persists."
+    about = ["economics.txt\nEconomic inequality\n" + source]
+    asked = "When did Galor and Zeria show new information about inequality?"
+    assert check("Galor and Zeira showed it in 1993 [1].", [source], question=asked, about=about).sentences[0].supported
+    assert misspelt("Beriods", "Beroids have huge mouths") and misspelt("Sheeshanks", "John Sheepshanks gave")
+    assert not misspelt("Austria", "Australia's exports") and not misspelt("Pfizer", "Pfister Inc")
+
+
+def test_a_possessive_name_and_a_quote_ending_in_its_sentences_stop_are_found():
+    source = "In his sermon The Use of Money, John Wesley warned against the dangers of drinking."
+    checked = check('Wesley\'s sermon was titled "The Use of Money." [1]', [source])
+    assert checked.sentences[0].supported, checked.sentences[0].missing
+
+
+def test_a_sentence_citing_only_a_source_that_is_not_there_is_checked_against_those_that_are():
+    checked = check("The plant opened in 1981 [3].", SOURCES)  # two sources: the model miscounted
+    sentence = checked.sentences[0]
+    assert sentence.supported and sentence.citations == [2] and checked.dropped == [3]
+    assert not check("The plant opened in 1881 [3].", SOURCES).sentences[0].supported
 
 
 def test_short_names_that_abbreviate_a_run_of_capitalised_words():
