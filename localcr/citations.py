@@ -309,14 +309,15 @@ def abbreviated(name: str, text: str) -> bool:
 
 
 def misspelt(name: str, text: str) -> bool:
-    """Whether `text` writes a name of five letters or more that a question misspelt: a capitalised word of it
-    with the same first letter, one letter added, dropped, changed or two swapped ("Zeria" for "Zeira", "Beriods"
-    for "Beroids", "Sheeshanks" for "Sheepshanks"; "Austria" is not "Australia")."""
+    """Whether `text` writes a name of five letters or more that a question misspelt: a word of it with the same
+    first letter, one letter added, dropped, changed or two swapped, case aside ("Zeria" for "Zeira", "Beriods" for
+    "beroids", "Sheeshanks" for "Sheepshanks"; "Austria" is not "Australia")."""
     from rapidfuzz.distance import OSA
 
     if len(name) < 5 or not name.isalpha():
         return False
-    words = {word for word in re.findall(r"\b[A-Z][a-z]{3,}\b", text) if word[0] == name[0]}
+    name = name.casefold()
+    words = {word for word in re.findall(r"\b\w{4,}\b", text.casefold()) if word[0] == name[0]}
     return any(OSA.distance(name, word, score_cutoff=1) <= 1 for word in words)
 
 

@@ -300,6 +300,20 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     assert not split.refused and "asked again with refusing forbidden" in split.note
 
 
+def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):
+    """The grammar of the try with refusing forbidden: the bundled 1.5B, told to write the refusal word, writes
+    something else (it once wrote "Not FOUND", which the grammar allowed and which is a refusal)."""
+    from localcr.answers import _NO_REFUSAL, is_refusal
+    from localcr.llm import Completion, load_grammar
+
+    runner = answerer.runner
+    for word in ("Not FOUND", "not found", "NOT FOUND"):
+        prefix, suffix = runner.render("Reply with exactly these words and nothing else: ", word)
+        written = [piece for piece in runner.stream(prefix, suffix, max_tokens=8, grammar=load_grammar(_NO_REFUSAL))
+                   if isinstance(piece, Completion)][0].text
+        assert written.strip() and not is_refusal(written) and not written.startswith(("[", " ")), written
+
+
 def test_a_sentence_is_checked_against_the_whole_passage_it_cites(tmp_path):
     """The model reads only the sentences of a passage that bear on the question; a sentence whose facts the rest of
     that passage holds is grounded in it all the same."""
