@@ -38,6 +38,9 @@ _NUMBER_WORDS = {w: float(n) for n, w in enumerate(
 # cited source, says something its sources do not (chosen on benchmarks/answers/answers.py: see BENCHMARKS.md "Answers").
 MIN_CLAIM_WORDS = 2
 MAX_ABSENT_SHARE = 0.5
+# A question's name this long may be misspelt from a source's word in lower case (a species, "beroids"); a shorter
+# one only from a capitalised word.
+MISSPELT_ANY_CASE = 7
 WORDS = re.compile(r"\w+")
 _COMMON_WORDS = set("""that this with from were which what when where have been their there they them than then also
 into only other some such more most over about after before between both each many much very does done will would
@@ -310,14 +313,16 @@ def abbreviated(name: str, text: str) -> bool:
 
 def misspelt(name: str, text: str) -> bool:
     """Whether `text` writes a name of five letters or more that a question misspelt: a word of it with the same
-    first letter, one letter added, dropped, changed or two swapped, case aside ("Zeria" for "Zeira", "Beriods" for
-    "beroids", "Sheeshanks" for "Sheepshanks"; "Austria" is not "Australia")."""
+    first letter, one letter added, dropped, changed or two swapped ("Zeria" for "Zeira", "Sheeshanks" for
+    "Sheepshanks"; "Austria" is not "Australia"). The word is capitalised, as a name is, unless the name is long
+    ("Beriods" for "beroids"): "Apple" is not "apply"."""
     from rapidfuzz.distance import OSA
 
     if len(name) < 5 or not name.isalpha():
         return False
+    pattern = r"\b\w{4,}\b" if len(name) >= MISSPELT_ANY_CASE else r"\b[A-Z]\w{3,}\b"
     name = name.casefold()
-    words = {word for word in re.findall(r"\b\w{4,}\b", text.casefold()) if word[0] == name[0]}
+    words = {word.casefold() for word in re.findall(pattern, text) if word[0].casefold() == name[0]}
     return any(OSA.distance(name, word, score_cutoff=1) <= 1 for word in words)
 
 

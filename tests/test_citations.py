@@ -191,6 +191,7 @@ def test_a_name_the_question_misspelt_is_the_sources_one_edit_away():
     assert check("Galor and Zeira showed it in 1993 [1].", [source], question=asked, about=about).sentences[0].supported
     assert misspelt("Beriods", "Beroids have huge mouths") and misspelt("Sheeshanks", "John Sheepshanks gave")
     assert not misspelt("Austria", "Australia's exports") and not misspelt("Pfizer", "Pfister Inc")
+    assert misspelt("Beriods", "the coastal beroids") and not misspelt("Apple", "apply the rule")
 
 
 def test_a_possessive_name_and_a_quote_ending_in_its_sentences_stop_are_found():
