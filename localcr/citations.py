@@ -9,10 +9,11 @@ of the sources it cites. A sentence without a citation of its own takes those of
 paragraph (the "A. B. [1]" habit). A sentence that its cited sources do not hold (or that cites none) but
 another source does has its citation corrected to that source (and says so): small models often cite the source
 next to the right one, or forget to cite; a short answer citing no source that exists ("Melatonin [2]" with
-one source read) cites the one holding it word for word; one that no source holds is unsupported. Numbers written in words count
-as their figures ("fifty thousand" holds "50,000": localcr.numerals); a sentence that only restates the question is
-no answer; a source answers only for the subject the question names (its names and years). Pure functions: no
-model, no index.
+one source read) cites the one holding it word for word; a sentence joining two sources cites both; one that no
+source holds is unsupported. Numbers written in words count as their figures ("fifty thousand" holds "50,000":
+localcr.numerals); a sentence that only restates the question is no answer; a source answers only for the subject
+the question names (its names, also abbreviated, aliased in parentheses or misspelt by a letter, and its years).
+Pure functions: no model, no index.
 """
 from __future__ import annotations
 
