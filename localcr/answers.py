@@ -30,7 +30,7 @@ from localcr.models import Registry
 from localcr.text import snippet
 
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
-ANSWER_VERSION = "ask-2026.5"
+ANSWER_VERSION = "ask-2026.6"
 ANSWER_MAX_TOKENS = 200
 # The tokens an answer is estimated to take before this machine has recorded its answers' length (rates.ANSWER).
 ANSWER_TOKENS = 60
@@ -87,11 +87,13 @@ PROMPTS = {  # the default first
 }
 DEFAULT_PROMPT = "short"
 
-# Any answer but one that starts with the refusal word in any case ("Not FOUND" once) or with a citation or a space
-# (given the refusal word alone forbidden, the 1.5B once wrote only "[1]"): the second try when the model refused
-# though two sentences of a source hold most of the question's words. "No", "Not until 1990" stay possible.
-_NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | [Nn] [Oo] [^Tt\\n] | [Nn] [Oo] [Tt] [^ \\n] '
-               '| [Nn] [Oo] [Tt] " " [^Ff\\n]) [^\\n]*\n')
+# Any answer but one that starts with the refusal word or with a citation or a space (given the refusal word alone
+# forbidden, the 1.5B once wrote only "[1]"): the second try when the model refused though two sentences of a source
+# hold most of the question's words. "NOT" is never an answer's start; "Not" and "not" are ("Not until 1990"), but
+# not before "found" ("Not FOUND" once). Forbidding only "NOT F" let the 1.5B write "NOTFOUND" for 13 of XQuAD-en's
+# first 100 questions, where forbidding "NOT" had it answer.
+_NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] "o" [^t\\n] | [Nn] "ot" [^ Ff\\n] '
+               '| [Nn] "ot " [^Ff\\n]) [^\\n]*\n')
 # The share of the question's content words a source's sentences must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
 # The sentences read together for that share: a sentence and the next. On XQuAD-en's tune half (100 questions, every
