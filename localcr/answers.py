@@ -321,10 +321,10 @@ class Answerer(OnDemandLlm):
             return 0.0
         best = 0.0
         for source in sources:
-            spans = evidence.sentence_spans(source.shown, language)
-            for i, (start, _) in enumerate(spans):
-                end = spans[min(i + RETRY_SENTENCES, len(spans)) - 1][1]
-                best = max(best, len(wanted & content_terms(source.shown[start:end], language)) / len(wanted))
+            terms = [content_terms(source.shown[start:end], language)
+                     for start, end in evidence.sentence_spans(source.shown, language)]  # each sentence's, once
+            for i in range(len(terms)):
+                best = max(best, len(wanted & set().union(*terms[i:i + RETRY_SENTENCES])) / len(wanted))
         return best if best >= RETRY_COVERAGE else 0.0
 
     # -- the prompt ------------------------------------------------------------------------------------------
