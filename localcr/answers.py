@@ -254,7 +254,8 @@ class Answerer(OnDemandLlm):
                                           f"not fit {self.spec.name}'s window of {runner.n_ctx} tokens"]))
         yield "sources", sources
         runner.keep_prefix(prefix, "answers", self._tag(), "answer-instruction", ANSWER_VERSION, self.prompt.name)
-        yield "estimate", self._estimate(runner, prefix + suffixes, len(sources))
+        estimated, estimate_at = self.seconds_for(runner, prefix, suffixes), time.perf_counter() - started
+        yield "estimate", _estimate(len(sources), len(prefix) + len(suffixes), estimated)
         first, written, shown = None, "", 0
         for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS, grammar=self._grammar()):
             if isinstance(piece, Completion):
@@ -277,7 +278,7 @@ class Answerer(OnDemandLlm):
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
-                   "generated_tokens": generated}
+                   "generated_tokens": generated, "estimated_s": round(estimated, 3), "estimate_at_s": round(estimate_at, 3)}
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
         answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic)
@@ -305,11 +306,11 @@ class Answerer(OnDemandLlm):
 
     @staticmethod
     def _record(runner, completion: Completion) -> None:
-        """This machine's LLM rates for answers, for the next answer's estimate."""
+        """This machine's LLM rates for answers, for the next answer's estimate (a refusal's length is no answer's)."""
         from localcr.contexts.rates import ANSWER, record_work
 
         record_work(runner, ANSWER, completion.evaluated, completion.prompt_seconds, completion.tokens,
-                    completion.generate_seconds)
+                    completion.generate_seconds, outputs=0 if is_refusal(completion.text) else 1)
 
     def _answerable(self, question: str, sources: list[Source]) -> float:
         """The largest share of the question's content words (content_terms: the index's analysis, the words that
@@ -373,19 +374,14 @@ class Answerer(OnDemandLlm):
         raise LocalcrError(f"{self.spec.name}'s window of {runner.n_ctx} tokens is too small for the question and one "
                            "source with room for an answer: raise its n_ctx in models.toml, or ask with a shorter question")
 
-    def _estimate(self, runner, tokens: list[int], sources: int) -> str:
-        """'reading 5 sources (1,204 tokens), about 9 s here'."""
-        return (f"reading {sources} source{'s' if sources != 1 else ''} ({len(tokens):,} tokens), about "
-                f"{self.seconds_for(runner, tokens):.0f} s here")
-
-    def seconds_for(self, runner, tokens: list[int]) -> float:
-        """About how long answering this prompt takes: the tokens not in the KV cache at the prompt rate, then an
-        answer's tokens, at the rates and the length of this machine's last answers (ANSWER_TOKENS before one is
-        recorded)."""
+    def seconds_for(self, runner, prefix: list[int], suffix: list[int]) -> float:
+        """About how long answering this prompt takes: the tokens its evaluation does not take from the KV cache at
+        the prompt rate, then an answer's tokens, at the rates and the length of this machine's last answers
+        (ANSWER_TOKENS before one is recorded)."""
         from localcr.contexts.rates import ANSWER, recorded_rates, typical_rates
 
         rates = recorded_rates(self.spec, runner.threads, 1, ANSWER) or typical_rates(self.spec)
-        evaluate = len(tokens) - runner.cached_prefix(tokens)
+        evaluate = len(prefix) + len(suffix) - runner.reused(prefix + suffix, len(prefix))
         return evaluate / rates.prompt + (rates.tokens_per_context or ANSWER_TOKENS) / rates.generate
 
     # -- the result --------------------------------------------------------------------------------------------
@@ -424,6 +420,11 @@ class Answerer(OnDemandLlm):
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
                    str(self.source_chars), str(self.evidence_chars), question, *filter(None, [_in_language(question)]),
                    *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
+
+
+def _estimate(sources: int, tokens: int, seconds: float) -> str:
+    """'reading 5 sources (1,204 tokens), about 9 s here'."""
+    return f"reading {sources} source{'s' if sources != 1 else ''} ({tokens:,} tokens), about {seconds:.0f} s here"
 
 
 def content_terms(text: str, language: str) -> set[str]:

@@ -415,7 +415,7 @@ class LlamaRunner:
             if isinstance(state, bytes) and self.restore_prefix(tokens, state):
                 return "restored"
             if before_evaluating is not None:
-                before_evaluating(len(tokens) - self.cached_prefix(tokens))
+                before_evaluating(len(tokens) - self.reused(tokens, logits=False))
             cache.set(state_key, self.prefix_state(tokens), label)
         return "evaluated"
 
@@ -442,6 +442,13 @@ class LlamaRunner:
         `complete_many` loads its prefix): what an estimate may leave out of what is evaluated."""
         return self._reusable(tokens, self._cuts(tokens), shared_start(before, tokens), self._cuts(before))
 
+    def reused(self, tokens: list[int], prefix: int = 0, logits: bool = True) -> int:
+        """How many leading tokens of `tokens` loading them (`_load_prefix`, `stream`) takes from the KV cache: less
+        than `cached_prefix` where the cache holds more of them than ends at a cut (the last question's sources
+        start as this one's do, yet are evaluated again): what an estimate leaves out of what is evaluated."""
+        cuts = self._cuts(tokens, prefix)
+        return self._reusable(tokens, cuts if not logits else cuts[:-1])
+
     def _holds(self, tokens: list[int]) -> bool:
         """Whether the KV cache holds `tokens` (and perhaps more) as their own evaluation would make them."""
         return len(tokens) > 0 and self._reusable(tokens, self._cuts(tokens)) == len(tokens)
@@ -452,7 +459,7 @@ class LlamaRunner:
         from), the last piece is evaluated in any case. Returns how many tokens were reused."""
         llm = self.llm
         cuts = self._cuts(tokens, prefix)
-        keep = self._reusable(tokens, cuts if not logits else cuts[:-1]) if reuse else 0
+        keep = self.reused(tokens, prefix, logits) if reuse else 0
         if keep > 0 and not llm._ctx.kv_cache_seq_rm(-1, keep, -1):
             keep = 0  # a memory that cannot be cut back (recurrent models): evaluate everything
         if keep == 0:

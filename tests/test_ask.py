@@ -94,7 +94,8 @@ def test_an_answer_cites_the_document_that_holds_it(index, answerer):
     assert cited and all(source.hit.path.endswith("pump.md") for source in cited), answer.to_dict()
     assert any("500 operating hours" in source.support for source in cited)
     assert answer.unsupported == [] and not answer.cached
-    assert answer.timings["first_token_s"] <= answer.timings["total_s"]
+    timings = answer.timings
+    assert timings["estimate_at_s"] <= timings["first_token_s"] <= timings["total_s"] and timings["estimated_s"] > 0
     again = index.ask(QUESTION, answerer=answerer)
     assert again.cached and again.text == answer.text and again.to_dict()["citations"] == answer.to_dict()["citations"]
 
@@ -235,7 +236,7 @@ class ScriptedAnswerRunner:
     def keep_prefix(self, tokens, *args, **kwargs) -> str:
         return "kept"
 
-    def cached_prefix(self, tokens) -> int:
+    def reused(self, tokens, prefix=0, logits=True) -> int:
         return 0
 
     def stream(self, prefix, suffix, *, max_tokens, stops=None, grammar=None):

@@ -194,6 +194,9 @@ def test_a_prompt_is_evaluated_the_same_whatever_the_cache_held_before(tmp_path,
             logits(*before)
             assert np.array_equal(logits(*wanted), fresh)
         assert runner.complete(*wanted, max_tokens=8).reused == len(wanted[0])  # the prefix, never into the sources
+        logits(*close)  # 45 words of sources in common are in the cache, evaluated again all the same: not estimated so
+        tokens = wanted[0] + wanted[1]
+        assert runner.cached_prefix(tokens) > len(wanted[0]) == runner.reused(tokens, len(wanted[0]))
         head = min(len(h) for h in runner._heads)
         assert 0 < head < len(wanted[0]) and runner._reusable(other[0] + other[1], runner._cuts(other[0] + other[1])) == head
         # a document holding the markers render places in a prompt renders as if it did not (untrusted text)
@@ -294,18 +297,24 @@ def test_typical_rates_follow_the_cpu_kind_and_the_model_size(tmp_path, monkeypa
     assert RT.typical_rates(spec) == (pytest.approx(expected.prompt * scale), pytest.approx(expected.generate * scale), None)
 
 
-def test_an_answer_too_short_to_time_its_generation_still_records_its_prompt_rate_and_length(tmp_path, monkeypatch, fake_llm):
-    """A refusal writes two tokens: too few to time generation, but its prompt rate and length are measured. Left
-    unrecorded, three refusals in a row had the answers after them announced at typical rates, twice what they took."""
+def test_each_rate_of_an_answer_is_recorded_where_the_answer_holds_enough_to_measure_it(tmp_path, monkeypatch, fake_llm):
+    """A refusal writes two tokens: too few to time generation, but its prompt rate is measured (left unrecorded,
+    three refusals in a row had the answers after them announced at typical rates, twice what they took), and its
+    length is no answer's (counted, refusals had answers announced at half their time). An answer over short sources
+    (150 tokens) measures its length and generation rate: unmeasured, the length came from long answers alone."""
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))
     runner = fake_llm(load_registry().require("llm"))
-    RT.record_work(runner, RT.ANSWER, 150, 1.0, 2, 0.1)  # too little read to measure anything
+    RT.record_work(runner, RT.ANSWER, 150, 1.0, 20, 1.0)  # nothing recorded and too little read to time the prompt
     assert RT.llm_rates(runner, RT.ANSWER) is None
     RT.record_work(runner, RT.ANSWER, 400, 2.0, 2, 0.1)
     typical = RT.typical_rates(runner.spec)
     assert RT.llm_rates(runner, RT.ANSWER) == pytest.approx((200.0, typical.generate, 2.0))
     RT.record_work(runner, RT.ANSWER, 400, 4.0, 30, 1.0)  # a longer answer times generation: the mean of the two
     assert RT.llm_rates(runner, RT.ANSWER) == pytest.approx((150.0, (typical.generate + 30.0) / 2, 16.0))
+    RT.record_work(runner, RT.ANSWER, 400, 2.0, 3, 0.1, outputs=0)  # a refusal: the prompt rate, not the length
+    assert RT.llm_rates(runner, RT.ANSWER) == pytest.approx((175.0, (typical.generate + 30.0) / 2, 16.0))
+    RT.record_work(runner, RT.ANSWER, 150, 0.5, 20, 1.0)  # short sources: the length and generation, not the prompt
+    assert RT.llm_rates(runner, RT.ANSWER) == pytest.approx((175.0, ((typical.generate + 30.0) / 2 + 20.0) / 2, 18.0))
 
 
 def test_this_machine_s_features_name_its_vector_unit():

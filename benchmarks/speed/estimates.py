@@ -111,7 +111,7 @@ def answers(docs, registry, rows) -> None:
     answerer = load_answerer(registry, log=lambda m: None)
     said: list[float] = []
     seconds_for = answerer.seconds_for
-    answerer.seconds_for = lambda runner, tokens: said.append(seconds_for(runner, tokens)) or said[-1]  # unrounded
+    answerer.seconds_for = lambda runner, *prompt: said.append(seconds_for(runner, *prompt)) or said[-1]  # unrounded
     try:
         for n, question in enumerate(QUESTIONS):
             doc = docs[n % len(docs)]

@@ -116,19 +116,23 @@ def measure_rates(runner: LlamaRunner, documents: list[Document], prompt_tokens:
 
 def record_work(runner: LlamaRunner, work: str, evaluated: int, prompt_seconds: float, generated: int,
                 generate_seconds: float, outputs: int = 1) -> None:
-    """Remember the rates of some work of one kind (CARD, ANSWER) long enough to measure them, and the tokens of one
-    output (a card, an answer), each the mean of this measure and the last recorded: one answer's pace varies with
-    the machine's load and its length with the question. Output too short to time its generation (a refusal's two
-    tokens) still measures the prompt rate and the length: unrecorded, refusals had the next answers announced at
-    typical rates, at twice what they took."""
-    if evaluated < 200 or prompt_seconds <= 0:
-        return
+    """Remember the rates of some work of one kind (CARD, ANSWER) and the tokens of one output (a card, an answer),
+    each the mean of this measure and the last recorded: one answer's pace varies with the machine's load and its
+    length with the question. Each is measured where the work holds enough of it (200 prompt tokens, 10 generated),
+    else stays as recorded: a refusal measures the prompt rate (unrecorded, refusals had the next answers announced
+    at typical rates, twice what they took), an answer over short sources its length. outputs=0: the tokens are no
+    output of a typical length (an answer's refusal: counted, refusals had answers announced at half their time)."""
     known = llm_rates(runner, work)
-    timed = generated >= 10 and generate_seconds > 0
-    generate = generated / generate_seconds if timed else (known or typical_rates(runner.spec)).generate
-    rates = LlmRates(evaluated / prompt_seconds, generate, generated / max(outputs, 1))
+    timed_prompt = evaluated >= 200 and prompt_seconds > 0
+    if known is None and not timed_prompt:
+        return
+    before = known or typical_rates(runner.spec)
+    prompt = evaluated / prompt_seconds if timed_prompt else before.prompt
+    generate = generated / generate_seconds if generated >= 10 and generate_seconds > 0 else before.generate
+    length = generated / outputs if outputs else before.tokens_per_context
+    rates = LlmRates(prompt, generate, length)
     if known is not None and known.tokens_per_context:
-        rates = LlmRates(*((now + before) / 2 for now, before in zip(rates, known)))
+        rates = LlmRates(*((now + then) / 2 for now, then in zip(rates, known)))
     _store_rates(runner, rates, work)
 
 

@@ -30,6 +30,7 @@ from localcr.evaluation.runner import progress_bar
 _NUMBER_WORDS = dict(zip("zero one two three four five six seven eight nine ten eleven twelve".split(), map(str, range(13))))
 _YEAR = re.compile(r"(19|20)\d\d")
 FIGURE_TOLERANCE = 0.01
+ESTIMATE_TOLERANCE = 0.3  # how far a time estimate may miss and still hold: ±30%
 
 
 def normalise(text: str, language: str = "en") -> str:
@@ -133,7 +134,17 @@ def score_answer(answer, query: Query, language: str) -> dict:
         "refused": float(refused),
         "first_token_s": None if answer.cached else answer.timings.get("first_token_s"),
         "total_s": None if answer.cached else answer.timings.get("total_s"),
+        "estimate_held": estimate_held(answer.timings) if not answer.cached else None,
     }
+
+
+def estimate_held(timings: dict) -> float | None:
+    """Whether the time from the estimate `localcr ask` gave to the answer was within ESTIMATE_TOLERANCE of what it
+    said (None where none was given: a cached answer, one with no source, a figure computed)."""
+    estimated, at = timings.get("estimated_s"), timings.get("estimate_at_s")
+    if not estimated or at is None:
+        return None
+    return float(abs((timings["total_s"] - at) / estimated - 1) <= ESTIMATE_TOLERANCE)
 
 
 def evaluate_answers(index: Any, queries: QuerySet, answerer, *, k: int = 5, language: str | None = None,
@@ -167,7 +178,8 @@ def means(rows: list[dict]) -> dict[str, float | None]:
             "f1": share(of("f1")), "figure": share(of("figure")),
             "figure_questions": len(of("figure")), "citation_precision": share(flat("cited_gold")),
             "unsupported": share(flat("unsupported")), "corrected": share(flat("corrected")),
-            "refused": share(of("refused")), "first_token_s": timed("first_token_s"), "total_s": timed("total_s")}
+            "refused": share(of("refused")), "first_token_s": timed("first_token_s"), "total_s": timed("total_s"),
+            "estimate_held": share(of("estimate_held"))}
 
 
 ANSWER_COLUMNS = [("contains", "contains gold %"), ("draft_contains", "model's text contains gold %"),
@@ -175,7 +187,8 @@ ANSWER_COLUMNS = [("contains", "contains gold %"), ("draft_contains", "model's t
                   ("figure", "key figure %"),
                   ("citation_precision", "citation precision %"), ("unsupported", "unsupported sentences %"),
                   ("corrected", "citations corrected %"), ("refused", "refused %"),
-                  ("first_token_s", "first token s (median)"), ("total_s", "total s (median)")]
+                  ("first_token_s", "first token s (median)"), ("total_s", "total s (median)"),
+                  ("estimate_held", "estimate within ±30% %")]
 
 
 def format_answer_table(results: list[AnswerResult]) -> str:
