@@ -24,9 +24,6 @@ from dataclasses import dataclass, field
 from localcr.numerals import as_digits
 
 CITATION = re.compile(r"\s*\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
-# A sentence ends at . ! ? (or their CJK forms) followed by space, or at a line break; the citations after
-# the stop belong to the sentence before it ("... in 1981. [2] Then ...").
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])*(?=\s+|$)|(?<=[。！？])(?:\s*\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\])*|\n+")
 # A figure: digits with thousands separators or a decimal part; the scale word after it, if any.
 _FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*(thousand|million|billion|trillion|"
                      r"[kKmMbB]n?)\b)?")
@@ -109,23 +106,24 @@ def citations_in(text: str) -> list[int]:
     return [int(n) for match in CITATION.finditer(text) for n in re.split(r"\s*[,;]\s*", match[1])]
 
 
-def split_sentences(text: str) -> list[tuple[str, list[int], int]]:
-    """(sentence without its citations, the numbers it cites, paragraph number) for each sentence."""
+def split_sentences(text: str, language: str = "en") -> list[tuple[str, list[int], int]]:
+    """(sentence without its citations, the numbers it cites, paragraph number) for each sentence: each line cut
+    as sources are (localcr.evidence.sentence_spans: not at an initial or an abbreviation, where a stop followed by
+    a space had cut "Rajendra K." from "Pachauri was the first chair of the IPCC" and left the name unchecked);
+    the citations after a stop belong to the sentence before it ("... in 1981. [2] Then ...")."""
+    from localcr.evidence import sentence_spans
+
     out = []
     for paragraph, block in enumerate(re.split(r"\n\s*\n", text.strip())):
-        at = 0
-        pieces = []
-        for match in _SENTENCE_END.finditer(block):
-            pieces.append(block[at:match.end()])
-            at = match.end()
-        pieces.append(block[at:])
-        for piece in pieces:
-            cited = citations_in(piece)
-            plain = " ".join(CITATION.sub("", piece).split())
-            if plain.strip(" .;:-*"):
-                out.append((plain, cited, paragraph))
-            elif cited and out and out[-1][2] == paragraph:  # citations alone after the stop: the sentence before
-                out[-1] = (out[-1][0], out[-1][1] + cited, paragraph)
+        for line in block.splitlines():
+            for start, end in sentence_spans(line, language):
+                piece = line[start:end]
+                cited = citations_in(piece)
+                plain = " ".join(CITATION.sub("", piece).split())
+                if plain.strip(" .;:-*"):
+                    out.append((plain, cited, paragraph))
+                elif cited and out and out[-1][2] == paragraph:  # citations alone after the stop: the sentence before
+                    out[-1] = (out[-1][0], out[-1][1] + cited, paragraph)
     return out
 
 
@@ -142,7 +140,7 @@ def check(answer: str, sources: list[str], *, names: bool = True, question: str 
     question's terms few passages of the index hold (analysed as the index analyses them); where its language gives
     no names to read (names=False, or a script without capitals), a cited source must hold one of them."""
     code = code or [False] * len(sources)
-    split = split_sentences(answer)
+    split = split_sentences(answer, language)
     dropped = sorted({n for _, cited, _ in split for n in cited if not 1 <= n <= len(sources)})
     own = [[n for n in dict.fromkeys(cited) if 1 <= n <= len(sources)] for _, cited, _ in split]
     sentences = []

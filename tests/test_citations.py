@@ -24,6 +24,16 @@ def test_decimal_points_and_thousands_do_not_end_a_sentence():
         "Net sales were $1.234 billion.", "Jobs retry 3 times."]
 
 
+def test_an_initial_or_an_abbreviation_does_not_end_a_sentence_and_each_line_is_one():
+    """A stop before a space had cut "Rajendra K." from the rest, and the name the rest held went unchecked."""
+    assert split_sentences("Rajendra K. Pachauri chaired it from 2002 [1]. U.S. troops left, e.g. in 1975 [2].\n"
+                           "- Bert Bolin [1]") == [("Rajendra K. Pachauri chaired it from 2002.", [1], 0),
+                                                   ("U.S. troops left, e.g. in 1975.", [2], 0), ("- Bert Bolin", [1], 0)]
+    source = ["The previous chairs were Rajendra K. Pachauri, elected in May 2002; and Bert Bolin in 1988."]
+    assert check("Rajendra K. Pachauri was elected in 2002 [1].", source).sentences[0].supported
+    assert not check("Rajendra K. Watson was elected in 2002 [1].", source).sentences[0].supported
+
+
 def test_a_citation_to_no_source_is_dropped():
     checked = check("A failed job is retried three times [1][7].", SOURCES)
     assert checked.dropped == [7]
