@@ -117,7 +117,6 @@ _ASKING_WORDS = {
     "ru": "сколько почему кем чей",
     "ar": "ما ماذا من متى أين كيف كم لماذا هل أي أية هو هي الذي التي الذين في على إلى عن تم كان كانت مع ذلك هذا هذه أن إن",
 }
-_ASKING_CHARACTERS = {"zh": re.compile(r"[什么哪谁几吗呢怎的了]"), "ja": re.compile(r"[\u3040-\u309f何誰]")}
 
 # The one sentence of a refusal, in the question's language (English for any other).
 REFUSALS = {
@@ -429,12 +428,11 @@ def _estimate(sources: int, tokens: int, seconds: float) -> str:
 
 def content_terms(text: str, language: str) -> set[str]:
     """The terms of a text as the index analyses them (stemmed, stop words out), less the words that ask
-    (_ASKING_WORDS, _ASKING_CHARACTERS): what a question names, for telling whether a source sentence holds it."""
-    from localcr.lexical import tokenize
+    (_ASKING_WORDS, and CJK bigrams of grammar: localcr.lexical.grammatical): what a question names, for telling
+    whether a source sentence holds it."""
+    from localcr.lexical import grammatical, tokenize
 
-    terms = set(tokenize(text, language, _stop_and_asking_words(language)))
-    asking = _ASKING_CHARACTERS.get(language)
-    return {term for term in terms if not asking.search(term)} if asking else terms
+    return {term for term in tokenize(text, language, _stop_and_asking_words(language)) if not grammatical(term, language)}
 
 
 @lru_cache(maxsize=None)

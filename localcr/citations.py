@@ -193,7 +193,7 @@ def phrase_holder(phrase: str, sources: list[str], language: str = "en") -> int 
     is not held by "1925"); None where none holds it or it states nothing to check (no word of four letters,
     figure or CJK character: "Yes", "It is")."""
     wanted = _plain(phrase.strip().rstrip(".。"), language)
-    if not wanted or not (claim_words(phrase) or figures_in(as_digits(phrase, language))):
+    if not wanted or not (claim_words(phrase, language=language) or figures_in(as_digits(phrase, language))):
         return None
     bounded = re.compile(("" if language in _UNSPACED else r"(?<!\w)") + re.escape(wanted)
                          + ("" if language in _UNSPACED else r"(?!\w)"))
@@ -345,15 +345,17 @@ def _keep_on_topic(sentence: Sentence, topic: list[str] | tuple, about: list[str
     """A supported sentence keeps the citations of sources that hold one of the question's rare terms (as the index
     analyses text: "gebardensprach" is in "Gebärdensprache"); with none left it is unsupported: its sources are
     about something else (another river's "what is got from it")."""
-    from localcr.lexical import tokenize
+    from localcr.lexical import grammatical, tokenize
 
-    wanted = set(topic)
+    wanted = {term for term in topic if not grammatical(term, language)}  # "物か" of "どのような人物か" is no subject
+    if not wanted:
+        return
     kept = [n for n in sentence.citations if wanted & set(tokenize(about[n - 1], language))]
     if kept:
         sentence.citations = kept
         return
     sentence.supported = False
-    sentence.missing = [f"{' / '.join(topic)} (the question's subject)"]
+    sentence.missing = [f"{' / '.join(sorted(wanted))} (the question's subject)"]
 
 
 def _holder(sentence: str, sources: list[str], names: bool, question: str, code: list[bool], cited: bool,
@@ -362,7 +364,7 @@ def _holder(sentence: str, sources: list[str], names: bool, question: str, code:
     none (small models cite the source beside the right one, or forget to): of those, the one holding the most of
     the words it adds to the question (for a sentence that cited nothing, at least MIN_CLAIM_WORDS of them: a
     citation is not given to a sentence with nothing to check); or None."""
-    added = claim_words(sentence, question)
+    added = claim_words(sentence, question, language)
     figures = len(figures_with_scale(sentence))
     best, most = None, -1 if cited else MIN_CLAIM_WORDS - 1
     for n, source in enumerate(sources, start=1):
@@ -379,7 +381,7 @@ def _checkable(sentence: str, question: str, names: bool, language: str) -> bool
     """Whether a sentence states something a source must hold: a figure, a name, a quote, or MIN_CLAIM_WORDS words
     the question does not ("Serotonin" alone states nothing to check: the first word of a sentence is no name)."""
     return bool(figures_with_scale(as_digits(sentence, language)) or quoted_phrases(sentence)
-                or (names and names_in(sentence)) or len(claim_words(sentence, question)) >= MIN_CLAIM_WORDS)
+                or (names and names_in(sentence)) or len(claim_words(sentence, question, language)) >= MIN_CLAIM_WORDS)
 
 
 def _completing(sentence: str, sources: list[str], cited: list[int], names: bool, question: str, words: bool,
@@ -407,21 +409,31 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
                if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
     missing += [name for name in names_in(sentence) if names and _fold(name) not in haystack]
-    added = claim_words(sentence, question) if words else []
+    added = claim_words(sentence, question, language) if words else []
     absent = [w for w in added if not _holds(haystack, w)]
-    if len(added) >= MIN_CLAIM_WORDS and len(absent) > len(added) * MAX_ABSENT_SHARE:
+    if len(added) >= _least_claim(added) and len(absent) > len(added) * MAX_ABSENT_SHARE:
         missing += absent
     return list(dict.fromkeys(missing))
 
 
-def claim_words(sentence: str, question: str = "") -> list[str]:
-    """The words a sentence adds to the question: of four letters or more, not the question's, folded; Chinese
-    and Japanese, written without spaces, by their character bigrams (a whole clause is no word a source holds)."""
+def _least_claim(added: list[str]) -> int:
+    """The fewest words a sentence must add for them to be checked: MIN_CLAIM_WORDS, or one where they are CJK
+    bigrams without grammar, each a word of its own ("石油" for the source's "木材")."""
     from localcr.lexical import is_cjk
+
+    return 1 if added and all(is_cjk(w) for w in added) else MIN_CLAIM_WORDS
+
+
+def claim_words(sentence: str, question: str = "", language: str = "en") -> list[str]:
+    """The words a sentence adds to the question: of four letters or more, not the question's, folded; Chinese
+    and Japanese, written without spaces, by their character bigrams (a whole clause is no word a source holds),
+    those holding grammar left out (localcr.lexical.grammatical: "木材です" adds 木材, not "材で" and "です")."""
+    from localcr.lexical import grammatical, is_cjk
 
     asked = set(_terms(question))
     return list(dict.fromkeys(w for w in _terms(CITATION.sub(" ", sentence)) if (len(w) >= 4 or is_cjk(w))
-                              and not w.isdigit() and w not in asked and w not in _COMMON_WORDS))
+                              and not w.isdigit() and w not in asked and w not in _COMMON_WORDS
+                              and not grammatical(w, language)))
 
 
 def _terms(text: str) -> list[str]:

@@ -123,6 +123,18 @@ def is_cjk(piece: str) -> bool:
     return bool(_CJK.fullmatch(piece))
 
 
+# In the languages read as character bigrams, the characters of grammar and of asking, not of what a text names:
+# Japanese's hiragana (particles, endings, the copula: "は木", "材で", "です") and question words, Chinese's question
+# words and particles. A bigram holding one is no term a source must hold, nor one a question is about.
+_GRAMMAR_CHARACTERS = {"zh": re.compile(r"[什么哪谁几吗呢怎的了]"), "ja": re.compile(r"[\u3040-\u309f何誰]")}
+
+
+def grammatical(term: str, language: str) -> bool:
+    """Whether a term (a bigram) holds a character of grammar or asking in its language (_GRAMMAR_CHARACTERS)."""
+    pattern = _GRAMMAR_CHARACTERS.get(language)
+    return pattern is not None and pattern.search(term) is not None
+
+
 def tokenize(text: str, language: str = "en", stopwords: frozenset[str] | None = None) -> list[str]:
     """Index terms of a text in a language: each word or identifier whole, plus its parts if it has several,
     stemmed, stop words (by default the language's) left out; runs of CJK characters as character bigrams."""

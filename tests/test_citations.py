@@ -294,3 +294,26 @@ def test_a_short_answer_citing_no_source_that_exists_cites_the_one_holding_it_wo
     assert phrase_holder("50,000", ["It was founded in 1925.", "Halloway commanded fifty thousand men."]) == 2
     assert phrase_holder("25", ["It was founded in 1925."]) is None  # whole words
     assert phrase_holder("五万人", ["哈洛威将军指挥了五万人。"], "zh") == 1
+
+
+def test_a_japanese_answer_is_checked_on_its_words_not_its_grammar():
+    """Read as character bigrams, "品は木材です" adds "は木", "材で" and "です" beside 木材: no source holds those, and
+    a right answer was withdrawn. Without grammar one word is checked: 石油 where the source says 木材 is not held."""
+    source = ["コンゴ共和国の輸出の約60％は木材が占める。"]
+    question = "コンゴ共和国の輸出の約60％を占める品は？"
+    assert check("コンゴ共和国の輸出の約60％を占める品は木材です。[1]", source, question=question,
+                 language="ja").sentences[0].supported
+    wrong = check("コンゴ共和国の輸出の約60％を占める品は石油です。[1]", source, question=question, language="ja")
+    assert not wrong.sentences[0].supported and wrong.sentences[0].missing == ["石油"]
+
+
+def test_a_question_s_grammar_is_no_subject_a_source_must_hold():
+    """The rare terms of "グスタフ・マーラーはどのような人物か" include "はど" and "物か": a source about Mahler holds
+    neither, yet is about him."""
+    source = ["グスタフ・マーラーはオーストリアの作曲家、指揮者である。"]
+    checked = check("グスタフ・マーラーは作曲家、指揮者です。[1]", source, question="グスタフ・マーラーはどのような人物か。",
+                    language="ja", about=source, topic=("はど", "物か", "マー"))
+    assert checked.sentences[0].supported
+    elsewhere = check("グスタフ・マーラーは作曲家です。[1]", ["作曲家の一覧。"], question="グスタフ・マーラーはどのような人物か。",
+                      language="ja", about=["作曲家の一覧。"], topic=("はど", "物か", "マー"))
+    assert not elsewhere.sentences[0].supported and elsewhere.sentences[0].missing == ["マー (the question's subject)"]
