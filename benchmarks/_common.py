@@ -173,3 +173,11 @@ def indexed_sample(set_name: str, data: Path, work: Path, limit: int | None, con
     sampled = list(queries.queries)
     random.Random(ANSWERS_SEED).shuffle(sampled)
     return registry, index, queries, sampled[:limit]
+
+
+def gold_documents(index, query) -> list[str]:
+    """The documents holding a query's gold: what a filter leaves out to make it unanswerable."""
+    ids = {t.id for t in query.targets if t.kind in ("span", "doc")}
+    rows = [index.store.row_of_chunk(t.id) for t in query.targets if t.kind == "chunk"]
+    ids |= {record["doc_id"] for record in index.store.hit_records([r for r in rows if r is not None])}
+    return sorted(ids)

@@ -34,6 +34,10 @@ ANSWER_VERSION = "ask-2026.6"
 ANSWER_MAX_TOKENS = 200
 # The tokens an answer is estimated to take before this machine has recorded its answers' length (rates.ANSWER).
 ANSWER_TOKENS = 60
+# An answer estimated to take this long or longer is announced with its time. A shorter one's time turns on its
+# length, 2 to 60 tokens: 40 fresh XQuAD-en answers of 1-3 s here came within ±30% of their estimate 22 times, 19
+# filing answers of 4-14 s (the prompt's evaluation most of it) 19 times (BENCHMARKS.md "Answers, part eleven").
+ANNOUNCED_FROM_SECONDS = 4.0
 # Sources an answer reads by default: on 30 XQuAD-en questions 3 held the gold about as often as 5 (53.3% against
 # 56.7%: one question), refused every question whose documents were filtered out (5: 8 of 10), and reached the first
 # token in half the time (benchmarks/answers/answers.py, BENCHMARKS.md "Answers").
@@ -269,6 +273,10 @@ class Answerer(OnDemandLlm):
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
         self._record(runner, completion)
         if is_refusal(answer_part(raw)) and (share := self._answerable(question, sources)):
+            again = self.seconds_for(runner, prefix, suffixes)
+            estimated += again
+            if estimated >= ANNOUNCED_FROM_SECONDS:
+                yield "estimate", f"asking again with refusing forbidden, about {again:.0f} s more"
             completion = self._without_refusal(prefix, suffixes)
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
@@ -277,7 +285,8 @@ class Answerer(OnDemandLlm):
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
-                   "generated_tokens": generated, "estimated_s": round(estimated, 3), "estimate_at_s": round(estimate_at, 3)}
+                   "generated_tokens": generated, "estimated_s": round(estimated, 3), "estimate_at_s": round(estimate_at, 3),
+                   "announced": estimated >= ANNOUNCED_FROM_SECONDS}
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
         answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic)
@@ -422,8 +431,9 @@ class Answerer(OnDemandLlm):
 
 
 def _estimate(sources: int, tokens: int, seconds: float) -> str:
-    """'reading 5 sources (1,204 tokens), about 9 s here'."""
-    return f"reading {sources} source{'s' if sources != 1 else ''} ({tokens:,} tokens), about {seconds:.0f} s here"
+    """'reading 5 sources (1,204 tokens), about 9 s here'; the time only from ANNOUNCED_FROM_SECONDS."""
+    time_said = f", about {seconds:.0f} s here" if seconds >= ANNOUNCED_FROM_SECONDS else ""
+    return f"reading {sources} source{'s' if sources != 1 else ''} ({tokens:,} tokens){time_said}"
 
 
 def content_terms(text: str, language: str) -> set[str]:

@@ -490,10 +490,12 @@ def test_an_answer_contains_its_gold_strictly_and_its_terms_leniently():
 
 def test_an_estimate_holds_within_thirty_percent_of_the_time_after_it():
     """What is timed is the answer after the estimate was said (the model loaded and the instruction restored before
-    it), against the unrounded figure."""
+    it), against the unrounded figure; only where a time was said."""
     from localcr.evaluation.answers import estimate_held
 
-    assert estimate_held({"estimated_s": 2.0, "estimate_at_s": 1.0, "total_s": 3.5}) == 1.0  # 2.5 s: 25% over
-    assert estimate_held({"estimated_s": 2.0, "estimate_at_s": 1.0, "total_s": 3.7}) == 0.0  # 35% over
-    assert estimate_held({"estimated_s": 2.0, "estimate_at_s": 0.5, "total_s": 1.8}) == 0.0  # 35% under
+    said = {"estimated_s": 8.0, "estimate_at_s": 1.0, "announced": True}
+    assert estimate_held({**said, "total_s": 11.0}) == 1.0  # 10 s: 25% over
+    assert estimate_held({**said, "total_s": 11.8}) == 0.0  # 35% over
+    assert estimate_held({**said, "total_s": 6.2}) == 0.0  # 35% under
+    assert estimate_held({**said, "total_s": 11.0, "announced": False}) is None  # too short to say a time
     assert estimate_held({"first_token_s": 0.0, "total_s": 0.01}) is None  # a cached answer: nothing was estimated

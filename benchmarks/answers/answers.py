@@ -17,8 +17,9 @@ on each half of the sample: "tune" (the first half, where defaults are chosen) a
   scored on financebench-dev's index): the same, in one row: no default is chosen on it, so it has no tuning half;
 - every set: citation precision (a cited source holds gold: a gold chunk, or text overlapping a gold span; after
   localcr's check has corrected citations), the share of sentences marked unsupported and of those whose citation
-  the check corrected, the refusal rate, and seconds to the first token and in all (medians over
-  answers not served from the cache);
+  the check corrected, the refusal rate, seconds to the first token and in all (medians over
+  answers not served from the cache), and the share of those answers whose time after `localcr ask`'s estimate was
+  within ±30% of what it said;
 - refusal on filtered-out questions: --refusals of the sampled questions asked again with their gold documents
   excluded (`--glob '!DOC'`): the answer must refuse.
 
@@ -37,20 +38,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import indexed_sample, machine, parser, results_suffix, table  # noqa: E402
+from _common import gold_documents, indexed_sample, machine, parser, results_suffix, table  # noqa: E402
 
 from localcr.evaluation.answers import ANSWER_COLUMNS, answer_cells, means  # noqa: E402
 
 SETS = ("xquad-en", "financebench-dev", "anthropic-codebase")
 HELD_OUT_SETS = ("financebench-heldout",)  # no default is chosen on them: scored whole, without a tuning half
-
-
-def gold_documents(index, query) -> list[str]:
-    """The documents holding a query's gold: what a filter leaves out to make it unanswerable."""
-    ids = {t.id for t in query.targets if t.kind in ("span", "doc")}
-    rows = [index.store.row_of_chunk(t.id) for t in query.targets if t.kind == "chunk"]
-    ids |= {record["doc_id"] for record in index.store.hit_records([r for r in rows if r is not None])}
-    return sorted(ids)
 
 
 def measure(set_name: str, args) -> list[list]:

@@ -140,9 +140,10 @@ def score_answer(answer, query: Query, language: str) -> dict:
 
 def estimate_held(timings: dict) -> float | None:
     """Whether the time from the estimate `localcr ask` gave to the answer was within ESTIMATE_TOLERANCE of what it
-    said (None where none was given: a cached answer, one with no source, a figure computed)."""
+    said, with its second try's where it asked again (None where no time was said: a cached answer, one with no
+    source, a figure computed, an answer too short to announce one)."""
     estimated, at = timings.get("estimated_s"), timings.get("estimate_at_s")
-    if not estimated or at is None:
+    if not estimated or at is None or not timings.get("announced"):
         return None
     return float(abs((timings["total_s"] - at) / estimated - 1) <= ESTIMATE_TOLERANCE)
 

@@ -1,0 +1,126 @@
+"""Three changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
+BENCHMARKS.md "Answers, part eleven"): each is scored against the default answer to the same question.
+
+    .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
+        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty]
+
+- lower: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next hold 50% of
+  the question's content words, not only RETRY_COVERAGE (60%);
+- focused: the refusals the default asks again are asked with only those two sentences as their one source;
+- penalty: every question answered with no repeat penalty (llama.cpp's 1.1 by default, which also weighs the
+  question's own words at the end of the prompt against the answer).
+
+The default answers are answers.py's (cached; asked here where missing). --ranges: which of the seeded sample's
+questions are asked (answers.py's halves: the first --limit/2 tune); --refusals: of the first questions, how many
+are asked again with their gold documents filtered out (an answer there is wrong). Table to stdout and
+benchmarks/results/reader_trials.md.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _common import gold_documents, indexed_sample, machine, parser, table  # noqa: E402
+
+LOWER_COVERAGE = 0.5
+
+
+def best_window(question: str, sources) -> tuple[float, object, str]:
+    """The largest share of the question's content words two sentences of a source in a row hold, that source,
+    and those two sentences."""
+    from localcr import answers as A
+    from localcr import evidence
+
+    language = A._language(question)
+    wanted = A.content_terms(question, language)
+    best = (0.0, None, "")
+    for source in sources if len(wanted) >= 2 else ():
+        spans = evidence.sentence_spans(source.shown, language)
+        terms = [A.content_terms(source.shown[start:end], language) for start, end in spans]
+        for i in range(len(terms)):
+            share = len(wanted & set().union(*terms[i:i + 2])) / len(wanted)
+            if share > best[0]:
+                best = (share, source, source.shown[spans[i][0]:spans[min(i + 1, len(spans) - 1)][1]])
+    return best
+
+
+def asked_again(answerer, question: str, sources):
+    """The answer written with refusing forbidden over these sources, as the default's second try writes it."""
+    from localcr import answers as A
+
+    prefix, suffixes, _ = answerer._fit(question, sources)
+    answerer.runner.keep_prefix(prefix, "answers", answerer._tag(), "answer-instruction", A.ANSWER_VERSION,
+                                answerer.prompt.name)
+    raw = answerer._without_refusal(prefix, suffixes).text
+    return answerer._finish(question, raw, sources, note="", cached=False, timings={})
+
+
+def trial_answer(trial: str, answerer, penalised, index, question: str, default, glob):
+    """The trial's answer to a question whose default answer is `default` (the default itself where the trial
+    does not touch it)."""
+    from localcr import answers as A
+
+    if trial == "penalty":
+        return index.ask(question, 3, answerer=penalised, glob=glob)
+    share, source, window = best_window(question, default.sources)
+    retried = "asked again" in (default.note or "")
+    if trial == "lower" and default.refused and not retried and LOWER_COVERAGE <= share < A.RETRY_COVERAGE:
+        return asked_again(answerer, question, default.sources)
+    if trial == "focused" and retried and source is not None:
+        return asked_again(answerer, question, [A.Source(1, source.hit, window)])
+    return default
+
+
+def main() -> None:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--sets", default="xquad-en")
+    p.add_argument("--limit", type=int, default=300)
+    p.add_argument("--ranges", default="0-99,200-299", help="which sampled questions to ask (0-based, inclusive)")
+    p.add_argument("--refusals", type=int, default=50)
+    p.add_argument("--trials", default="lower,focused,penalty")
+    p.add_argument("--llm", default="qwen2.5-coder-1.5b")
+    args = p.parse_args()
+    from localcr.answers import Answerer
+    from localcr.evaluation.answers import contains
+
+    ranges = [tuple(map(int, r.split("-"))) for r in args.ranges.split(",")]
+    rows = []
+    for set_name in args.sets.split(","):
+        registry, index, _, sampled = indexed_sample(set_name, args.data, args.work, args.limit)
+        spec = registry.require("llm", args.llm)
+        answerer = Answerer(spec)
+        penalised = Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0}))  # a model of its own
+        language = set_name.split("-")[1] if "-" in set_name else "en"
+        asked = [(i, q, None) for i, q in enumerate(sampled) if any(lo <= i <= hi for lo, hi in ranges)]
+        asked += [("filtered", q, [f"!{d}" for d in gold_documents(index, q)]) for q in sampled[:args.refusals]]
+        for trial in args.trials.split(","):
+            tally: dict[str, list[int]] = {}
+            for i, query, glob in asked:
+                default = index.ask(query.text, 3, answerer=answerer, glob=glob)
+                answer = trial_answer(trial, answerer, penalised, index, query.text, default, glob)
+                if i == "filtered":
+                    half, right = "filtered out: answered", lambda a: not a.refused
+                else:
+                    half = "tune" if i < args.limit // 2 else "other"
+                    right = lambda a: not a.refused and contains(a.text, query.answer, language)  # noqa: E731
+                counts = tally.setdefault(half, [0, 0, 0, 0])
+                counts[0] += 1
+                counts[1] += right(default)
+                counts[2] += right(answer)
+                counts[3] += answer is not default and answer.text != default.text
+            rows += [[set_name, trial, half, *counts] for half, counts in tally.items()]
+        answerer.close()
+        penalised.close()
+    head = ["set", "trial", "half", "questions", "default right (or answered)", "trial right (or answered)", "answers the trial changed"]
+    out = f"machine: {machine()}\n\n{table(head, rows)}"
+    print(out)
+    (ROOT / "benchmarks" / "results" / "reader_trials.md").write_text(out + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
