@@ -11,8 +11,9 @@ BENCHMARKS.md "Answers, part eleven"): each is scored against the default answer
   question's own words at the end of the prompt against the answer).
 
 The default answers are answers.py's (cached; asked here where missing). --ranges: which of the seeded sample's
-questions are asked (answers.py's halves: the first --limit/2 tune); --refusals: of the first questions, how many
-are asked again with their gold documents filtered out (an answer there is wrong). Table to stdout and
+questions are asked (rows "tune": those of answers.py's tune half, the first --limit/2; "other": the rest, such as
+part ten's study set, 200-299); --refusals: of the first questions, how many are asked again with their gold
+documents filtered out (an answer there is wrong). Table to stdout and
 benchmarks/results/reader_trials.md.
 """
 from __future__ import annotations
