@@ -249,6 +249,7 @@ class Answerer(OnDemandLlm):
             yield "text", answer.text if answer.refused else answer_part(entry["text"])
             yield "answer", answer
             return
+        set_up, loading = time.perf_counter(), self._runner is None
         runner = self.runner
         prefix, suffixes, dropped = self._fit(question, sources)
         sources = sources[:len(sources) - dropped]
@@ -256,7 +257,9 @@ class Answerer(OnDemandLlm):
             note = " ".join(filter(None, [note, f"read {len(sources)} of {len(sources) + dropped} sources: the others do "
                                           f"not fit {self.spec.name}'s window of {runner.n_ctx} tokens"]))
         yield "sources", sources
-        runner.keep_prefix(prefix, "answers", self._tag(), "answer-instruction", ANSWER_VERSION, self.prompt.name)
+        held = runner.keep_prefix(prefix, "answers", self._tag(), "answer-instruction", ANSWER_VERSION, self.prompt.name)
+        # what loading the model and its instruction's state took, where this answer paid for it (once a process)
+        setup = time.perf_counter() - set_up if loading or held != "kept" else 0.0
         estimated, estimate_at = self.seconds_for(runner, prefix, suffixes), time.perf_counter() - started
         yield "estimate", _estimate(len(sources), len(prefix) + len(suffixes), estimated)
         first, written, shown = None, "", 0
@@ -286,7 +289,7 @@ class Answerer(OnDemandLlm):
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
                    "generated_tokens": generated, "estimated_s": round(estimated, 3), "estimate_at_s": round(estimate_at, 3),
-                   "announced": estimated >= ANNOUNCED_FROM_SECONDS}
+                   "announced": estimated >= ANNOUNCED_FROM_SECONDS, "setup_s": round(setup, 3)}
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
         answer = self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic)

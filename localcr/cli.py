@@ -424,6 +424,8 @@ def _print_answer_end(answer) -> None:
             _echo(textwrap.indent(textwrap.fill(f"{where}\u201c{source.support}\u201d", 100), "    "), fg="cyan")
     timings = answer.timings
     cost = "cached" if answer.cached else f"first token {timings.get('first_token_s', 0):.1f} s, {timings.get('total_s', 0):.1f} s in all"
+    if timings.get("setup_s", 0) >= 0.05:  # the time said before the answer leaves out what came before it
+        cost += f", {timings['setup_s']:.1f} s of it loading the model and its instruction (once a process)"
     _echo(f"{answer.model}: {cost}", err=True)
 
 

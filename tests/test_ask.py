@@ -181,6 +181,20 @@ def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answer
     assert f"[{pump}][9]" not in answer.text and f"hours [{pump}]." in answer.text
 
 
+def test_an_answer_that_loads_the_model_says_what_loading_took(index):
+    """In a new process the first answer pays for loading the model and its instruction's state, before the time it
+    says; the next does not."""
+    from localcr.answers import load_answerer
+
+    answerer = load_answerer(index.registry)
+    try:
+        first = index.ask(QUESTION, answerer=answerer, fresh=True).timings
+        assert 0 < first["setup_s"] <= first["estimate_at_s"]
+        assert index.ask(QUESTION, answerer=answerer, fresh=True).timings["setup_s"] == 0.0
+    finally:
+        answerer.close()
+
+
 def test_ask_on_the_command_line_streams_the_answer_and_lists_its_sources(corpus, index, answerer):
     index.ask(QUESTION, answerer=answerer)  # cached by the first test, or written now: the CLI repeats it
     out = run("ask", QUESTION, "--index", corpus / "index")
