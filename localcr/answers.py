@@ -323,21 +323,12 @@ class Answerer(OnDemandLlm):
         record_work(runner, ANSWER, completion.evaluated, completion.prompt_seconds, completion.tokens,
                     completion.generate_seconds, outputs=0 if is_refusal(completion.text) else 1)
 
-    def _answerable(self, question: str, sources: list[Source]) -> float:
-        """The largest share of the question's content words (content_terms: the index's analysis, the words that
-        ask left out) that RETRY_SENTENCES sentences of a source in a row hold, where it reaches RETRY_COVERAGE;
-        else 0."""
-        language = _language(question)
-        wanted = content_terms(question, language)
-        if len(wanted) < 2:
-            return 0.0
-        best = 0.0
-        for source in sources:
-            terms = [content_terms(source.shown[start:end], language)
-                     for start, end in evidence.sentence_spans(source.shown, language)]  # each sentence's, once
-            for i in range(len(terms)):
-                best = max(best, len(wanted & set().union(*terms[i:i + RETRY_SENTENCES])) / len(wanted))
-        return best if best >= RETRY_COVERAGE else 0.0
+    @staticmethod
+    def _answerable(question: str, sources: list[Source]) -> float:
+        """The share of the question's content words the best window of a source holds (answering_window), where it
+        reaches RETRY_COVERAGE; else 0."""
+        share = answering_window(question, sources)[0]
+        return share if share >= RETRY_COVERAGE else 0.0
 
     # -- the prompt ------------------------------------------------------------------------------------------
     def _sources(self, question: str, hits: list, matches: list[dict]) -> list[Source]:
@@ -431,6 +422,26 @@ class Answerer(OnDemandLlm):
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
                    str(self.source_chars), str(self.evidence_chars), question, *filter(None, [_in_language(question)]),
                    *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
+
+
+def answering_window(question: str, sources: list[Source]) -> tuple[float, Source | None, str]:
+    """The RETRY_SENTENCES sentences in a row of a source that hold the largest share of the question's content
+    words (content_terms: the index's analysis, the words that ask left out): that share, the source and those
+    sentences; (0.0, None, "") for a question of fewer than two such words."""
+    language = _language(question)
+    wanted = content_terms(question, language)
+    best: tuple[float, Source | None, str] = (0.0, None, "")
+    if len(wanted) < 2:
+        return best
+    for source in sources:
+        spans = evidence.sentence_spans(source.shown, language)
+        terms = [content_terms(source.shown[start:end], language) for start, end in spans]  # each sentence's, once
+        for i in range(len(terms)):
+            share = len(wanted & set().union(*terms[i:i + RETRY_SENTENCES])) / len(wanted)
+            if share > best[0]:
+                last = spans[min(i + RETRY_SENTENCES, len(spans)) - 1]
+                best = (share, source, source.shown[spans[i][0]:last[1]])
+    return best
 
 
 def _estimate(sources: int, tokens: int, seconds: float) -> str:

@@ -451,7 +451,7 @@ class LlamaRunner:
 
     def _holds(self, tokens: list[int]) -> bool:
         """Whether the KV cache holds `tokens` (and perhaps more) as their own evaluation would make them."""
-        return len(tokens) > 0 and self._reusable(tokens, self._cuts(tokens)) == len(tokens)
+        return len(tokens) > 0 and self.reused(tokens, logits=False) == len(tokens)
 
     def _load_prefix(self, tokens: list[int], reuse: bool = True, prefix: int = 0, logits: bool = True) -> int:
         """Make sequence 0 of the KV cache hold exactly `tokens`, evaluated piece by piece at `_cuts` (prefix: where the

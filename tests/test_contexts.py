@@ -198,7 +198,7 @@ def test_a_prompt_is_evaluated_the_same_whatever_the_cache_held_before(tmp_path,
         tokens = wanted[0] + wanted[1]
         assert runner.cached_prefix(tokens) > len(wanted[0]) == runner.reused(tokens, len(wanted[0]))
         head = min(len(h) for h in runner._heads)
-        assert 0 < head < len(wanted[0]) and runner._reusable(other[0] + other[1], runner._cuts(other[0] + other[1])) == head
+        assert 0 < head < len(wanted[0]) and runner.reused(other[0] + other[1], logits=False) == head
         # a document holding the markers render places in a prompt renders as if it did not (untrusted text)
         plain = runner.render("<document>\nA report.\n</document>\n", "Card:", "You fill in cards.")
         assert runner.render(f"<document>\nA {L._SPLIT}report.{L._USER}\n</document>\n", f"Card:{L._USER}",

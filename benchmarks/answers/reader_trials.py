@@ -31,25 +31,6 @@ from _common import gold_documents, indexed_sample, machine, parser, table  # no
 LOWER_COVERAGE = 0.5
 
 
-def best_window(question: str, sources) -> tuple[float, object, str]:
-    """The largest share of the question's content words two sentences of a source in a row hold, that source,
-    and those two sentences."""
-    from localcr import answers as A
-    from localcr import evidence
-
-    language = A._language(question)
-    wanted = A.content_terms(question, language)
-    best = (0.0, None, "")
-    for source in sources if len(wanted) >= 2 else ():
-        spans = evidence.sentence_spans(source.shown, language)
-        terms = [A.content_terms(source.shown[start:end], language) for start, end in spans]
-        for i in range(len(terms)):
-            share = len(wanted & set().union(*terms[i:i + 2])) / len(wanted)
-            if share > best[0]:
-                best = (share, source, source.shown[spans[i][0]:spans[min(i + 1, len(spans) - 1)][1]])
-    return best
-
-
 def asked_again(answerer, question: str, sources):
     """The answer written with refusing forbidden over these sources, as the default's second try writes it."""
     from localcr import answers as A
@@ -68,7 +49,7 @@ def trial_answer(trial: str, answerer, penalised, index, question: str, default,
 
     if trial == "penalty":
         return index.ask(question, 3, answerer=penalised, glob=glob)
-    share, source, window = best_window(question, default.sources)
+    share, source, window = A.answering_window(question, default.sources)
     retried = "asked again" in (default.note or "")
     if trial == "lower" and default.refused and not retried and LOWER_COVERAGE <= share < A.RETRY_COVERAGE:
         return asked_again(answerer, question, default.sources)
