@@ -35,8 +35,9 @@ ANSWER_MAX_TOKENS = 200
 # The tokens an answer is estimated to take before this machine has recorded its answers' length (rates.ANSWER).
 ANSWER_TOKENS = 60
 # An answer estimated to take this long or longer is announced with its time. A shorter one's time turns on its
-# length, 2 to 60 tokens: 40 fresh XQuAD-en answers of 1-3 s here came within ±30% of their estimate 22 times, 19
-# filing answers of 4-14 s (the prompt's evaluation most of it) 19 times (BENCHMARKS.md "Answers, part eleven").
+# length and on a second try: 40 fresh XQuAD-en answers of 1-3 s here came within ±30% of their estimate 27 times,
+# 19 filing answers of 4-14 s (the prompt's evaluation most of it) 19 times (benchmarks/answers/answer_estimates.py,
+# BENCHMARKS.md "Answers, part eleven").
 ANNOUNCED_FROM_SECONDS = 4.0
 # Sources an answer reads by default: on 30 XQuAD-en questions 3 held the gold about as often as 5 (53.3% against
 # 56.7%: one question), refused every question whose documents were filtered out (5: 8 of 10), and reached the first

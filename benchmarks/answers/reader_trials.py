@@ -1,14 +1,16 @@
-"""Three changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
+"""Four changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
 BENCHMARKS.md "Answers, part eleven"): each is scored against the default answer to the same question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
-        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty]
+        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one]
 
 - lower: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next hold 50% of
   the question's content words, not only RETRY_COVERAGE (60%);
 - focused: the refusals the default asks again are asked with only those two sentences as their one source;
 - penalty: every question answered with no repeat penalty (llama.cpp's 1.1 by default, which also weighs the
-  question's own words at the end of the prompt against the answer).
+  question's own words at the end of the prompt against the answer);
+- one: every question answered from the best hit alone, not the three best (XQuAD's top hit is its gold paragraph
+  for most questions, so the other two might only distract).
 
 The default answers are answers.py's (cached; asked here where missing). --ranges: which of the seeded sample's
 questions are asked (rows "tune": those of answers.py's tune half, the first --limit/2; "other": the rest, such as
@@ -49,6 +51,8 @@ def trial_answer(trial: str, answerer, penalised, index, question: str, default,
 
     if trial == "penalty":
         return index.ask(question, 3, answerer=penalised, glob=glob)
+    if trial == "one":
+        return index.ask(question, 1, answerer=answerer, glob=glob)
     share, source, window = A.answering_window(question, default.sources)
     retried = "asked again" in (default.note or "")
     if trial == "lower" and default.refused and not retried and LOWER_COVERAGE <= share < A.RETRY_COVERAGE:
@@ -64,7 +68,7 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=300)
     p.add_argument("--ranges", default="0-99,200-299", help="which sampled questions to ask (0-based, inclusive)")
     p.add_argument("--refusals", type=int, default=50)
-    p.add_argument("--trials", default="lower,focused,penalty")
+    p.add_argument("--trials", default="lower,focused,penalty,one")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
     args = p.parse_args()
     from localcr.answers import Answerer
