@@ -369,13 +369,16 @@ class Answerer(OnDemandLlm):
         window with room for the answer; and how many were left out. A window too small for one source is an error."""
         runner = self.runner
         for keep in range(len(sources), 0, -1):
-            body = ("Sources:\n" + "".join(self._source_block(s) for s in sources[:keep]) + f"Question: {question}\n"
-                    + _in_language(question) + "Answer:")
-            prefix, suffix = runner.render(self.prompt.instruction, body, self.prompt.system)
+            prefix, suffix = runner.render(self.prompt.instruction, self._body(question, sources[:keep]), self.prompt.system)
             if len(prefix) + len(suffix) + ANSWER_MAX_TOKENS <= runner.n_ctx:
                 return prefix, suffix, len(sources) - keep
         raise LocalcrError(f"{self.spec.name}'s window of {runner.n_ctx} tokens is too small for the question and one "
                            "source with room for an answer: raise its n_ctx in models.toml, or ask with a shorter question")
+
+    def _body(self, question: str, sources: list[Source]) -> str:
+        """What follows the instruction: the numbered sources, then the question."""
+        return ("Sources:\n" + "".join(self._source_block(s) for s in sources) + f"Question: {question}\n"
+                + _in_language(question) + "Answer:")
 
     def seconds_for(self, runner, prefix: list[int], suffix: list[int]) -> float:
         """About how long answering this prompt takes: the tokens its evaluation does not take from the KV cache at

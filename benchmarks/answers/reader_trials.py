@@ -1,8 +1,8 @@
-"""Four changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
+"""Changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
 BENCHMARKS.md "Answers, part eleven"): each is scored against the default answer to the same question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
-        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one]
+        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed]
 
 - lower: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next hold 50% of
   the question's content words, not only RETRY_COVERAGE (60%);
@@ -33,6 +33,22 @@ from _common import gold_documents, indexed_sample, machine, parser, table  # no
 LOWER_COVERAGE = 0.5
 
 
+def arranged_answerer(spec, arrangement: str):
+    """An Answerer whose prompt sets the sources and the question out otherwise (cached apart from the default's)."""
+    from localcr.answers import Answerer
+
+    class Arranged(Answerer):
+        def _body(self, question, sources):
+            if arrangement == "reversed":
+                return super()._body(question, sources[::-1])
+            return f"Question: {question}\n\n" + super()._body(question, sources)
+
+        def _key(self, question, sources):
+            return super()._key(question, sources) + f"-{arrangement}"
+
+    return Arranged(spec)
+
+
 def asked_again(answerer, question: str, sources):
     """The answer written with refusing forbidden over these sources, as the default's second try writes it."""
     from localcr import answers as A
@@ -44,13 +60,13 @@ def asked_again(answerer, question: str, sources):
     return answerer._finish(question, raw, sources, note="", cached=False, timings={})
 
 
-def trial_answer(trial: str, answerer, penalised, index, question: str, default, glob):
+def trial_answer(trial: str, answerer, variants: dict, index, question: str, default, glob):
     """The trial's answer to a question whose default answer is `default` (the default itself where the trial
     does not touch it)."""
     from localcr import answers as A
 
-    if trial == "penalty":
-        return index.ask(question, 3, answerer=penalised, glob=glob)
+    if trial in variants:
+        return index.ask(question, 3, answerer=variants[trial], glob=glob)
     if trial == "one":
         return index.ask(question, 1, answerer=answerer, glob=glob)
     share, source, window = A.answering_window(question, default.sources)
@@ -68,7 +84,7 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=300)
     p.add_argument("--ranges", default="0-99,200-299", help="which sampled questions to ask (0-based, inclusive)")
     p.add_argument("--refusals", type=int, default=50)
-    p.add_argument("--trials", default="lower,focused,penalty,one")
+    p.add_argument("--trials", default="lower,focused,penalty,one,twice,reversed")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
     args = p.parse_args()
     from localcr.answers import Answerer
@@ -80,7 +96,8 @@ def main() -> None:
         registry, index, _, sampled = indexed_sample(set_name, args.data, args.work, args.limit)
         spec = registry.require("llm", args.llm)
         answerer = Answerer(spec)
-        penalised = Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0}))  # a model of its own
+        variants = {"penalty": Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0})),  # a model of its own
+                    "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed")}
         language = set_name.split("-")[1] if "-" in set_name else "en"
         asked = [(i, q, None) for i, q in enumerate(sampled) if any(lo <= i <= hi for lo, hi in ranges)]
         asked += [("filtered", q, [f"!{d}" for d in gold_documents(index, q)]) for q in sampled[:args.refusals]]
@@ -88,7 +105,7 @@ def main() -> None:
             tally: dict[str, list[int]] = {}
             for i, query, glob in asked:
                 default = index.ask(query.text, 3, answerer=answerer, glob=glob)
-                answer = trial_answer(trial, answerer, penalised, index, query.text, default, glob)
+                answer = trial_answer(trial, answerer, variants, index, query.text, default, glob)
                 if i == "filtered":
                     half, right = "filtered out: answered", lambda a: not a.refused
                 else:
@@ -100,8 +117,8 @@ def main() -> None:
                 counts[2] += right(answer)
                 counts[3] += answer is not default and answer.text != default.text
             rows += [[set_name, trial, half, *counts] for half, counts in tally.items()]
-        answerer.close()
-        penalised.close()
+        for each in (answerer, *variants.values()):
+            each.close()
     head = ["set", "trial", "half", "questions", "default right (or answered)", "trial right (or answered)", "answers the trial changed"]
     out = f"machine: {machine()}\n\n{table(head, rows)}"
     print(out)
