@@ -362,11 +362,11 @@ def _holder(sentence: str, sources: list[str], names: bool, question: str, code:
             language: str = "en") -> int | None:
     """The source that holds every figure, name and quote of a sentence whose cited sources do not, or that cites
     none (small models cite the source beside the right one, or forget to): of those, the one holding the most of
-    the words it adds to the question (for a sentence that cited nothing, at least MIN_CLAIM_WORDS of them: a
+    the words it adds to the question (for a sentence that cited nothing, at least _least_claim of them: a
     citation is not given to a sentence with nothing to check); or None."""
     added = claim_words(sentence, question, language)
     figures = len(figures_with_scale(sentence))
-    best, most = None, -1 if cited else MIN_CLAIM_WORDS - 1
+    best, most = None, -1 if cited else _least_claim(added) - 1
     for n, source in enumerate(sources, start=1):
         if unsupported_facts(sentence, [source], names, question, not code[n - 1], language):
             continue
@@ -378,10 +378,12 @@ def _holder(sentence: str, sources: list[str], names: bool, question: str, code:
 
 
 def _checkable(sentence: str, question: str, names: bool, language: str) -> bool:
-    """Whether a sentence states something a source must hold: a figure, a name, a quote, or MIN_CLAIM_WORDS words
-    the question does not ("Serotonin" alone states nothing to check: the first word of a sentence is no name)."""
+    """Whether a sentence states something a source must hold: a figure, a name, a quote, or the words the question
+    does not say that unsupported_facts would check (_least_claim: "Serotonin" alone states nothing to check, the
+    first word of a sentence being no name; "木材" does)."""
+    added = claim_words(sentence, question, language)
     return bool(figures_with_scale(as_digits(sentence, language)) or quoted_phrases(sentence)
-                or (names and names_in(sentence)) or len(claim_words(sentence, question, language)) >= MIN_CLAIM_WORDS)
+                or (names and names_in(sentence)) or (added and len(added) >= _least_claim(added)))
 
 
 def _completing(sentence: str, sources: list[str], cited: list[int], names: bool, question: str, words: bool,

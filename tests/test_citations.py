@@ -307,6 +307,14 @@ def test_a_japanese_answer_is_checked_on_its_words_not_its_grammar():
     assert not wrong.sentences[0].supported and wrong.sentences[0].missing == ["石油"]
 
 
+def test_a_one_word_japanese_answer_citing_a_missing_source_cites_the_one_holding_it():
+    """One CJK word is a claim to check (_least_claim), so it is also enough to move a citation of a source that is
+    not there ("[3]" of two) to the source that holds it: the word alone was checked, yet such an answer was dropped."""
+    sources = ["コンゴの隣国の輸出は石油が占める。", "コンゴ共和国の輸出の約60％は木材が占める。"]
+    checked = check("木材です。[3]", sources, question="コンゴ共和国の輸出の約60％を占める品は？", language="ja")
+    assert checked.sentences[0].supported and checked.sentences[0].citations == [2]
+
+
 def test_a_question_s_grammar_is_no_subject_a_source_must_hold():
     """The rare terms of "グスタフ・マーラーはどのような人物か" include "はど" and "物か": a source about Mahler holds
     neither, yet is about him."""
