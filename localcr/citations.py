@@ -265,19 +265,25 @@ def aliases_of(question: str, subjects: list[str]) -> dict[str, list[str]]:
 
 
 def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str], aliases: dict[str, list[str]]) -> None:
-    """A supported sentence keeps the citations of sources about every subject the question names (by its name,
-    its abbreviation or the other name it is given); with none left it is unsupported, naming the subject its
-    sources are not about."""
+    """A supported sentence keeps the citations of sources about every name the question gives (by the name, its
+    abbreviation or the other name it is given) and about one of the years it names, if any: "from 2000 to 2005
+    compared to 1995 to 2000" is answered by a source that says "the previous five years". With none left it is
+    unsupported, naming the subject its sources are not about."""
     if not subjects:
         return
     folded = {n: _fold(about[n - 1]) for n in sentence.citations}
     alias = {name for names in aliases.values() for name in names}
+    years = [s for s in subjects if _YEAR_IN_QUESTION.fullmatch(s)]
 
     def names(n: int, subject: str) -> bool:
         return (_fold(subject) in folded[n] or abbreviated(subject, about[n - 1]) or misspelt(subject, about[n - 1])
                 or (subject in aliases and all(_fold(a) in folded[n] for a in aliases[subject])))
 
-    off = {n: [s for s in subjects if s not in alias and not names(n, s)] for n in sentence.citations}
+    def unnamed(n: int) -> list[str]:
+        missed = [s for s in subjects if s not in alias and s not in years and not names(n, s)]
+        return missed + (years if years and not any(names(n, year) for year in years) else [])
+
+    off = {n: unnamed(n) for n in sentence.citations}
     kept = [n for n in sentence.citations if not off[n]]
     if kept:
         sentence.citations = kept
