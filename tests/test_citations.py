@@ -181,6 +181,16 @@ def test_a_source_about_another_subject_does_not_support_the_answer():
     assert not other_year.sentences[0].supported
 
 
+def test_a_source_about_one_of_the_years_a_question_names_may_answer_it():
+    """"Compared to 1995 to 2000" is "the previous five years" in the source: one of the question's years named is
+    enough; a source naming none of them is about another time."""
+    source = ["From 2000 to 2005 the rate of deforestation was almost 18% higher than in the previous five years."]
+    question = "How much higher was the rate of deforestation in 2000, to 2005 compared to 1995 to 2000?"
+    assert check("18% higher [1]", source, question=question, about=source).sentences[0].supported
+    other_time = ["In the 1980s the rate of deforestation was almost 18% higher than in the previous decade."]
+    assert not check("18% higher [1]", other_time, question=question, about=other_time).sentences[0].supported
+
+
 def test_a_subject_is_named_by_its_abbreviation_or_the_other_name_the_question_gives_it():
     proceeds = "The Company generated $13.2 billion in cash proceeds from the Kenvue debt offering."
     about = ["reports/doc-072.txt\nJohnson & Johnson, current report, August 2023\n" + proceeds]
