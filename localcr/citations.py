@@ -416,12 +416,24 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
     missing = [shown for shown, value, scaled in figures_with_scale(as_digits(sentence, language))
                if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
-    missing += [name for name in names_in(sentence) if names and _fold(name) not in haystack]
+    missing += [name for name in names_in(sentence) if names and not _name_held(name, haystack)]
     added = claim_words(sentence, question, language) if words else []
     absent = [w for w in added if not _holds(haystack, w)]
     if len(added) >= _least_claim(added) and len(absent) > len(added) * MAX_ABSENT_SHARE:
         missing += absent
     return list(dict.fromkeys(missing))
+
+
+# A fiscal year as answers name it ("FY2022", "FY22"), where filings write "2022" or "fiscal 2022".
+_FISCAL_YEAR = re.compile(r"FY'?(\d{2}|\d{4})", re.IGNORECASE)
+
+
+def _name_held(name: str, haystack: str) -> bool:
+    """Whether a folded text holds a name; a fiscal year ("FY2022", from the question's words) by its year."""
+    if fiscal := _FISCAL_YEAR.fullmatch(name):
+        year = fiscal[1] if len(fiscal[1]) == 4 else "20" + fiscal[1]
+        return bool(re.search(rf"(?<!\d){year}(?!\d)", haystack))
+    return _fold(name) in haystack
 
 
 def _least_claim(added: list[str]) -> int:
