@@ -378,7 +378,7 @@ class Answerer(OnDemandLlm):
     def _body(self, question: str, sources: list[Source]) -> str:
         """What follows the instruction: the numbered sources, then the question."""
         return ("Sources:\n" + "".join(self._source_block(s) for s in sources) + f"Question: {question}\n"
-                + _after_question(question) + "Answer:")
+                + _in_language(question) + "Answer:")
 
     def seconds_for(self, runner, prefix: list[int], suffix: list[int]) -> float:
         """About how long answering this prompt takes: the tokens its evaluation does not take from the KV cache at
@@ -424,7 +424,7 @@ class Answerer(OnDemandLlm):
         from localcr.contexts.keys import settings_signature
 
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
-                   str(self.source_chars), str(self.evidence_chars), question, *filter(None, [_after_question(question)]),
+                   str(self.source_chars), str(self.evidence_chars), question, *filter(None, [_in_language(question)]),
                    *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
 
 
@@ -484,36 +484,10 @@ LANGUAGE_NAMES = {"de": "German", "fr": "French", "es": "Spanish", "ru": "Russia
                   "ja": "Japanese"}
 
 
-def _after_question(question: str) -> str:
-    """The lines after the question: for a question not in English, the language of the answer; for a question
-    answered yes or no, what makes the answer one the check can confirm."""
-    language = _language(question)
-    name = LANGUAGE_NAMES.get(language)
-    return ((YES_NO_LINE if asks_yes_or_no(question, language) else "")
-            + (f"Write the answer in {name}.\n" if name else ""))
-
-
-# A question answered yes or no, by its first words or its particle, in the languages answers are checked in.
-_YES_NO_QUESTIONS = {
-    "en": r"^(is|are|was|were|has|have|had|did|does|do|can|could|will|would|should)\b",
-    "de": r"^(ist|sind|war|waren|hat|haben|hatte|hatten|kann|können|wird|werden|gibt)\b",
-    "fr": r"^est-ce qu",
-    "ru": r"\bли\b",
-    "ar": r"^هل",
-    "zh": r"吗\W*$",
-}
-# "Yes, MGM Resorts paid dividends in FY2022" restates the question, and the check cannot confirm it
-# (citations.adds_nothing); "Yes: $0.01 a share in 2022" it can.
-YES_NO_LINE = "Answer yes or no, then give the figure or fact from the sources that shows it.\n"
-
-
-def asks_yes_or_no(question: str, language: str) -> bool:
-    """Whether a question is answered yes or no (not "high or low?", which offers its answers)."""
-    from localcr.citations import offers_choice
-
-    pattern = _YES_NO_QUESTIONS.get(language)
-    return bool(pattern and re.search(pattern, question.strip().lstrip("¿¡\"'«"), re.IGNORECASE)
-                and not offers_choice(question))
+def _in_language(question: str) -> str:
+    """The line after a question not in English that names the language of the answer; "" for English."""
+    name = LANGUAGE_NAMES.get(_language(question))
+    return f"Write the answer in {name}.\n" if name else ""
 
 
 _REFUSAL_WORD = re.compile(re.escape(NOT_FOUND), re.IGNORECASE)

@@ -213,25 +213,15 @@ _YES_NO = {"yes", "no", "ja", "nein", "oui", "non", "si", "sí", "да", "нет
 _CHOICE = re.compile(r"\b(or|oder|ou|o|или|أو|أم)\b|还是|或者|それとも", re.IGNORECASE)
 
 
-def offers_choice(question: str) -> bool:
-    return bool(_CHOICE.search(question))
-
-
 def adds_nothing(sentence: str, question: str, language: str = "en") -> bool:
     """Whether a sentence only restates the question ("The pump stores its telemetry in a database" for "Which
     database does the pump store its telemetry in?"): every word of it, as the index analyses words (stop words
-    out, stemmed: "stores" is "store"), is the question's, and so is every figure. A pick among the alternatives a
-    question offers ("high or low?") is an answer, and so is a bare yes or no; a yes or no followed by the question
-    restated ("Yes, Microsoft increased its debt between FY2023 and FY2022") states nothing a source could confirm."""
+    out, stemmed: "stores" is "store"), is the question's, and so is every figure; a yes or no, or a pick among
+    the alternatives a question offers ("high or low?"), is an answer."""
     from localcr.lexical import tokenize
 
     words = WORDS.findall(_fold(sentence))
-    if words and words[0] in _YES_NO:  # what follows it, if anything but stop words, must add to the question
-        sentence = _fold(sentence)
-        sentence = sentence[sentence.index(words[0]) + len(words[0]):]
-        if not tokenize(sentence, language) and not figures_in(as_digits(sentence, language)):
-            return False
-    if not words or offers_choice(question):
+    if not words or words[0] in _YES_NO or _CHOICE.search(question):
         return False
     if not set(tokenize(sentence, language)) <= set(tokenize(question, language)):
         return False

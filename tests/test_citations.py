@@ -181,15 +181,6 @@ def test_a_source_about_another_subject_does_not_support_the_answer():
     assert not other_year.sentences[0].supported
 
 
-def test_a_fiscal_year_the_answer_names_is_held_by_a_source_that_writes_the_year():
-    """Filings write "2022" or "fiscal 2022"; the question and the 1.5B's answer write "FY2022" or "FY22"."""
-    source = ["In 2022, MGM Resorts paid dividends of $0.01 per share to holders of common stock."]
-    question = "How much did MGM Resorts pay in dividends per share in FY2022?"
-    for year in ("FY2022", "FY22"):
-        assert check(f"MGM Resorts paid $0.01 per share in {year} [1].", source, question=question).sentences[0].supported
-    assert not check("MGM Resorts paid $0.01 per share in FY2021 [1].", source, question=question).sentences[0].supported
-
-
 def test_a_source_about_one_of_the_years_a_question_names_may_answer_it():
     """"Compared to 1995 to 2000" is "the previous five years" in the source: one of the question's years named is
     enough; a source naming none of them is about another time."""
@@ -283,9 +274,6 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     assert not adds_nothing("The Kestrel pump stores its telemetry in PostgreSQL.", question)
     assert not adds_nothing("It stores it in the cloud archive.", question)
     assert not adds_nothing("Yes.", "Does the pump store telemetry?")
-    assert not adds_nothing("No, it does not.", "Does the pump store telemetry?")  # a bare no, in words
-    assert adds_nothing("Yes, the pump stores telemetry.", "Does the pump store telemetry?")  # nothing to confirm
-    assert not adds_nothing("Yes, every 10 seconds.", "Does the pump store telemetry?")
     assert not adds_nothing("4", "How many balls did Josh Norman intercept?")
     assert not adds_nothing("four", "How many balls did Josh Norman intercept?")
     checked = check("The Kestrel pump stores its telemetry in a database [1].", ["The Kestrel pump database."],
