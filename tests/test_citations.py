@@ -181,6 +181,15 @@ def test_a_source_about_another_subject_does_not_support_the_answer():
     assert not other_year.sentences[0].supported
 
 
+def test_a_fiscal_year_the_answer_names_is_held_by_a_source_that_writes_the_year():
+    """Filings write "2022" or "fiscal 2022"; the question and the 1.5B's answer write "FY2022" or "FY22"."""
+    source = ["In 2022, MGM Resorts paid dividends of $0.01 per share to holders of common stock."]
+    question = "How much did MGM Resorts pay in dividends per share in FY2022?"
+    for year in ("FY2022", "FY22"):
+        assert check(f"MGM Resorts paid $0.01 per share in {year} [1].", source, question=question).sentences[0].supported
+    assert not check("MGM Resorts paid $0.01 per share in FY2021 [1].", source, question=question).sentences[0].supported
+
+
 def test_a_source_about_one_of_the_years_a_question_names_may_answer_it():
     """"Compared to 1995 to 2000" is "the previous five years" in the source: one of the question's years named is
     enough; a source naming none of them is about another time."""
