@@ -30,7 +30,7 @@ from localcr.models import Registry
 from localcr.text import snippet
 
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
-ANSWER_VERSION = "ask-2026.6"
+ANSWER_VERSION = "ask-2026.7"
 ANSWER_MAX_TOKENS = 200
 # The tokens an answer is estimated to take before this machine has recorded its answers' length (rates.ANSWER).
 ANSWER_TOKENS = 60
@@ -95,10 +95,11 @@ DEFAULT_PROMPT = "short"
 # Any answer but one that starts with the refusal word or with a citation or a space (given the refusal word alone
 # forbidden, the 1.5B once wrote only "[1]"): the second try when the model refused though two sentences of a source
 # hold most of the question's words. "NOT" is never an answer's start; "Not" and "not" are ("Not until 1990"), but
-# not before "found" ("Not FOUND" once). Forbidding only "NOT F" let the 1.5B write "NOTFOUND" for 13 of XQuAD-en's
-# first 100 questions, where forbidding "NOT" had it answer.
-_NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] "o" [^t\\n] | [Nn] "ot" [^ Ff\\n] '
-               '| [Nn] "ot " [^Ff\\n]) [^\\n]*\n')
+# only before a letter or figure not starting "found", or one space and such ("Not FOUND", "Not_FOUND" and, told to
+# write them, "Not  found" and "Not<tab>found" each came when only some were forbidden). Forbidding only "NOT F" let
+# the 1.5B write "NOTFOUND" for 13 of XQuAD-en's first 100 questions, where forbidding "NOT" had it answer.
+_NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] "o" [^t\\n] | [Nn] "ot" _NOT_F '
+               '| [Nn] "ot " _NOT_F) [^\\n]*\n').replace("_NOT_F", '[A-EG-Za-eg-z0-9\\u00C0-\\uFFFF"\'(]')
 # The share of the question's content words a source's sentences must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
 # The sentences read together for that share: a sentence and the next. On XQuAD-en's tune half (100 questions, every
@@ -474,7 +475,7 @@ def is_refusal(raw: str) -> bool:
     """Whether the model said the sources do not answer (its fixed word, or the usual ways of saying it), or said
     nothing: no word but its citations ("[1]", as the 1.5B answered a German question whose source held it)."""
     text = raw.strip()
-    return (not any(c.isalnum() for c in CITATION.sub("", text)) or NOT_FOUND in text.upper()
+    return (not any(c.isalnum() for c in CITATION.sub("", text)) or bool(_REFUSAL_WORD.search(text))
             or bool(_REFUSING.match(text)))
 
 
@@ -490,7 +491,7 @@ def _in_language(question: str) -> str:
     return f"Write the answer in {name}.\n" if name else ""
 
 
-_REFUSAL_WORD = re.compile(re.escape(NOT_FOUND), re.IGNORECASE)
+_REFUSAL_WORD = re.compile(r"NOT[\W_]*FOUND", re.IGNORECASE)  # as written, or joined otherwise ("Not_FOUND")
 
 
 def answer_part(raw: str) -> str:

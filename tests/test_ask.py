@@ -316,17 +316,19 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
 
 
 def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):
-    """The grammar of the try with refusing forbidden: the bundled 1.5B, told to write the refusal word, writes
-    something else (it once wrote "Not FOUND", which the grammar allowed and which is a refusal)."""
-    from localcr.answers import _NO_REFUSAL, is_refusal
+    """The grammar of the try with refusing forbidden: the bundled 1.5B, told to write the refusal word, starts with
+    something else (it once wrote "Not FOUND", once "Not_FOUND", which the grammar allowed and which are refusals).
+    Told so, it may still write the word later ("Not NotFound"): that stays a refusal (is_refusal)."""
+    from localcr.answers import _NO_REFUSAL, _REFUSAL_WORD, is_refusal
     from localcr.llm import Completion, load_grammar
 
     runner = answerer.runner
-    for word in ("Not FOUND", "not found", "NOT FOUND"):
+    for word in ("Not FOUND", "not found", "NOT FOUND", "Not_FOUND", "Not-found", "Not: found"):
         prefix, suffix = runner.render("Reply with exactly these words and nothing else: ", word)
         written = [piece for piece in runner.stream(prefix, suffix, max_tokens=8, grammar=load_grammar(_NO_REFUSAL))
                    if isinstance(piece, Completion)][0].text
-        assert written.strip() and not is_refusal(written) and not written.startswith(("[", " ")), written
+        assert written.strip() and not _REFUSAL_WORD.match(written) and not written.startswith(("[", " ")), written
+        assert is_refusal(written) == bool(_REFUSAL_WORD.search(written)), written
 
 
 def test_a_sentence_is_checked_against_the_whole_passage_it_cites(tmp_path):
