@@ -30,7 +30,7 @@ from localcr.models import Registry
 from localcr.text import snippet
 
 # Part of every answer's cache key: bump it whenever a prompt below, or how sources are shown, changes.
-ANSWER_VERSION = "ask-2026.7"
+ANSWER_VERSION = "ask-2026.8"
 ANSWER_MAX_TOKENS = 200
 # The tokens an answer is estimated to take before this machine has recorded its answers' length (rates.ANSWER).
 ANSWER_TOKENS = 60
@@ -108,6 +108,13 @@ RETRY_COVERAGE = 0.6
 # source's context added to the two changed nothing; refusals with the gold filtered out stayed 10 of 10
 # (benchmarks/answers/answers.py, BENCHMARKS.md "Answers, part ten").
 RETRY_SENTENCES = 2
+# Or where those two sentences are this close to the question in the index's embedding (cosine), whatever share of
+# its words they hold: above every refusal of XQuAD-en's tune half asked with its gold documents filtered out
+# (MiniLM: 0.52 at most), and of the other languages' (USE: 0.44). On XQuAD-en it asked 4 refusals of the study set
+# again, all 4 then right, none of the tune half or of the 50 filtered out; on financebench-dev 2, and of its 10
+# filtered out none was answered (benchmarks/answers/reader_trials.py, BENCHMARKS.md "Answers, part twelve").
+# Measured for these embedders only: another's cosines are on a scale of their own.
+RETRY_SIMILARITY = {"minilm": 0.55, "use-multilingual": 0.55}
 # Words that ask rather than name, where a language's stop-word list lacks them (English's has them), and the
 # function words those lists lack (German's passive "wurde"; Arabic, which has no list, its commonest): a
 # question's content words are what a source sentence can hold, and "¿Cuántas", "wann" or "ما" never are. In
@@ -225,12 +232,15 @@ class Answerer(OnDemandLlm):
         return load_grammar(self.prompt.grammar) if self.prompt.grammar else None
 
     def stream(self, question: str, hits: list, *, matches: list[dict] | None = None, fresh: bool = False,
-               note: str = "", topic: list[str] | tuple = ()) -> Iterator[tuple[str, object]]:
+               note: str = "", topic: list[str] | tuple = (), embedder: Callable[[], object] | None = None
+               ) -> Iterator[tuple[str, object]]:
         """The answer as it is written: ("sources", [Source]) first, ("estimate", "reading 5 sources (1,204
         tokens), about 9 s here") before a generation, then ("text", piece) as the model writes, ("withdrawn", why)
         where the check takes streamed text back (the refusal's text follows), then ("answer", Answer). topic: the
         question's rare terms in the index (Index.rare_terms), its subject where no name gives one. `matches`:
-        where the question's terms occur in each hit (Index.matches), for cutting long sources around them. With no hits the answer is a refusal and no model is loaded."""
+        where the question's terms occur in each hit (Index.matches), for cutting long sources around them.
+        embedder: gives the index's embedder, called only where a refusal may be asked again (worth_asking_again).
+        With no hits the answer is a refusal and no model is loaded."""
         started = time.perf_counter()
         sources = self._sources(question, hits, matches or [{}] * len(hits))
         if not sources:
@@ -277,7 +287,7 @@ class Answerer(OnDemandLlm):
                 shown = showable
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
         self._record(runner, completion)
-        if is_refusal(answer_part(raw)) and (share := self._answerable(question, sources)):
+        if is_refusal(answer_part(raw)) and (why := worth_asking_again(question, sources, embedder)):
             again = self.seconds_for(runner, prefix, suffixes)
             estimated += again
             if estimated >= ANNOUNCED_FROM_SECONDS:
@@ -285,8 +295,8 @@ class Answerer(OnDemandLlm):
             completion = self._without_refusal(prefix, suffixes)
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
-            note = " ".join(filter(None, [note, f"the model refused at first, but two sentences of a source hold "
-                                                f"{share:.0%} of the question's words: asked again with refusing forbidden"]))
+            note = " ".join(filter(None, [note, f"the model refused at first, but {why}: asked again with refusing "
+                                                "forbidden"]))
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
@@ -324,13 +334,6 @@ class Answerer(OnDemandLlm):
 
         record_work(runner, ANSWER, completion.evaluated, completion.prompt_seconds, completion.tokens,
                     completion.generate_seconds, outputs=0 if is_refusal(completion.text) else 1)
-
-    @staticmethod
-    def _answerable(question: str, sources: list[Source]) -> float:
-        """The share of the question's content words the best window of a source holds (answering_window), where it
-        reaches RETRY_COVERAGE; else 0."""
-        share = answering_window(question, sources)[0]
-        return share if share >= RETRY_COVERAGE else 0.0
 
     # -- the prompt ------------------------------------------------------------------------------------------
     def _sources(self, question: str, hits: list, matches: list[dict]) -> list[Source]:
@@ -427,6 +430,38 @@ class Answerer(OnDemandLlm):
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
                    str(self.source_chars), str(self.evidence_chars), question, *filter(None, [_in_language(question)]),
                    *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
+
+
+def worth_asking_again(question: str, sources: list[Source], embedder: Callable[[], object] | None = None) -> str:
+    """Why a refusal is asked again with refusing forbidden ("" where it is not): two sentences in a row of a source
+    hold RETRY_COVERAGE of the question's content words (answering_window), or are as close to it as
+    RETRY_SIMILARITY in the index's embedding (closest_window), where that embedder's scale was measured."""
+    share = answering_window(question, sources)[0]
+    if share >= RETRY_COVERAGE:
+        return f"two sentences of a source hold {share:.0%} of the question's words"
+    try:
+        model = embedder() if embedder is not None else None
+    except LocalcrError:  # the index's embedder is gone or changed: the words decide alone
+        return ""
+    least = RETRY_SIMILARITY.get(getattr(getattr(model, "spec", None), "name", ""))
+    if least is not None and (close := closest_window(question, sources, model)) >= least:
+        return f"two sentences of a source are close to the question (cosine {close:.2f})"
+    return ""
+
+
+def closest_window(question: str, sources: list[Source], embedder) -> float:
+    """The cosine, in the embedder's space, between the question and its closest two sentences in a row of a
+    source (the windows answering_window counts words in)."""
+    import numpy as np
+
+    language, vector, best = _language(question), np.asarray(embedder.embed_query(question)), 0.0
+    for source in sources:
+        spans = evidence.sentence_spans(source.shown, language)
+        windows = [source.shown[start:spans[min(i + RETRY_SENTENCES, len(spans)) - 1][1]]
+                   for i, (start, _) in enumerate(spans)]
+        if windows:
+            best = max(best, float((embedder.embed(windows)[0] @ vector).max()))
+    return best
 
 
 def answering_window(question: str, sources: list[Source]) -> tuple[float, Source | None, str]:

@@ -446,7 +446,7 @@ class Index:
         unmatched = None if hits else self.unmatched(search_options.get("glob"), search_options.get("kind"),
                                                      search_options.get("lang"))
         yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "",
-                                   topic=self.rare_terms(question))
+                                   topic=self.rare_terms(question), embedder=lambda: self.embedder)
 
     def _answerer(self, llm: str | None, log):
         """One answerer per LLM for the life of this Index: its model (and instruction's KV state) stays loaded."""

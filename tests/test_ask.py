@@ -298,8 +298,9 @@ def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(i
 
 
 def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index):
-    """The model refuses though a source sentence (with the next) holds most of the question's words: it is asked
-    once more with refusing forbidden, and what it then writes stands where the check finds it in a source."""
+    """The model refuses though a source sentence (with the next) holds most of the question's words, or is close to
+    it in the index's embedding: it is asked once more with refusing forbidden, and what it then writes stands where
+    the check finds it in a source."""
     from localcr.answers import Answerer
 
     spec = index.registry.require("llm", None)
@@ -313,6 +314,9 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     split = index.ask("How many men did General Halloway's northern army have in 1863?",
                       answerer=Answerer(spec, runner=runner), fresh=True)
     assert not split.refused and "asked again with refusing forbidden" in split.note
+    runner.texts = ["NOT FOUND", "Every 500 operating hours [1]."]  # few of its words, but close to it in meaning
+    close = index.ask("How often does the pump need maintenance?", answerer=Answerer(spec, runner=runner), fresh=True)
+    assert not close.refused and "close to the question (cosine" in close.note, close.note
 
 
 def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):

@@ -2,7 +2,7 @@
 BENCHMARKS.md "Answers", parts eleven and twelve): each is scored against the default answer to the same question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
-        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed,similar]
+        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed]
 
 - lower: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next hold 50% of
   the question's content words, not only RETRY_COVERAGE (60%);
@@ -14,8 +14,9 @@ BENCHMARKS.md "Answers", parts eleven and twelve): each is scored against the de
 - twice: the question also before the sources, not only after them (a small model reads the sources knowing what
   it looks for: "query-aware contextualization", Liu et al., Lost in the Middle, arXiv 2307.03172);
 - reversed: the sources in the prompt best last, nearest the question (numbers kept: [1] is still the best hit);
-- similar: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next are close
-  to the question in the index's embedding (cosine >= SIMILAR), whatever share of its words they hold.
+- similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
+  (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
+  embedding.
 
 The default answers are answers.py's (cached; asked here where missing). --ranges: which of the seeded sample's
 questions are asked (rows "tune": those of answers.py's tune half, the first --limit/2; "other": the rest, such as
@@ -36,23 +37,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _common import gold_documents, indexed_sample, machine, parser, table  # noqa: E402
 
 LOWER_COVERAGE = 0.5
-# Above the closest window of every XQuAD-en refusal (tune half, MiniLM) whose gold documents were filtered out (0.52).
-SIMILAR = 0.55
-
-
-def closest_window(embedder, question: str, sources, language: str) -> float:
-    """The cosine between the question and its closest window of two sentences in a row of the sources."""
-    import numpy as np
-
-    from localcr import evidence
-
-    vector, best = np.asarray(embedder.embed_query(question)), 0.0
-    for source in sources:
-        spans = evidence.sentence_spans(source.shown, language)
-        windows = [source.shown[start:spans[min(i + 1, len(spans) - 1)][1]] for i, (start, _) in enumerate(spans)]
-        if windows:
-            best = max(best, float((np.asarray(embedder.embed(windows)[0]) @ vector).max()))
-    return best
 
 
 def arranged_answerer(spec, arrangement: str):
@@ -93,10 +77,6 @@ def trial_answer(trial: str, answerer, variants: dict, index, question: str, def
         return index.ask(question, 1, answerer=answerer, glob=glob)
     share, source, window = A.answering_window(question, default.sources)
     retried = "asked again" in (default.note or "")
-    refused_by_model = default.refused and A.is_refusal(A.answer_part(default.draft or "")) and default.sources
-    if trial == "similar" and refused_by_model and not retried and closest_window(
-            index.embedder, question, default.sources, A._language(question)) >= SIMILAR:
-        return asked_again(answerer, question, default.sources)
     if trial == "lower" and default.refused and not retried and LOWER_COVERAGE <= share < A.RETRY_COVERAGE:
         return asked_again(answerer, question, default.sources)
     if trial == "focused" and retried and source is not None:
@@ -110,7 +90,7 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=300)
     p.add_argument("--ranges", default="0-99,200-299", help="which sampled questions to ask (0-based, inclusive)")
     p.add_argument("--refusals", type=int, default=50)
-    p.add_argument("--trials", default="lower,focused,penalty,one,twice,reversed,similar")
+    p.add_argument("--trials", default="lower,focused,penalty,one,twice,reversed")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
     args = p.parse_args()
     from localcr.answers import Answerer
