@@ -145,7 +145,7 @@ REFUSALS = {
 # How a model words "the sources do not say" when it forgets the fixed word or translates it ("nicht gefunden",
 # "未找到"), in each language it answers in: the answer is a refusal then too.
 _REFUSING = re.compile("|".join([
-    r"^\W*(not found|the (provided |given )?(sources?|documents?|context)( provided)? (do|does) not "
+    r"^\W*(not[\W_]*found|the (provided |given )?(sources?|documents?|context)( provided)? (do|does) not "
     r"(say|mention|contain|provide|specify|include|state)|(there is )?no (information|mention))",
     r"^\W*((die )?(quellen|dokumente) (enthalten|sagen|nennen|erwähnen|geben) (dazu )?(nichts|keine)|"
     r"(es gibt )?keine (informationen|angaben)|nicht gefunden)",  # de
@@ -526,7 +526,9 @@ def _in_language(question: str) -> str:
     return f"Write the answer in {name}.\n" if name else ""
 
 
-_REFUSAL_WORD = re.compile(r"NOT[\W_]*FOUND", re.IGNORECASE)  # as written, or joined otherwise ("Not_FOUND")
+# The refusal word written after an answer, as the prompt writes it (in capitals) or joined otherwise ("NOT_FOUND");
+# "not found" in an answer's words is no refusal ("The file is not found in the archive").
+_REFUSAL_WORD = re.compile(r"NOT[\W_]*FOUND")
 
 
 def answer_part(raw: str) -> str:

@@ -117,6 +117,7 @@ def test_refusals_are_recognised():
     assert is_refusal("  not found.") and is_refusal("[1]") and is_refusal(" [2]. ")  # nothing said
     assert is_refusal("Not_FOUND") and is_refusal("Not  found") and is_refusal("NOTFOUND")  # the word run together
     assert not is_refusal("Not until 1990 [1].") and not is_refusal("Nothing was found there [1].")
+    assert not is_refusal("The gene is not found in bacteria [1].")  # words of an answer, not the refusal word
     assert not is_refusal("1921 [1]")
     assert is_refusal("The sources do not mention the plant's size.")
     assert not is_refusal("The plant opened in 1981 [2].")
