@@ -26,6 +26,7 @@ benchmarks/results/reader_trials.md.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -93,6 +94,7 @@ def main() -> None:
     p.add_argument("--trials", default="lower,focused,penalty,one,twice,reversed")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
     args = p.parse_args()
+    os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))  # answers.py's answers are the defaults
     from localcr.answers import Answerer
     from localcr.evaluation.answers import contains
 
