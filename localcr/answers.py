@@ -110,10 +110,12 @@ RETRY_COVERAGE = 0.6
 RETRY_SENTENCES = 2
 # Or where those two sentences are this close to the question in the index's embedding (cosine), whatever share of
 # its words they hold: above every refusal of XQuAD-en's tune half asked with its gold documents filtered out
-# (MiniLM: 0.52 at most), and of the other languages' (USE: 0.44). On XQuAD-en it asked 4 refusals of the study set
-# again, all 4 then right, none of the tune half or of the 50 filtered out; on financebench-dev 2, and of its 10
-# filtered out none was answered (benchmarks/answers/reader_trials.py, BENCHMARKS.md "Answers, part twelve").
-# Measured for these embedders only: another's cosines are on a scale of their own.
+# (MiniLM: 0.52 at most; benchmarks/answers/refusal_similarity.py), and of the five XQuAD languages' (USE: 0.44).
+# On XQuAD-en it changed 4 answers of the study set, all 4 refusals then right, none of the tune half or of the 50
+# filtered out; on financebench-dev 2, and of its 10 filtered out none was answered, though on filings half the
+# filtered-out questions come that close: there the check withdraws the second try (benchmarks/answers/
+# reader_trials.py, BENCHMARKS.md "Answers, part twelve"). Measured for these embedders only: another's cosines
+# are on a scale of their own.
 RETRY_SIMILARITY = {"minilm": 0.55, "use-multilingual": 0.55}
 # Words that ask rather than name, where a language's stop-word list lacks them (English's has them), and the
 # function words those lists lack (German's passive "wurde"; Arabic, which has no list, its commonest): a
