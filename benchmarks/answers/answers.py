@@ -25,10 +25,13 @@ on each half of the sample: "tune" (the first half, where defaults are chosen) a
 
 Answers are cached under --work, so a second run costs nothing (its timings then say "cached"; --fresh writes them
 again, to time them on a quiet machine). Table to stdout and
-benchmarks/results/answers[-SETS].md.
+benchmarks/results/answers[-SETS].md; each answer as a line on stderr, and with --answers FILE as a JSON line (its
+set, its place in the sample, the question, gold, answer, the model's text, the note and its scores), for reading
+the misses of one half without parsing the printed lines.
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import sys
@@ -58,7 +61,16 @@ def measure(set_name: str, args) -> list[list]:
     answerer = Answerer(spec, prompt=args.prompt, source_chars=args.source_chars, evidence_chars=args.evidence_chars)
     language = "en" if set_name in ("anthropic-codebase", "financebench-dev", *HELD_OUT_SETS) else None
 
+    placed = iter(range(len(sampled)))
+
     def show(query, answer, row):
+        if args.answers:
+            with open(args.answers, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"set": set_name, "place": next(placed), "question": query.text,
+                                      "gold": query.answer, "answer": answer.text, "refused": answer.refused,
+                                      "draft": answer.draft, "note": answer.note,
+                                      "scores": {name: row[name] for name in ("contains", "draft_contains", "figure")}},
+                                     ensure_ascii=False) + "\n")
         unsupported = sum(row["unsupported"])
         draft = " ".join(answer.draft.split())  # what the model wrote, where the check changed more than citations
         changed = answer.refused or CITATION.sub("", draft) != CITATION.sub("", " ".join(answer.text.split()))
@@ -143,6 +155,7 @@ def main() -> None:
                    help="the index's contexts: structural (no LLM at index time; default) or auto (`localcr index`'s "
                         "default: a card for each long untitled report, written by the LLM once and cached)")
     p.add_argument("--fresh", action="store_true", help="write every answer again (to time them), not from the cache")
+    p.add_argument("--answers", type=Path, help="append each answer to this file as a JSON line")
     args = p.parse_args()
     from localcr.answers import DEFAULT_PROMPT, DEFAULT_SOURCES, SOURCE_CHARS
     from localcr.evidence import BUDGET_CHARS
