@@ -443,10 +443,11 @@ def worth_asking_again(question: str, sources: list[Source], embedder: Callable[
         return f"two sentences of a source hold {share:.0%} of the question's words"
     try:
         model = embedder() if embedder is not None else None
-    except LocalcrError:  # the index's embedder is gone or changed: the words decide alone
+        least = RETRY_SIMILARITY.get(getattr(getattr(model, "spec", None), "name", ""))
+        close = closest_window(question, sources, model) if least is not None else 0.0
+    except LocalcrError:  # the index's embedder is gone or changed (a lexical search needs none): the words decide
         return ""
-    least = RETRY_SIMILARITY.get(getattr(getattr(model, "spec", None), "name", ""))
-    if least is not None and (close := closest_window(question, sources, model)) >= least:
+    if least is not None and close >= least:
         return f"two sentences of a source are close to the question (cosine {close:.2f})"
     return ""
 
