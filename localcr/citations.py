@@ -424,15 +424,20 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
     return list(dict.fromkeys(missing))
 
 
-# A fiscal year as answers name it ("FY2022", "FY22"), where filings write "2022" or "fiscal 2022".
-_FISCAL_YEAR = re.compile(r"FY'?(\d{2}|\d{4})", re.IGNORECASE)
+# A fiscal year as a question or an answer writes it: "FY2022", "2019" (the first group), "FY20" (the second: 2020).
+FISCAL_YEAR = re.compile(r"\b(?:FY\s?'?)?((?:19|20)\d\d)\b|\bFY\s?'?(\d\d)\b", re.I)
+
+
+def named_years(text: str) -> set[int]:
+    """The years a text names: "FY2022", "2019", "FY20" (2020)."""
+    return {int(full) if full else 2000 + int(short) for full, short in FISCAL_YEAR.findall(text)}
 
 
 def _name_held(name: str, haystack: str) -> bool:
-    """Whether a folded text holds a name; a fiscal year ("FY2022", from the question's words) by its year."""
-    if fiscal := _FISCAL_YEAR.fullmatch(name):
-        year = fiscal[1] if len(fiscal[1]) == 4 else "20" + fiscal[1]
-        return bool(re.search(rf"(?<!\d){year}(?!\d)", haystack))
+    """Whether a folded text holds a name; a fiscal year ("FY2022", "FY22": the question's words, where filings
+    write "2022") by its year."""
+    if FISCAL_YEAR.fullmatch(name):
+        return any(re.search(rf"(?<!\d){year}(?!\d)", haystack) for year in named_years(name))
     return _fold(name) in haystack
 
 

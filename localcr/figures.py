@@ -28,7 +28,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from localcr.citations import Checked, Sentence, subjects_of
+from localcr.citations import FISCAL_YEAR, Checked, Sentence, named_years, subjects_of
 
 FIGURES_VERSION = "figures-2026.8"  # part of every plan's cache key: bump it when the prompt or grammar changes
 PLAN_MAX_TOKENS = 120
@@ -76,8 +76,6 @@ _ASKS = re.compile(r"\b(what (?:is|was|were|are)|how much|calculate|compute|how 
 _DIRECTION = r"improv\w*|declin\w*|increas\w*|decreas\w*|grow\w*|grew|higher|lower"
 _JUDGES = re.compile(rf"^(?:does|did|has|have|is|are|was|were)\b(?! there\b).*\b(positive|negative|{_DIRECTION})\b",
                      re.I)
-# A fiscal year as a question writes it: "FY2022", "2019" (the first group), "FY20" (the second: 2020).
-_YEAR = re.compile(r"\b(?:FY\s?'?)?((?:19|20)\d\d)\b|\bFY\s?'?(\d\d)\b", re.I)
 _FINANCIAL = re.compile(
     r"\b(ratio|margin|turnover|growth|CAGR|chang(?:e|ed)|average|working capital|capex|capital expenditures?|COGS|"
     r"cost of|revenues?|net sales|income|earnings|EBITDA|EBIT|profit|cash flows?|dividends?|inventor(?:y|ies)|"
@@ -211,7 +209,7 @@ def asks_for_figure(question: str) -> bool:
     "does it have positive ...", "has ... improved"), names a fiscal year and a financial figure or metric, and not
     an adjusted one."""
     asks = _ASKS.search(question) or _JUDGES.search(question.strip())
-    return bool(asks and _YEAR.search(question) and _FINANCIAL.search(question) and not _ADJUSTED.search(question))
+    return bool(asks and FISCAL_YEAR.search(question) and _FINANCIAL.search(question) and not _ADJUSTED.search(question))
 
 
 def what_is_asked(question: str) -> str:
@@ -690,7 +688,7 @@ def metric_plan(question: str) -> tuple[str, str] | None:
     / net_income_fy2022`), or None: the model then writes the formula (`plan`)."""
     from localcr import financial_metrics
 
-    years = _named_years(question)
+    years = named_years(question)
     if not years or financial_metrics.defines(question):
         return None
     return financial_metrics.formula_for(what_is_asked(question), max(years))
@@ -715,7 +713,7 @@ def line_item_named(question: str) -> tuple[str, str] | None:
     inventories": inventories_fy2019), or None: for it the 1.5B had written its example's inventory turnover."""
     from localcr.statements import line_items_named
 
-    items, years = line_items_named(what_is_asked(question)), _named_years(question)
+    items, years = line_items_named(what_is_asked(question)), named_years(question)
     if len(items) != 1 or not years:
         return None
     name = f"{'_'.join(re.findall(r'[a-z0-9]+', items[0]))}_fy{max(years)}"
@@ -766,7 +764,7 @@ def averaged(question: str, formula: str) -> str:
     if not asked or len({operand.year for operand in operands_of(formula)}) > 1:
         return formula
     count = {"two": 2, "three": 3, "four": 4, "five": 5}.get(asked[1].lower()) or int(asked[1])
-    last = max(_named_years(question), default=year_of(formula))
+    last = max(named_years(question), default=year_of(formula))
     years = range(last - count + 1, last + 1)
     return "(" + " + ".join(f"({in_year(formula, year)})" for year in years) + f") / {count}"
 
@@ -809,15 +807,10 @@ def years_as_dated(question: str, formula: str) -> str:
     return formula
 
 
-def _named_years(question: str) -> set[int]:
-    """The years a question names: "FY2022", "2019", "FY20" (2020)."""
-    return {int(full) if full else 2000 + int(short) for full, short in _YEAR.findall(question)}
-
-
 def in_latest_year(question: str, formula: str) -> str:
     """The formula moved to the latest year the question names, where the plan wrote it for another (asked for
     "the FY2019 - FY2020 growth rate", the 1.5B wrote FY2018 to FY2019's)."""
-    named = _named_years(question)
+    named = named_years(question)
     return in_year(formula, max(named)) if named and year_of(formula) != max(named) else formula
 
 
@@ -830,7 +823,7 @@ def compared_years(question: str, formula: str) -> list[int]:
     if len(years) > 1 or not judged:
         return []
     (year,) = years
-    others = sorted(_named_years(question) - {year})
+    others = sorted(named_years(question) - {year})
     if not others and re.search(rf"\b(?:{_DIRECTION})\b", question, re.I):
         others = [year - 1]
     return others
