@@ -98,8 +98,9 @@ DEFAULT_PROMPT = "short"
 # only before a letter or figure not starting "found", or one space and such ("Not FOUND", "Not_FOUND" and, told to
 # write them, "Not  found" and "Not<tab>found" each came when only some were forbidden). Forbidding only "NOT F" let
 # the 1.5B write "NOTFOUND" for 13 of XQuAD-en's first 100 questions, where forbidding "NOT" had it answer.
-_NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] "o" [^t\\n] | [Nn] "ot" _NOT_F '
-               '| [Nn] "ot " _NOT_F) [^\\n]*\n').replace("_NOT_F", '[A-EG-Za-eg-z0-9\\u00C0-\\uFFFF"\'(]')
+_AFTER_NOT = '[A-EG-Za-eg-z0-9\\u00C0-\\uFFFF"\'(]'  # what may follow an answer's first "Not" or "Not ": no "found"
+_NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] "o" [^t\\n] '
+               f'| [Nn] "ot" {_AFTER_NOT} | [Nn] "ot " {_AFTER_NOT}) [^\\n]*\n')
 # The share of the question's content words a source's sentences must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
 # The sentences read together for that share: a sentence and the next. On XQuAD-en's tune half (100 questions, every
@@ -459,12 +460,15 @@ def closest_window(question: str, sources: list[Source], embedder) -> float:
 
     language, vector, best = _language(question), np.asarray(embedder.embed_query(question)), 0.0
     for source in sources:
-        spans = evidence.sentence_spans(source.shown, language)
-        windows = [source.shown[start:spans[min(i + RETRY_SENTENCES, len(spans)) - 1][1]]
-                   for i, (start, _) in enumerate(spans)]
+        windows = [source.shown[start:end] for start, end in _windows(evidence.sentence_spans(source.shown, language))]
         if windows:
             best = max(best, float((embedder.embed(windows)[0] @ vector).max()))
     return best
+
+
+def _windows(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where each sentence and the next RETRY_SENTENCES - 1 run, from each sentence's span."""
+    return [(start, spans[min(i + RETRY_SENTENCES, len(spans)) - 1][1]) for i, (start, _) in enumerate(spans)]
 
 
 def answering_window(question: str, sources: list[Source]) -> tuple[float, Source | None, str]:
@@ -479,11 +483,10 @@ def answering_window(question: str, sources: list[Source]) -> tuple[float, Sourc
     for source in sources:
         spans = evidence.sentence_spans(source.shown, language)
         terms = [content_terms(source.shown[start:end], language) for start, end in spans]  # each sentence's, once
-        for i in range(len(terms)):
+        for i, (start, end) in enumerate(_windows(spans)):
             share = len(wanted & set().union(*terms[i:i + RETRY_SENTENCES])) / len(wanted)
             if share > best[0]:
-                last = spans[min(i + RETRY_SENTENCES, len(spans)) - 1]
-                best = (share, source, source.shown[spans[i][0]:last[1]])
+                best = (share, source, source.shown[start:end])
     return best
 
 
