@@ -462,7 +462,7 @@ def closest_window(question: str, sources: list[Source], embedder) -> float:
     for source in sources:
         windows = [source.shown[start:end] for start, end in _windows(evidence.sentence_spans(source.shown, language))]
         if windows:
-            best = max(best, float((embedder.embed(windows)[0] @ vector).max()))
+            best = max(best, float((embedder.encode(windows) @ vector).max()))
     return best
 
 
@@ -513,11 +513,17 @@ def _stop_and_asking_words(language: str) -> frozenset[str]:
 
 
 def is_refusal(raw: str) -> bool:
-    """Whether the model said the sources do not answer (its fixed word, or the usual ways of saying it), or said
-    nothing: no word but its citations ("[1]", as the 1.5B answered a German question whose source held it)."""
+    """Whether the model said the sources do not answer (its fixed word, the usual ways of saying it, or a word
+    for nothing alone), or said nothing: no word but its citations ("[1]", as the 1.5B answered a German question
+    whose source held it)."""
     text = raw.strip()
     return (not any(c.isalnum() for c in CITATION.sub("", text)) or bool(_REFUSAL_WORD.search(text))
-            or bool(_REFUSING.match(text)))
+            or bool(_REFUSING.match(text)) or bool(_NOTHING.fullmatch(CITATION.sub("", text))))
+
+
+# An answer that is only a word for "nothing" ("NotHING [1]", written by the 1.5B with the refusal word forbidden)
+# says the sources do not answer; "Nothing was found there" is an answer.
+_NOTHING = re.compile(r"\W*(nothing|none|unknown|nichts|keine|rien|aucun|nada|ninguno|ничего|无|なし)\W*", re.IGNORECASE)
 
 
 # The languages answers are checked in, by name: a question in one of them is told which language to answer in

@@ -297,7 +297,7 @@ def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(i
     assert later.refused and "asked again with refusing forbidden" in later.note  # a refusal, tried once more
 
 
-def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index):
+def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index, corpus):
     """The model refuses though a source sentence (with the next) holds most of the question's words, or is close to
     it in the index's embedding: it is asked once more with refusing forbidden, and what it then writes stands where
     the check finds it in a source."""
@@ -316,6 +316,13 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     assert not split.refused and "asked again with refusing forbidden" in split.note
     runner.texts = ["NOT FOUND", "Every 500 operating hours [1]."]  # few of its words, but close to it in meaning
     close = index.ask("How often does the pump need maintenance?", answerer=Answerer(spec, runner=runner), fresh=True)
+    assert not close.refused and "close to the question (cosine" in close.note, close.note
+    from localcr.search import Index
+    from localcr.serve.batching import QueryBatcher
+
+    served = Index(corpus / "index", index.registry, embedder=QueryBatcher(index.embedder))  # as `localcr serve` opens it
+    runner.texts = ["NOT FOUND", "Every 500 operating hours [1]."]
+    close = served.ask("How often does the pump need maintenance?", answerer=Answerer(spec, runner=runner), fresh=True)
     assert not close.refused and "close to the question (cosine" in close.note, close.note
 
 

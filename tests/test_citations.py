@@ -119,6 +119,7 @@ def test_refusals_are_recognised():
     assert not is_refusal("Not until 1990 [1].") and not is_refusal("Nothing was found there [1].")
     assert not is_refusal("The gene is not found in bacteria [1].")  # words of an answer, not the refusal word
     assert not is_refusal("1921 [1]")
+    assert is_refusal("NotHING [1]") and is_refusal("None.") and is_refusal("Nichts [2]")  # nothing named
     assert is_refusal("The sources do not mention the plant's size.")
     assert not is_refusal("The plant opened in 1981 [2].")
     for words in ("Die Quellen enthalten dazu keine Angaben.", "Les sources ne mentionnent pas la taille.",
@@ -293,6 +294,8 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     assert not checked.sentences[0].supported
     assert not adds_nothing("NFL", "The Los Angeles Rams are an example of what kind of sports team?")
     assert not adds_nothing("High", "Is the focus on spiritual mentorship in Hinduism high or low?")
+    question = "To what may general global fields be transferred to or from?"  # both sides kept: no pick
+    assert adds_nothing("To what may general global fields be transferred to or from?", question)
     high_or_low = "هل التركيز على التعليم الروحي في الهندوسية عال أم قليل؟"  # Arabic asks "high or low?" with أم
     assert not adds_nothing("التركيز على التعليم الروحي في الهندوسية عال", high_or_low, "ar")
 

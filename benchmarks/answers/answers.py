@@ -26,7 +26,8 @@ on each half of the sample: "tune" (the first half, where defaults are chosen) a
 Answers are cached under --work, so a second run costs nothing (its timings then say "cached"; --fresh writes them
 again, to time them on a quiet machine). Table to stdout and
 benchmarks/results/answers[-SETS].md; each answer as a line on stderr, and with --answers FILE as a JSON line (its
-set, its place in the sample, the question, gold, answer, the model's text, the note and its scores), for reading
+set, its place in the sample, the question, gold, answer, the model's text, the note, the text of each source as the model read it
+and its scores), for reading
 the misses of one half without parsing the printed lines.
 """
 from __future__ import annotations
@@ -69,6 +70,7 @@ def measure(set_name: str, args) -> list[list]:
                 out.write(json.dumps({"set": set_name, "place": next(placed), "question": query.text,
                                       "gold": query.answer, "answer": answer.text, "refused": answer.refused,
                                       "draft": answer.draft, "note": answer.note,
+                                      "sources": [source.shown for source in answer.sources],
                                       "scores": {name: row[name] for name in ("contains", "draft_contains", "figure")}},
                                      ensure_ascii=False) + "\n")
         unsupported = sum(row["unsupported"])

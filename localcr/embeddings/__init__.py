@@ -132,7 +132,7 @@ class Embedder:
 
     def embed_queries(self, queries: list[str]) -> np.ndarray:
         """One vector per query, in one batch (a server embeds the queries of concurrent requests together)."""
-        return self._encode([self.spec.query_prefix + spell_out_identifiers(q) for q in queries])
+        return self.encode([self.spec.query_prefix + spell_out_identifiers(q) for q in queries])
 
     @property
     def encode_batch(self) -> int:
@@ -140,9 +140,11 @@ class Embedder:
         return max(self.spec.batch_size, 1) * 4
 
     def _encode_batches(self, batches: list[list[str]]):
-        return (self._encode(texts) for texts in batches)
+        return (self.encode(texts) for texts in batches)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Vectors for texts as given, computed now: neither read from nor written to the disk cache (for texts
+        used once, such as the sentences a refusal is weighed on: localcr.answers.closest_window)."""
         return self.backend.encode(texts).astype(np.float32)
 
 

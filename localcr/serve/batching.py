@@ -16,7 +16,8 @@ MAX_BATCH = 32
 
 
 class QueryBatcher:
-    """Stands in for an Embedder where a search embeds its query (`embed_query`, `id`, `spec`)."""
+    """Stands in for an Embedder where a search embeds its query (`embed_query`, `id`, `spec`) and an answer its
+    sources' sentences (`encode`)."""
 
     def __init__(self, embedder, max_batch: int = MAX_BATCH):
         self.embedder = embedder
@@ -32,6 +33,11 @@ class QueryBatcher:
             self._queued.append((query, future))
             self._ready.notify()
         return future.result()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Passages embedded at once on the caller's thread, uncached (a refusal's sentences weighed against its
+        question: localcr.answers.closest_window); rare enough not to queue behind the queries."""
+        return self.embedder.encode(texts)
 
     def _embed_forever(self) -> None:
         while True:
