@@ -217,29 +217,19 @@ def adds_nothing(sentence: str, question: str, language: str = "en") -> bool:
     """Whether a sentence only restates the question ("The pump stores its telemetry in a database" for "Which
     database does the pump store its telemetry in?"): every word of it, as the index analyses words (stop words
     out, stemmed: "stores" is "store"), is the question's, and so is every figure; a yes or no, or a pick among
-    the alternatives a question offers ("high or low?"), is an answer."""
+    the alternatives a question offers ("high or low?"), is an answer. A sentence that asks a question ("To what
+    may general global fields be transferred to or from?", the 1.5B with refusing forbidden) is none."""
     from localcr.lexical import tokenize
 
+    if CITATION.sub("", sentence).rstrip().endswith(("?", "？", "؟")):  # a question asked back answers nothing
+        return True
     words = WORDS.findall(_fold(sentence))
-    if not words or words[0] in _YES_NO or _picks(words, question):
+    if not words or words[0] in _YES_NO or _CHOICE.search(question):
         return False
     if not set(tokenize(sentence, language)) <= set(tokenize(question, language)):
         return False
     asked_figures = figures_in(as_digits(question, language))
     return all(value in asked_figures for _, value, _ in figures_with_scale(as_digits(sentence, language)))
-
-
-def _picks(words: list[str], question: str) -> bool:
-    """Whether a sentence picks among the alternatives a question offers ("high or low?" answered "High"): it
-    leaves out the word before or after one of the question's "or". One that keeps both restates the question ("To
-    what may global fields be transferred to or from?", written back by the 1.5B with refusing forbidden)."""
-    held = set(words)
-    for choice in _CHOICE.finditer(question):
-        before = WORDS.findall(_fold(question[:choice.start()]))[-1:]
-        after = WORDS.findall(_fold(question[choice.end():]))[:1]
-        if not (set(before) <= held and set(after) <= held):
-            return True
-    return False
 
 
 # Capitalised words of a question that ask rather than name.

@@ -294,8 +294,8 @@ def test_a_sentence_that_only_restates_the_question_is_no_answer():
     assert not checked.sentences[0].supported
     assert not adds_nothing("NFL", "The Los Angeles Rams are an example of what kind of sports team?")
     assert not adds_nothing("High", "Is the focus on spiritual mentorship in Hinduism high or low?")
-    question = "To what may general global fields be transferred to or from?"  # both sides kept: no pick
-    assert adds_nothing("To what may general global fields be transferred to or from?", question)
+    question = "To what may general global fields be transferred to or from?"  # asked back: no answer
+    assert adds_nothing("To what may general global fields be transferred to or from [1]?", question)
     high_or_low = "هل التركيز على التعليم الروحي في الهندوسية عال أم قليل؟"  # Arabic asks "high or low?" with أم
     assert not adds_nothing("التركيز على التعليم الروحي في الهندوسية عال", high_or_low, "ar")
 

@@ -14,6 +14,10 @@ BENCHMARKS.md "Answers", parts eleven and twelve): each is scored against the de
 - twice: the question also before the sources, not only after them (a small model reads the sources knowing what
   it looks for: "query-aware contextualization", Liu et al., Lost in the Middle, arXiv 2307.03172);
 - reversed: the sources in the prompt best last, nearest the question (numbers kept: [1] is still the best hit);
+- closer: a refusal is asked again also where a sentence of a source and the next come within --similarity
+  (default 0.45) of the question in the index's embedding, not only RETRY_SIMILARITY's 0.55: in the five XQuAD
+  languages no question asked with its gold documents filtered out came within 0.45 (USE: 0.44 at most;
+  refusal_similarity.py), and about twice as many whose sources hold the gold did as came within 0.55;
 - similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
   (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
   embedding.
@@ -56,18 +60,19 @@ def arranged_answerer(spec, arrangement: str):
     return Arranged(spec)
 
 
-def asked_again(answerer, question: str, sources):
-    """The answer written with refusing forbidden over these sources, as the default's second try writes it."""
+def asked_again(answerer, question: str, sources, topic=()):
+    """The answer written with refusing forbidden over these sources, as the default's second try writes it
+    (topic: the question's rare terms, Index.rare_terms, which the check reads as the ask does)."""
     from localcr import answers as A
 
     prefix, suffixes, _ = answerer._fit(question, sources)
     answerer.runner.keep_prefix(prefix, "answers", answerer._tag(), "answer-instruction", A.ANSWER_VERSION,
                                 answerer.prompt.name)
     raw = answerer._without_refusal(prefix, suffixes).text
-    return answerer._finish(question, raw, sources, note="", cached=False, timings={})
+    return answerer._finish(question, raw, sources, note="", cached=False, timings={}, topic=topic)
 
 
-def trial_answer(trial: str, answerer, variants: dict, index, question: str, default, glob):
+def trial_answer(trial: str, answerer, variants: dict, index, question: str, default, glob, similarity: float):
     """The trial's answer to a question whose default answer is `default` (the default itself where the trial
     does not touch it)."""
     from localcr import answers as A
@@ -79,9 +84,12 @@ def trial_answer(trial: str, answerer, variants: dict, index, question: str, def
     share, source, window = A.answering_window(question, default.sources)
     retried = "asked again" in (default.note or "")
     if trial == "lower" and default.refused and not retried and LOWER_COVERAGE <= share < A.RETRY_COVERAGE:
-        return asked_again(answerer, question, default.sources)
+        return asked_again(answerer, question, default.sources, index.rare_terms(question))
+    if trial == "closer" and default.refused and not retried and A.is_refusal(A.answer_part(default.draft)) \
+            and default.sources and A.closest_window(question, default.sources, index.embedder) >= similarity:
+        return asked_again(answerer, question, default.sources, index.rare_terms(question))
     if trial == "focused" and retried and source is not None:
-        return asked_again(answerer, question, [A.Source(1, source.hit, window)])
+        return asked_again(answerer, question, [A.Source(1, source.hit, window)], index.rare_terms(question))
     return default
 
 
@@ -93,6 +101,7 @@ def main() -> None:
     p.add_argument("--refusals", type=int, default=50)
     p.add_argument("--trials", default="lower,focused,penalty,one,twice,reversed")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
+    p.add_argument("--similarity", type=float, default=0.45, help="the closer trial's cosine (default 0.45)")
     args = p.parse_args()
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))  # answers.py's answers are the defaults
     from localcr.answers import Answerer
@@ -113,7 +122,7 @@ def main() -> None:
             tally: dict[str, list[int]] = {}
             for i, query, glob in asked:
                 default = index.ask(query.text, 3, answerer=answerer, glob=glob)
-                answer = trial_answer(trial, answerer, variants, index, query.text, default, glob)
+                answer = trial_answer(trial, answerer, variants, index, query.text, default, glob, args.similarity)
                 if i == "filtered":
                     half, right = "filtered out: answered", lambda a: not a.refused
                 else:
