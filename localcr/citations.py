@@ -280,7 +280,9 @@ def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str], 
 
     def names(n: int, subject: str) -> bool:
         return (_fold(subject) in folded[n] or abbreviated(subject, about[n - 1]) or misspelt(subject, about[n - 1])
-                or (subject in aliases and all(_fold(a) in folded[n] for a in aliases[subject])))
+                or (subject in aliases and all(_fold(a) in folded[n] for a in aliases[subject]))
+                or ("-" in subject and all(_fold(part) in folded[n] or misspelt(part, about[n - 1])
+                                           for part in subject.split("-") if part)))  # "San Diego-Carslbad-San Marcos"
 
     def unnamed(n: int) -> list[str]:
         missed = [s for s in subjects if s not in alias and s not in years and not names(n, s)]
@@ -419,7 +421,8 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
     missing = [shown for shown, value, scaled in figures_with_scale(as_digits(sentence, language))
                if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
-    missing += [name for name in names_in(sentence) if names and not _name_held(name, haystack)]
+    missing += [name for name in names_in(sentence) if names and not _name_held(name, haystack)
+                and not _name_restated(name, question, " ".join(cited), language)]
     added = claim_words(sentence, question, language) if words else []
     absent = [w for w in added if not _holds(haystack, w)]
     if len(added) >= _least_claim(added) and len(absent) > len(added) * MAX_ABSENT_SHARE:
@@ -442,6 +445,20 @@ def _name_held(name: str, haystack: str) -> bool:
     if FISCAL_YEAR.fullmatch(name):
         return any(re.search(rf"(?<!\d){year}(?!\d)", haystack) for year in named_years(name))
     return _fold(name) in haystack
+
+
+def _name_restated(name: str, question: str, cited: str, language: str) -> bool:
+    """Whether a name the source does not write as the answer does only restates what the question and source
+    name: the question's name in another form of its words, as the index stems them ("Kenyans" for a source's
+    "Kenyan athletes", "African-Americans" for "African-American"), or the short form of a name the source writes
+    out ("SNAP" for its "Supplemental Nutrition Assistance Program"). The 1.5B's answers lost to them: 3 of 200
+    XQuAD-en questions whose model's text held the gold."""
+    from localcr.lexical import tokenize
+
+    if abbreviated(name, cited):
+        return True
+    terms = set(tokenize(name, language))
+    return bool(terms) and terms <= set(tokenize(question, language)) and terms <= set(tokenize(cited, language))
 
 
 def _least_claim(added: list[str]) -> int:

@@ -94,7 +94,7 @@ def asked(question: str) -> Asked:
 # A metric computed from line items, or a change of one: a question's "EBITDA" lifts the rows it is made of, but no
 # row of those is it, and "change in inventory" is no row of inventories.
 _METRIC = re.compile(r"\b(?:EBITDA|EBIT|FCF|free cash flows?|DIO|DPO|DSO|working capital|ratio|margin|coverage|"
-                     r"return on|ROA|turnover|changes?|increase|decrease|growth)\b", re.I)
+                     r"return on|ROA|turnover|changes?|increase|decrease|growth|CAGR)\b", re.I)
 
 
 def is_line_item(item: str) -> bool:

@@ -225,6 +225,23 @@ def test_a_name_the_question_misspelt_is_the_sources_one_edit_away():
     assert misspelt("Beriods", "Beroids have huge mouths") and misspelt("Sheeshanks", "John Sheepshanks gave")
     assert not misspelt("Austria", "Australia's exports") and not misspelt("Pfizer", "Pfister Inc")
     assert misspelt("Beriods", "the coastal beroids") and not misspelt("Apple", "apply the rule")
+    source = "The El Centro and San Diego-Carlsbad-San Marcos metropolitan areas form the Southern Border Region."
+    asked = "What does the El Centro area and San Diego-Carslbad-San Marcos area form?"  # one part of a joined name
+    assert check("They form the Southern Border Region [1].", [source], question=asked, about=[source]).sentences[0].supported
+
+
+def test_a_name_the_answer_takes_from_the_question_in_another_form_is_no_new_fact():
+    """'Kenyans' is the question's word where the source writes 'Kenyan'; 'SNAP' the short form of the program the
+    source names; a name neither asked nor written out stays a fact the source must hold."""
+    source = ["Kenya is active in several sports, among them cricket and boxing. Kenyan athletes win marathons."]
+    asked = "What sports are Kenyans active in?"
+    assert check("Cricket and boxing are what Kenyans are active in [1].", source, question=asked).sentences[0].supported
+    assert check("Cricket and boxing, say the Ugandans [1].", source, question=asked).sentences[0].missing == ["Ugandans"]
+    source = ["The Supplemental Nutrition Assistance Program could purchase only \"essentials\"."]
+    asked = "What could the Supplemental Nutrition Assistance Program purchase?"
+    assert check("The Supplemental Nutrition Assistance Program (SNAP) could purchase essentials [1].", source,
+                 question=asked).sentences[0].supported
+    assert check("The WIC program could purchase essentials [1].", source, question=asked).sentences[0].missing == ["WIC"]
 
 
 def test_a_possessive_name_and_a_quote_ending_in_its_sentences_stop_are_found():

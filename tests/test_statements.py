@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from localcr.statements import asked, statement_of
+from localcr.statements import asked, row_labels, statement_of
 
 FILLER = [  # prose a filing repeats in every section, using the question's words but holding none of its figures
     "Capital expenditure plans for the coming year remain under review by management and the board.",
@@ -85,3 +85,9 @@ def test_a_filings_table_row_is_found_by_a_question_naming_its_line_item_and_yea
     assert ROW in shown["text"] and shown["ranks"]["statement"] == 1
     plain = json.loads(run("search", question, "--index", tmp_path / "ix", "--json", "--no-statement-prior").splitlines()[0])
     assert ROW not in plain["text"] and "statement" not in plain["ranks"]
+
+
+def test_a_metric_goes_by_no_row_of_the_line_item_it_is_computed_from():
+    """The 1.5B named an operand revenue_cagr_fy2022, and "Sales to customers" was read for it as revenue."""
+    assert "sales to customers" in row_labels("revenue")
+    assert row_labels("revenue cagr") == ("revenue cagr",) and row_labels("gross margin") == ("gross margin",)
