@@ -26,9 +26,8 @@ on each half of the sample: "tune" (the first half, where defaults are chosen) a
 Answers are cached under --work, so a second run costs nothing (its timings then say "cached"; --fresh writes them
 again, to time them on a quiet machine). Table to stdout and
 benchmarks/results/answers[-SETS].md; each answer as a line on stderr, and with --answers FILE as a JSON line (its
-set, its place in the sample, the question, gold, answer, the model's text, the note, the text of each source as the model read it
-and its scores), for reading
-the misses of one half without parsing the printed lines.
+set, its place in the sample, the question, gold, answer, the model's text, the note, each source's text as the
+model read it and its scores), for reading the misses of one half without parsing the printed lines.
 """
 from __future__ import annotations
 
