@@ -517,8 +517,9 @@ def is_refusal(raw: str) -> bool:
     for nothing alone), or said nothing: no word but its citations ("[1]", as the 1.5B answered a German question
     whose source held it)."""
     text = raw.strip()
-    return (not any(c.isalnum() for c in CITATION.sub("", text)) or bool(_REFUSAL_WORD.search(text))
-            or bool(_REFUSING.match(text)) or bool(_NOTHING.fullmatch(CITATION.sub("", text))))
+    said = CITATION.sub("", text)
+    return (not any(c.isalnum() for c in said) or bool(_REFUSAL_WORD.search(text)) or bool(_REFUSING.match(text))
+            or bool(_NOTHING.fullmatch(said)))
 
 
 # An answer that is only a word for "nothing" ("NotHING [1]", written by the 1.5B with the refusal word forbidden)

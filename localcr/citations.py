@@ -278,11 +278,14 @@ def _keep_on_subject(sentence: Sentence, subjects: list[str], about: list[str], 
     alias = {name for names in aliases.values() for name in names}
     years = [s for s in subjects if _YEAR_IN_QUESTION.fullmatch(s)]
 
+    def written(n: int, name: str) -> bool:  # as the source writes it, or misspelt by the question
+        return _fold(name) in folded[n] or misspelt(name, about[n - 1])
+
     def names(n: int, subject: str) -> bool:
-        return (_fold(subject) in folded[n] or abbreviated(subject, about[n - 1]) or misspelt(subject, about[n - 1])
+        return (written(n, subject) or abbreviated(subject, about[n - 1])
                 or (subject in aliases and all(_fold(a) in folded[n] for a in aliases[subject]))
-                or ("-" in subject and all(_fold(part) in folded[n] or misspelt(part, about[n - 1])
-                                           for part in subject.split("-") if part)))  # "San Diego-Carslbad-San Marcos"
+                # a joined name part by part: "San Diego-Carslbad-San Marcos"
+                or ("-" in subject and all(written(n, part) for part in subject.split("-") if part)))
 
     def unnamed(n: int) -> list[str]:
         missed = [s for s in subjects if s not in alias and s not in years and not names(n, s)]
