@@ -53,6 +53,7 @@ _CJK = re.compile(r"[\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-
                   r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]+")
 _CJK_PIECES = re.compile(f"({_CJK.pattern})")  # splits a word into its CJK runs and the rest, runs kept
 CJK_SPACE = re.compile(f"(?<={_CJK.pattern[:-1]})\\s+(?={_CJK.pattern[:-1]})")  # spaces between two CJK characters
+BESIDE_CJK = re.compile(f"(?<={_CJK.pattern[:-1]})\\s+|\\s+(?={_CJK.pattern[:-1]})")  # spaces beside one
 
 
 @lru_cache(maxsize=None)

@@ -486,6 +486,10 @@ def test_an_answer_contains_its_gold_strictly_and_its_terms_leniently():
     assert not terms_contained("Die Greens [1].", "Liberal Party", "de")
     assert not terms_contained("Виргиния [1]", "колонию Виргиния", "ru")  # a gold word missing is still a miss
     assert terms_contained("排名第 139 [1]。", "第 139", "zh")  # what contains the gold holds it leniently too
+    # no space beside Han or kana counts, nor punctuation there: Chinese and Japanese are written without spaces
+    assert contains("1900年，特斯拉获得了专利 [1]。", "1900 年", "zh")
+    assert contains("与医生结成商业伙伴关系或向他们支付“回扣” [3]。", "与医生结成商业伙伴关系，或向他们支付“回扣”", "zh")
+    assert not contains("Sky Digitalの衛星 [1]", "SkyDigital", "ja")  # words of other scripts keep their spaces
 
 
 def test_an_estimate_holds_within_thirty_percent_of_the_time_after_it():

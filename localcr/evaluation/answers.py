@@ -35,13 +35,15 @@ ESTIMATE_TOLERANCE = 0.3  # how far a time estimate may miss and still hold: ±3
 
 def normalise(text: str, language: str = "en") -> str:
     """Case, punctuation, articles and spacing folded; number words as digits ("Three" = "3", "drei" = "3",
-    "三" = "3": localcr.numerals, as the answer check reads them)."""
+    "三" = "3": localcr.numerals, as the answer check reads them). No space beside a character of a script written
+    without them (Han, kana, hangul): "1900 年" is "1900年", and "关系，或" (its comma a space) is "关系或"."""
+    from localcr.lexical import BESIDE_CJK
     from localcr.numerals import as_digits
 
     text = as_digits(unicodedata.normalize("NFKC", text), language).casefold()
     text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
     text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(_NUMBER_WORDS.get(word, word) for word in text.split())
+    return BESIDE_CJK.sub("", " ".join(_NUMBER_WORDS.get(word, word) for word in text.split()))
 
 
 def contains(answer: str, reference: str, language: str = "en") -> bool:
