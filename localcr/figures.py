@@ -873,23 +873,71 @@ def _answer(question: str, figure: str, results: list[Result], model: str, commo
 
 def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
     """The sentence that answers a judgement: how the figure went from the first year to the last ("Quick ratio
-    went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."), or whether it is positive (negative) as asked."""
+    went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."), or whether it is positive (negative) as asked; led by
+    "Yes" or "No" where the question asks about one direction ("Did Acme grow its PP&E ...?")."""
     name = _figure_name(figure)
     shown = [_shown(question, r.formula, r.value, r.readings) for r in results]
+    asked = asked_direction(question, figure)
     if len(results) > 1:
         first, last = results[0], results[-1]
         change = last.value - first.value
         direction = "up" if change > 0 else "down" if change < 0 else "unchanged"
         by = _shown(question, last.formula, abs(change), last.readings) if change else ""
-        return (f"{name} went from {shown[0]} in FY{year_of(first.formula)} to {shown[-1]} in "
+        said = (f"{name} went from {shown[0]} in FY{year_of(first.formula)} to {shown[-1]} in "
                 f"FY{year_of(last.formula)}: {direction} {by}".rstrip() + ".")
-    asked = re.search(r"\b(positive|negative)\b", question, re.I)
-    if asked and _JUDGES.search(question.strip()):
+        return f"{_yes_or_no(asked, change)}: {said[0].lower()}{said[1:]}" if asked else said
+    if asked and (years := changed_years(results[0].formula)):  # a change the plan wrote: its sign is the answer
+        result = results[0]
+        by = _shown(question, result.formula, abs(result.value), result.readings)
+        direction = f"up {by}" if result.value > 0 else f"down {by}" if result.value < 0 else "unchanged"
+        return f"{_yes_or_no(asked, result.value)}: {direction} from FY{years[0]} to FY{years[1]}."
+    sign_asked = re.search(r"\b(positive|negative)\b", question, re.I)
+    if sign_asked and _JUDGES.search(question.strip()):
         value = results[0].value
         sign = "positive" if value > 0 else "negative" if value < 0 else "zero"
-        answer = "Yes" if sign == asked[1].lower() else "No"
+        answer = "Yes" if sign == sign_asked[1].lower() else "No"
         return f"{answer}: {name.lower()} in FY{year_of(results[0].formula)} was {shown[0]} ({sign})."
     return None
+
+
+# The words of a yes-or-no question that ask whether a figure went up, or down.
+_UP = re.compile(r"\b(?:improv\w*|increas\w*|grow\w*|grew|higher|rise|rose|risen)\b", re.I)
+_DOWN = re.compile(r"\b(?:declin\w*|decreas\w*|lower|fall|fell|fallen|drop\w*)\b", re.I)
+# Figures that improve as they fall: "has its DPO improved" asks whether it went down.
+_LESS_IS_BETTER = re.compile(r"debt|days|cycle|\\bdio\\b|\\bdso\\b|cost|expense|leverage|liabilit", re.I)
+
+
+def asked_direction(question: str, figure: str) -> int:
+    """1 where a yes-or-no question asks whether the figure went up (grew, increased, improved), -1 down, 0 where it
+    is no yes-or-no question of a direction or asks both ("has it improved or declined?")."""
+    question = question.strip()
+    if not _JUDGES.search(question):
+        return 0
+    up, down = bool(_UP.search(question)), bool(_DOWN.search(question))
+    if up == down:
+        return 0
+    flip = -1 if re.search(r"\bimprov", question, re.I) and _LESS_IS_BETTER.search(figure) else 1
+    return (1 if up else -1) * flip
+
+
+def _yes_or_no(asked: int, change: float) -> str:
+    return "Yes" if change * asked > 0 else "No"
+
+
+def changed_years(formula: str) -> tuple[int, int] | None:
+    """(earlier, later) where the formula is a change from one year to a later one: later - earlier, as it is or
+    over a base ("(ppne_fy2021 - ppne_fy2020) / ppne_fy2020 * 100"), so that its sign is the direction; None for
+    any other formula (an inventory turnover over two years' inventories is no change)."""
+    node = ast.parse(formula, mode="eval").body
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and isinstance(node.right, ast.Constant):
+        node = node.left  # "* 100"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        node = node.left
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)
+            and isinstance(node.left, ast.Name) and isinstance(node.right, ast.Name)):
+        return None
+    later, earlier = (int(_NAME.match(side.id)["year"]) for side in (node.left, node.right))
+    return (earlier, later) if later > earlier else None
 
 
 def _figure_name(figure: str) -> str:

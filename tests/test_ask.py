@@ -134,7 +134,7 @@ def test_a_ratio_is_computed_from_two_figures_in_two_chunks_and_cites_both(index
 def test_a_judgement_of_a_figure_is_answered_by_computing_it_for_each_year_asked(index, answerer):
     answer = index.ask("Has Acme Tools' current ratio improved between FY2022 and FY2023?", answerer=answerer)
     assert not answer.refused and "computed in Python" in answer.note, answer.to_dict()
-    assert answer.text.startswith("Current ratio went from 1.70 in FY2022 to 1.50 in FY2023: down 0.20"), answer.text
+    assert answer.text.startswith("No: current ratio went from 1.70 in FY2022 to 1.50 in FY2023: down 0.20"), answer.text
 
 
 def test_every_chunk_of_a_document_is_a_hit_in_order(index):

@@ -285,7 +285,33 @@ def test_a_judgement_is_answered_by_the_figures_sign_or_its_change():
     ratio = "total_current_assets_fy2023 / total_current_liabilities_fy2023"
     assert figures._judgement("Has the current ratio improved between FY2022 and FY2023?", "current_ratio_fy2023",
                               [result(figures.in_year(ratio, 2022), 0.67), result(ratio, 0.69)]) == \
-        "Current ratio went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."
+        "Yes: current ratio went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."
+    assert figures._judgement("Has the current ratio improved or declined between FY2022 and FY2023?",
+                              "current_ratio_fy2023", [result(figures.in_year(ratio, 2022), 0.67), result(ratio, 0.69)]) \
+        == "Current ratio went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."
+    growth = "(ppne_fy2021 - ppne_fy2020) / ppne_fy2020 * 100"
+    assert figures._judgement("Did Acme grow its PPNE between FY20 and FY21?", "ppne_growth_fy2021",
+                              [result(growth, 8.27)]) == "Yes: up 8.3% from FY2020 to FY2021."
+    assert figures._judgement("Has Acme's debt increased between FY2022 and FY2023?", "debt_change_fy2023",
+                              [result("debt_fy2023 - debt_fy2022", -2.5e9)]) == "No: down 2,500 million from FY2022 to FY2023."
+
+
+@pytest.mark.parametrize("question, figure, asked", [
+    ("Did Acme grow its PPNE between FY20 and FY21?", "ppne_fy2021", 1),
+    ("Has Acme's gross margin declined in FY2023?", "gross_margin_fy2023", -1),
+    ("Has Acme's quick ratio improved or declined between FY2022 and FY2023?", "quick_ratio_fy2023", 0),
+    ("Has Acme's cash conversion cycle improved in FY2023?", "cash_conversion_cycle_fy2023", -1),  # shorter is better
+    ("What is Acme's FY2023 revenue growth?", "revenue_growth_fy2023", 0),  # asks for a figure, not yes or no
+])
+def test_a_yes_or_no_question_asks_about_one_direction(question, figure, asked):
+    assert figures.asked_direction(question, figure) == asked
+
+
+def test_only_a_change_from_one_year_to_a_later_one_has_a_direction():
+    assert figures.changed_years("(ppne_fy2021 - ppne_fy2020) / ppne_fy2020 * 100") == (2020, 2021)
+    assert figures.changed_years("debt_fy2023 - debt_fy2022") == (2022, 2023)
+    assert figures.changed_years("cogs_fy2019 / ((inventory_fy2018 + inventory_fy2019) / 2)") is None
+    assert figures.changed_years("a_fy2022 - b_fy2023") is None
 
 
 def test_an_average_over_years_is_the_mean_of_each_years_formula_where_the_plan_wrote_one_year():
