@@ -269,11 +269,14 @@ def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(in
     from localcr.answers import Answerer
 
     spec = index.registry.require("llm", None)
-    answerer = Answerer(spec, runner=ScriptedAnswerRunner(spec, "The pump is painted bright green [1]."))
+    # written twice: over the question's sentences, then over the hits whole (which hold the question's words)
+    answerer = Answerer(spec, runner=ScriptedAnswerRunner(spec, *["The pump is painted bright green [1]."] * 2))
     events = list(answerer.stream("What colour is the Kestrel pump?", index.search("Kestrel pump colour", 2)))
     kinds = [kind for kind, _ in events]
     assert kinds.index("withdrawn") > kinds.index("text") and kinds[-2:] == ["text", "answer"]
-    assert dict(events)["withdrawn"].startswith("withdrawn: the text above is not an answer")
+    assert [value for kind, value in events if kind == "withdrawn"] == [
+        "withdrawn: the text above is not an answer (no sentence of it is in its sources); reading the sources whole",
+        "withdrawn: the text above is not an answer (no sentence of it is in its sources)"]
     assert events[-1][1].refused and events[-2][1] == "The indexed documents do not say."
     assert events[-1][1].draft == "The pump is painted bright green [1]."
 
@@ -286,7 +289,7 @@ def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(i
 
     spec = index.registry.require("llm", None)
     runner = ScriptedAnswerRunner(spec, "The Kestrel pump must be serviced every 500 operating hours. NOT FOUND",
-                                  "NOT FOUND. The pump must be serviced every 500 operating hours.", "NOT FOUND")
+                                  "NOT FOUND. The pump must be serviced every 500 operating hours.", *["NOT FOUND"] * 3)
     events = list(Answerer(spec, runner=runner).stream(QUESTION, index.search(QUESTION, 2), fresh=True))
     streamed = "".join(value for kind, value in events if kind == "text")
     answer = events[-1][1]
@@ -295,6 +298,7 @@ def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(i
     assert "NOT" not in streamed and "withdrawn" not in dict(events) and answer.draft.endswith("NOT FOUND")
     later = list(Answerer(spec, runner=runner).stream(QUESTION, index.search(QUESTION, 2), fresh=True))[-1][1]
     assert later.refused and "asked again with refusing forbidden" in later.note  # a refusal, tried once more
+    assert "read whole" in later.note and runner.texts == []  # and over the hits whole, as many times
 
 
 def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index, corpus):
@@ -324,6 +328,26 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     runner.texts = ["NOT FOUND", "Every 500 operating hours [1]."]
     close = served.ask("How often does the pump need maintenance?", answerer=Answerer(spec, runner=runner), fresh=True)
     assert not close.refused and "close to the question (cosine" in close.note, close.note
+
+
+def test_a_refusal_over_the_evidence_is_asked_again_over_the_hits_whole(index):
+    """The model read only the question's sentences (here a budget of 30 characters: one sentence) and wrote what no
+    source holds, so the check withdrew it; the hits whole hold the question's words, so it is asked again over
+    them, and what it then writes stands. Where the evidence was each hit whole already, nothing is asked again."""
+    from localcr.answers import Answerer
+
+    spec = index.registry.require("llm", None)
+    runner = ScriptedAnswerRunner(spec, "The pump is serviced weekly by robots [1].", "Every 500 operating hours [1].")
+    events = list(Answerer(spec, runner=runner, evidence_chars=30).stream(QUESTION, index.search(QUESTION, 2), fresh=True))
+    kinds, answer = [kind for kind, _ in events], events[-1][1]
+    assert kinds.count("sources") == 2 and kinds.index("withdrawn") < len(kinds) - kinds[::-1].index("sources")
+    assert dict(events)["withdrawn"].endswith("reading the sources whole")
+    assert not answer.refused and answer.text == "Every 500 operating hours [1].", answer.to_dict()
+    assert "read whole" in answer.note and answer.sources[0].shown == answer.sources[0].hit.text.strip()
+    runner.texts = ["The pump is serviced weekly by robots [1]."]
+    hits = index.search(QUESTION, 2)
+    whole = Answerer(spec, runner=runner, evidence_chars=0).stream(QUESTION, hits, fresh=True)
+    assert list(whole)[-1][1].refused and runner.texts == []  # asked once: there was no more to read
 
 
 def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):
@@ -356,11 +380,12 @@ def test_a_sentence_is_checked_against_the_whole_passage_it_cites(tmp_path):
     run("index", tmp_path / "docs", "--index", tmp_path / "index", "--contexts", "structural", "-q")
     index = Index(tmp_path / "index")
     spec = index.registry.require("llm", None)
-    runner = ScriptedAnswerRunner(spec, "The early part, from 1519 to 1520 [1].")
+    runner = ScriptedAnswerRunner(spec, *["The early part, from 1519 to 1520 [1]."] * 2)
     question = "What part of Luther's career was one of his most productive?"
-    answer = index.ask(question, answerer=Answerer(spec, runner=runner), fresh=True)
-    assert "1520" not in answer.sources[0].shown  # the evidence the model read leaves it out
-    assert answer.refused  # 1519 is in no part of the passage
+    events = list(index.ask_stream(question, answerer=Answerer(spec, runner=runner), fresh=True))
+    read = [value for kind, value in events if kind == "sources"]
+    assert "1520" not in read[0][0].shown  # the evidence the model read leaves it out
+    assert events[-1][1].refused and "1520" in read[1][0].shown  # 1519 is in no part of the passage, read whole
     runner.texts = ["The early part, in 1520 [1]."]
     answer = index.ask(question, answerer=Answerer(spec, runner=runner), fresh=True)
     assert not answer.refused and answer.cited_sources, answer.to_dict()

@@ -1,8 +1,8 @@
 """Changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
-BENCHMARKS.md "Answers", parts eleven and twelve): each is scored against the default answer to the same question.
+BENCHMARKS.md "Answers", parts eleven to fourteen): each is scored against the default answer to the same question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
-        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed]
+        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed,wider,...]
 
 - lower: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next hold 50% of
   the question's content words, not only RETRY_COVERAGE (60%);
@@ -14,6 +14,16 @@ BENCHMARKS.md "Answers", parts eleven and twelve): each is scored against the de
 - twice: the question also before the sources, not only after them (a small model reads the sources knowing what
   it looks for: "query-aware contextualization", Liu et al., Lost in the Middle, arXiv 2307.03172);
 - reversed: the sources in the prompt best last, nearest the question (numbers kept: [1] is still the best hit);
+- wider: a refusal (the model's, or the check's) is asked again over the hits whole (each cut to SOURCE_CHARS
+  around the question's terms), not the 400 characters of evidence: those hold the gold for 92-95% of XQuAD-en
+  questions, the hits whole for 99% (evidence.py);
+- wider-gated (adopted in part fourteen: the default now, localcr.answers.Answerer.worth_reading_whole): as
+  wider, only where the hits whole pass the second try's test (two sentences in a row hold 60% of the question's
+  content words, or come within cosine 0.55 of it);
+- own-system: no system turn of localcr's, so the chat template puts in the model's own (Qwen2.5's "You are Qwen,
+  created by Alibaba Cloud. You are a helpful assistant.", the turn it was tuned under), the rules unchanged;
+- rules-last: the sources first, then the rules, then the question, so the rules are read last, nearest the
+  answer (the rules' tokens are then evaluated for every question, not kept from the last);
 - closer: a refusal is asked again also where a sentence of a source and the next come within --similarity
   (default 0.45) of the question in the index's embedding, not only RETRY_SIMILARITY's 0.55: in the five XQuAD
   languages no question asked with its gold documents filtered out came within 0.45 (USE: 0.44 at most;
@@ -54,10 +64,37 @@ def arranged_answerer(spec, arrangement: str):
                 return super()._body(question, sources[::-1])
             return f"Question: {question}\n\n" + super()._body(question, sources)
 
-        def _key(self, question, sources):
-            return super()._key(question, sources) + f"-{arrangement}"
+        def _key(self, question, sources, read_whole=False):
+            return super()._key(question, sources, read_whole) + f"-{arrangement}"
 
     return Arranged(spec)
+
+
+def rearranged_prompt_answerer(spec, trial: str):
+    """An Answerer with its own system turn left out (own-system), or its rules after the sources (rules-last)."""
+    from localcr import answers as A
+
+    class Rearranged(A.Answerer):
+        def __init__(self, spec):
+            super().__init__(spec)
+            rules = self.prompt.instruction
+            if trial == "own-system":
+                self.prompt = A.AnswerPrompt(trial, "", rules)
+            else:
+                lead, _, self.rest = rules.partition("\n")
+                self.prompt = A.AnswerPrompt(trial, self.prompt.system, lead + "\n\n")
+
+        def _body(self, question, sources):
+            body = super()._body(question, sources)
+            if trial != "rules-last":
+                return body
+            at = body.index("Question: ")
+            return body[:at] + self.rest.lstrip("\n") + body[at:]
+
+        def _key(self, question, sources, read_whole=False):
+            return super()._key(question, sources, read_whole) + f"-{trial}"
+
+    return Rearranged(spec)
 
 
 def asked_again(answerer, question: str, sources, topic=()):
@@ -77,6 +114,8 @@ def trial_answer(trial: str, answerer, variants: dict, index, question: str, def
     does not touch it)."""
     from localcr import answers as A
 
+    if trial == "wider":  # its answerer reads the hits whole, asked only where the default refused
+        return index.ask(question, 3, answerer=variants[trial], glob=glob) if default.refused else default
     if trial in variants:
         return index.ask(question, 3, answerer=variants[trial], glob=glob)
     if trial == "one":
@@ -114,7 +153,9 @@ def main() -> None:
         spec = registry.require("llm", args.llm)
         answerer = Answerer(spec)
         variants = {"penalty": Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0})),  # a model of its own
-                    "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed")}
+                    "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed"),
+                    **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last")},
+                    "wider": Answerer(spec, evidence_chars=0)}
         language = set_name.split("-")[1] if "-" in set_name else "en"
         asked = [(i, q, None) for i, q in enumerate(sampled) if any(lo <= i <= hi for lo, hi in ranges)]
         asked += [("filtered", q, [f"!{d}" for d in gold_documents(index, q)]) for q in sampled[:args.refusals]]
