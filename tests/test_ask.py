@@ -350,6 +350,22 @@ def test_a_refusal_over_the_evidence_is_asked_again_over_the_hits_whole(index):
     assert list(whole)[-1][1].refused and runner.texts == []  # asked once: there was no more to read
 
 
+def test_long_filings_are_not_read_again_whole(index):
+    """A filing's evidence keeps most of each hit already (2,400 characters): read again whole, a refusal there
+    became a wrong answer, so only shorter prose is."""
+    from dataclasses import replace
+
+    from localcr.answers import Answerer
+    from localcr.documents import LONG_PROSE
+
+    answerer = Answerer(index.registry.require("llm", None), evidence_chars=30)
+    hits = index.search(QUESTION, 2)
+    matches = [{}] * len(hits)
+    assert answerer.worth_reading_whole(QUESTION, hits, matches, answerer._sources(QUESTION, hits, matches))
+    filings = [replace(hit, structure=LONG_PROSE) for hit in hits]
+    assert answerer.worth_reading_whole(QUESTION, filings, matches, answerer._sources(QUESTION, filings, matches)) is None
+
+
 def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):
     """The grammar of the try with refusing forbidden: the bundled 1.5B, told to write the refusal word, starts with
     something else (it once wrote "Not FOUND", once "Not_FOUND", which the grammar allowed and which are refusals).
