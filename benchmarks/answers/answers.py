@@ -27,7 +27,8 @@ Answers are cached under --work, so a second run costs nothing (its timings then
 again, to time them on a quiet machine). Table to stdout and
 benchmarks/results/answers[-SETS].md; each answer as a line on stderr, and with --answers FILE as a JSON line (its
 set, its place in the sample, the question, gold, answer, the model's text, the note, each source's text as the
-model read it and its scores), for reading the misses of one half without parsing the printed lines.
+model read it, its scores and, where written afresh, its timings), for reading the misses of one half without
+parsing the printed lines.
 """
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def measure(set_name: str, args) -> list[list]:
                                       "gold": query.answer, "answer": answer.text, "refused": answer.refused,
                                       "draft": answer.draft, "note": answer.note,
                                       "sources": [source.shown for source in answer.sources],
-                                      "scores": {name: row[name] for name in ("contains", "draft_contains", "figure")}},
+                                      "scores": {name: row[name] for name in ("contains", "draft_contains", "figure")},
+                                      "timings": {} if answer.cached else answer.timings},
                                      ensure_ascii=False) + "\n")
         unsupported = sum(row["unsupported"])
         draft = " ".join(answer.draft.split())  # what the model wrote, where the check changed more than citations
