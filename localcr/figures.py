@@ -903,8 +903,8 @@ def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
 # The words of a yes-or-no question that ask whether a figure went up, or down.
 _UP = re.compile(r"\b(?:improv\w*|increas\w*|grow\w*|grew|higher|rise|rose|risen)\b", re.I)
 _DOWN = re.compile(r"\b(?:declin\w*|decreas\w*|lower|fall|fell|fallen|drop\w*)\b", re.I)
-# Figures that improve as they fall: "has its DPO improved" asks whether it went down.
-_LESS_IS_BETTER = re.compile(r"debt|days|cycle|\\bdio\\b|\\bdso\\b|cost|expense|leverage|liabilit", re.I)
+# Figures that improve as they fall, in a formula's snake_case names: "has its DSO improved" asks whether it fell.
+_LESS_IS_BETTER = re.compile(r"debt|days|cycle|(?<![a-z])(?:dio|dso)(?![a-z])|cost|expense|leverage|liabilit", re.I)
 
 
 def asked_direction(question: str, figure: str) -> int:

@@ -301,6 +301,7 @@ def test_a_judgement_is_answered_by_the_figures_sign_or_its_change():
     ("Has Acme's gross margin declined in FY2023?", "gross_margin_fy2023", -1),
     ("Has Acme's quick ratio improved or declined between FY2022 and FY2023?", "quick_ratio_fy2023", 0),
     ("Has Acme's cash conversion cycle improved in FY2023?", "cash_conversion_cycle_fy2023", -1),  # shorter is better
+    ("Has Acme's DSO improved in FY2023?", "dso_fy2023", -1),
     ("What is Acme's FY2023 revenue growth?", "revenue_growth_fy2023", 0),  # asks for a figure, not yes or no
 ])
 def test_a_yes_or_no_question_asks_about_one_direction(question, figure, asked):
