@@ -65,10 +65,17 @@ def _read(text: str, language: str) -> str:
 
 
 def _ascii_digits(text: str) -> str:
-    """Decimal digits of any script (Arabic-Indic, Devanagari, full-width) as 0-9."""
+    """Decimal digits of any script (Arabic-Indic, Devanagari, full-width) as 0-9, and Arabic script's separators
+    between them as "," and ".": its thousands sign and its comma between groups of three ("22،338،618", as
+    XQuAD's Arabic writes 22,338,618), its decimal sign ("3٫5")."""
     if text.isascii():
         return text
-    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else c for c in text)
+    text = "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else c for c in text)
+    return _ARABIC_DECIMAL.sub(".", _ARABIC_GROUP.sub(",", text))
+
+
+_ARABIC_GROUP = re.compile(r"(?<=\d)[\u060c\u066c](?=\d{3}(?!\d))")
+_ARABIC_DECIMAL = re.compile(r"(?<=\d)\u066b(?=\d)")
 
 
 # Arabic cardinals by their written forms (masculine and feminine, nominative and oblique; hamza folded: أ إ آ as ا).

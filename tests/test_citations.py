@@ -171,6 +171,16 @@ def test_arabic_number_words_are_read_as_digits():
         assert as_digits(words, "ar") == words.replace("ثلاثة", "3"), words
 
 
+def test_arabic_scripts_separators_between_digits_are_read():
+    """XQuAD's Arabic writes 22,338,618 as "22،338،618" (the Arabic comma between groups): the 1.5B's right
+    "22,338,618 [1]" had been withdrawn. The Arabic thousands and decimal signs are read too; a list stays one."""
+    assert as_digits("22،338،618 رقما", "ar") == "22,338,618 رقما"
+    assert as_digits("٣٫٥ و ١٬٢٠٠", "ar") == "3.5 و 1,200" and as_digits("الآيات 1،2،3", "ar") == "الآيات 1،2،3"
+    source = ["يتكون أكبر عدد أولي معروف من 22،338،618 رقما."]
+    assert check("22,338,618 [1]", source, language="ar").sentences[0].supported
+    assert not check("22,338,619 [1]", source, language="ar").sentences[0].supported
+
+
 def test_a_source_about_another_subject_does_not_support_the_answer():
     northwind = "Net revenue was $4.2 million in 2022, up from $3.9 million."
     about = ["reports/northwind.txt\nNorthwind Traders, annual report 2022\n" + northwind]
