@@ -426,7 +426,8 @@ class Index:
                    log=None, **search_options):
         """`ask` as it happens: ("note", coverage_note) while the index's vectors are still coming, ("sources",
         [Source]), ("estimate", how long it will take) unless cached, then ("text", piece) as the model writes, then
-        ("answer", Answer). log hears when the model loads."""
+        ("answer", Answer); a refusal read again over the hits whole sends its sources and estimate again
+        (Answerer.stream). log hears when the model loads."""
         if not question.strip():
             raise LocalcrError("the question is empty")
         from localcr.answers import DEFAULT_SOURCES
