@@ -258,8 +258,7 @@ class Answerer(OnDemandLlm):
         if answer.refused and (wider := self.worth_reading_whole(question, hits, matches, sources, embedder)):
             whole, why = wider
             if shown:
-                yield "withdrawn", f"withdrawn: the text above is not an answer ({_refusal_reason(raw)}); reading " \
-                                   "the sources whole"
+                yield "withdrawn", f"{_withdrawal(raw)}; reading the sources whole"
             else:
                 yield "note", f"no answer from the question's sentences, but {why} in the sources whole: reading them"
             answer, raw, shown = yield from self._attempt(question, whole, started, fresh, note, topic, embedder,
@@ -268,7 +267,7 @@ class Answerer(OnDemandLlm):
                                                               f"refusal, but {why} in the sources whole: read whole"]))
         body = answer_part(raw)
         if answer.refused and shown:  # the text streamed so far is taken back, on a line of its own
-            yield "withdrawn", f"withdrawn: the text above is not an answer ({_refusal_reason(raw)})"
+            yield "withdrawn", _withdrawal(raw)
             yield "text", answer.text
         elif answer.refused or not shown:
             yield "text", answer.text if answer.refused else body
@@ -287,8 +286,8 @@ class Answerer(OnDemandLlm):
         part fourteen"). None where nothing more is there to read, and for long filings, whose evidence keeps most
         of each hit already (evidence.LONG_PROSE_BUDGET_CHARS): there it turned one refusal of financebench-dev's
         74 into a wrong answer."""
-        prose = [hit.structure for hit in hits if not hit.is_code]
-        if not self.evidence_chars or evidence.budget_for(prose, self.evidence_chars) != self.evidence_chars:
+        structures = [hit.structure for hit in hits if not hit.is_code]  # of the prose hits, as _sources budgets
+        if not self.evidence_chars or evidence.budget_for(structures, self.evidence_chars) != self.evidence_chars:
             return None
         whole = self._whole(hits, matches)
         if [s.shown for s in whole] == [s.shown for s in read]:
@@ -534,11 +533,12 @@ def answering_window(question: str, sources: list[Source]) -> tuple[float, Sourc
     return best
 
 
-def _refusal_reason(raw: str) -> str:
-    """Why streamed text became a refusal: the model said so after it, or the check found none of it in the sources."""
-    if is_refusal(answer_part(raw)):
-        return "the model then wrote that the sources do not answer"
-    return "no sentence of it is in its sources"
+def _withdrawal(raw: str) -> str:
+    """What is said where streamed text became a refusal, and why: the model said so after it, or the check found
+    none of it in the sources."""
+    why = "the model then wrote that the sources do not answer" if is_refusal(answer_part(raw)) else \
+        "no sentence of it is in its sources"
+    return f"withdrawn: the text above is not an answer ({why})"
 
 
 def _estimate(sources: int, tokens: int, seconds: float) -> str:

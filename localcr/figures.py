@@ -72,8 +72,11 @@ _QUALIFIERS = re.compile(r"^(?:(?:average|avg|year end|ending|reported|unadjuste
 # ("does it have positive working capital", "has its quick ratio improved"), names a fiscal year, and names a figure
 # of a financial statement or a metric of them.
 _ASKS = re.compile(r"\b(what (?:is|was|were|are)|how much|calculate|compute|how many times)\b", re.I)
-# Words that judge a figure's direction from one year to the next (compared_years reads the year before for them).
-_DIRECTION = r"improv\w*|declin\w*|increas\w*|decreas\w*|grow\w*|grew|higher|lower"
+# Words that judge a figure's direction from one year to the next (compared_years reads the year before for them),
+# up and down (asked_direction).
+_UPWARD = r"improv\w*|increas\w*|grow\w*|grew|higher"
+_DOWNWARD = r"declin\w*|decreas\w*|lower"
+_DIRECTION = f"{_UPWARD}|{_DOWNWARD}"
 _JUDGES = re.compile(rf"^(?:does|did|has|have|is|are|was|were)\b(?! there\b).*\b(positive|negative|{_DIRECTION})\b",
                      re.I)
 _FINANCIAL = re.compile(
@@ -900,9 +903,10 @@ def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
     return None
 
 
-# The words of a yes-or-no question that ask whether a figure went up, or down.
-_UP = re.compile(r"\b(?:improv\w*|increas\w*|grow\w*|grew|higher|rise|rose|risen)\b", re.I)
-_DOWN = re.compile(r"\b(?:declin\w*|decreas\w*|lower|fall|fell|fallen|drop\w*)\b", re.I)
+# The words of a yes-or-no question that ask whether a figure went up, or down: those that judge a direction, and
+# those that only say one ("rise", "fall": no judgement by themselves, but "did it rise or decline?" asks both).
+_UP = re.compile(rf"\b(?:{_UPWARD}|rise|rose|risen)\b", re.I)
+_DOWN = re.compile(rf"\b(?:{_DOWNWARD}|fall|fell|fallen|drop\w*)\b", re.I)
 # Figures that improve as they fall, in a formula's snake_case names: "has its DSO improved" asks whether it fell.
 _LESS_IS_BETTER = re.compile(r"debt|days|cycle|(?<![a-z])(?:dio|dso)(?![a-z])|cost|expense|leverage|liabilit", re.I)
 
