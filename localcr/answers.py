@@ -262,7 +262,7 @@ class Answerer(OnDemandLlm):
             else:
                 yield "note", f"no answer from the question's sentences, but {why} in the sources whole: reading them"
             answer, raw, shown = yield from self._attempt(question, whole, started, fresh, note, topic, embedder,
-                                                          read_whole=True)
+                                                          read_whole=True, why_again=why)
             answer.note = " ".join(filter(None, [answer.note, f"over the question's sentences the answer was a "
                                                               f"refusal, but {why} in the sources whole: read whole"]))
         body = answer_part(raw)
@@ -296,10 +296,12 @@ class Answerer(OnDemandLlm):
         return (whole, why) if why else None
 
     def _attempt(self, question: str, sources: list[Source], started: float, fresh: bool, note: str,
-                 topic: list[str] | tuple, embedder, read_whole: bool = False) -> Iterator[tuple[str, object]]:
+                 topic: list[str] | tuple, embedder, read_whole: bool = False, why_again: str = ""
+                 ) -> Iterator[tuple[str, object]]:
         """One answer over these sources (the hits whole, not their evidence, where read_whole), from the cache or
         written: yields ("sources", ...), ("estimate", ...) and ("text", piece) as the model writes; returns
-        (Answer, what the model wrote, how much of it was streamed)."""
+        (Answer, what the model wrote, how much of it was streamed). why_again: worth_asking_again over these
+        sources where the caller has it already (the hits whole are read because they pass it)."""
         from localcr.cache import open_cache
 
         with open_cache("answers") as cache:
@@ -337,7 +339,7 @@ class Answerer(OnDemandLlm):
                 shown = showable
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
         self._record(runner, completion)
-        if is_refusal(answer_part(raw)) and (why := worth_asking_again(question, sources, embedder)):
+        if is_refusal(answer_part(raw)) and (why := why_again or worth_asking_again(question, sources, embedder)):
             again = self.seconds_for(runner, prefix, suffixes)
             estimated += again
             if estimated >= ANNOUNCED_FROM_SECONDS:
@@ -447,6 +449,7 @@ class Answerer(OnDemandLlm):
         # read from it: a sentence the passage holds is grounded in it ("the early part, from 1519 to 1520", where
         # the evidence kept 1519 and the passage says what was published in 1520).
         whole = [f"{s.hit.path}\n{s.hit.context}\n{s.hit.window_text or s.hit.text}" for s in sources]
+        body = figures_closed_up(body, whole)
         language = _language(question)
         checked = check(body, whole, names=language != "de", question=question,  # German capitalises every noun
                         code=[s.hit.is_code for s in sources], language=language, about=whole, topic=topic)
@@ -531,6 +534,22 @@ def answering_window(question: str, sources: list[Source]) -> tuple[float, Sourc
             if share > best[0]:
                 best = (share, source, source.shown[start:end])
     return best
+
+
+# A figure with a space after each thousands comma, as the 1.5B sometimes writes one ("17, 786, 419").
+_SPACED_GROUPS = re.compile(r"(?<![\d.,])\d{1,3}(?:, \d{3})+(?![\d,])")
+
+
+def figures_closed_up(answer: str, sources: list[str]) -> str:
+    """The answer with each figure written "17, 786, 419" closed up to "17,786,419" where a source writes it so:
+    otherwise the check reads three numbers no source holds and withdraws a right answer. Where no source writes
+    the figure it stays as written, so a list of numbers ("100, 200, 300") stays a list."""
+    def closed(found: re.Match) -> str:
+        figure = found[0].replace(", ", ",")
+        held = re.compile(rf"(?<![\d.,]){re.escape(figure)}(?![\d]|[.,]\d)")
+        return figure if any(held.search(source) for source in sources) else found[0]
+
+    return _SPACED_GROUPS.sub(closed, answer)
 
 
 def _withdrawal(raw: str) -> str:

@@ -1,5 +1,5 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
-from localcr.answers import content_terms, is_refusal
+from localcr.answers import content_terms, figures_closed_up, is_refusal
 from localcr.citations import abbreviated, check, misspelt, citations_in, figures_in, names_in, phrase_holder, split_sentences
 from localcr.numerals import as_digits
 
@@ -377,3 +377,14 @@ def test_a_question_s_grammar_is_no_subject_a_source_must_hold():
     elsewhere = check("グスタフ・マーラーは作曲家です。[1]", ["作曲家の一覧。"], question="グスタフ・マーラーはどのような人物か。",
                       language="ja", about=["作曲家の一覧。"], topic=("はど", "物か", "マー"))
     assert not elsewhere.sentences[0].supported and elsewhere.sentences[0].missing == ["マー (the question's subject)"]
+
+
+def test_a_figure_written_with_spaces_after_its_commas_is_closed_up_where_a_source_writes_it():
+    """The 1.5B wrote "17, 786, 419 [1]" from "the Greater Los Angeles Area at 17,786,419", and the check read three
+    numbers no source holds; a list of numbers no source writes as one figure stays a list."""
+    source = "These are the Greater Los Angeles Area at 17,786,419, and San Diego–Tijuana at 5,105,768."
+    assert figures_closed_up("17, 786, 419 [1]", [source]) == "17,786,419 [1]"
+    assert figures_closed_up("About 5, 105, 768 people [1].", ["x", source]) == "About 5,105,768 people [1]."
+    assert figures_closed_up("Scores of 100, 200, 300 [1].", [source]) == "Scores of 100, 200, 300 [1]."
+    assert figures_closed_up("17, 786, 41 [1]", [source]) == "17, 786, 41 [1]"  # not groups of three
+    assert figures_closed_up("7, 786, 419 [1]", [source]) == "7, 786, 419 [1]"  # the source's figure is another
