@@ -28,6 +28,10 @@ BENCHMARKS.md "Answers", parts eleven to fourteen): each is scored against the d
   (default 0.45) of the question in the index's embedding, not only RETRY_SIMILARITY's 0.55: in the five XQuAD
   languages no question asked with its gold documents filtered out came within 0.45 (USE: 0.44 at most;
   refusal_similarity.py), and about twice as many whose sources hold the gold did as came within 0.55;
+- phrase: the model answers with only the source's words that answer (a name, a number, a date or a short phrase)
+  and the source's number, not a sentence: the restated question the 1.5B wraps an answer in is where it may name
+  the wrong thing ("The Broncos won Super Bowl XLIX [1]" from "They then beat the defending Super Bowl XLIX champion
+  New England Patriots");
 - similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
   (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
   embedding.
@@ -52,6 +56,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _common import gold_documents, indexed_sample, machine, parser, table  # noqa: E402
 
 LOWER_COVERAGE = 0.5
+# The phrase trial's bullets in place of the default's first three (one short sentence, each cited, copied exactly).
+PHRASE = ["- Answer with only the words of a source that answer it: a name, a number, a date or a short phrase, copied "
+          "exactly as the source writes them. Do not write a sentence.",
+          "- End with the number of the source they come from in square brackets, like [1]."]
 
 
 def arranged_answerer(spec, arrangement: str):
@@ -71,7 +79,8 @@ def arranged_answerer(spec, arrangement: str):
 
 
 def rearranged_prompt_answerer(spec, trial: str):
-    """An Answerer with its own system turn left out (own-system), or its rules after the sources (rules-last)."""
+    """An Answerer with its own system turn left out (own-system), its rules after the sources (rules-last), or
+    asked for the answering words alone (phrase)."""
     from localcr import answers as A
 
     class Rearranged(A.Answerer):
@@ -80,6 +89,9 @@ def rearranged_prompt_answerer(spec, trial: str):
             rules = self.prompt.instruction
             if trial == "own-system":
                 self.prompt = A.AnswerPrompt(trial, "", rules)
+            elif trial == "phrase":
+                lead, *bullets = rules.split("\n")
+                self.prompt = A.AnswerPrompt(trial, self.prompt.system, "\n".join([lead, *PHRASE, *bullets[3:]]))
             else:
                 lead, _, self.rest = rules.partition("\n")
                 self.prompt = A.AnswerPrompt(trial, self.prompt.system, lead + "\n\n")
@@ -154,7 +166,7 @@ def main() -> None:
         answerer = Answerer(spec)
         variants = {"penalty": Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0})),  # a model of its own
                     "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed"),
-                    **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last")},
+                    **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last", "phrase")},
                     "wider": Answerer(spec, evidence_chars=0)}
         language = set_name.split("-")[1] if "-" in set_name else "en"
         asked = [(i, q, None) for i, q in enumerate(sampled) if any(lo <= i <= hi for lo, hi in ranges)]
