@@ -118,6 +118,13 @@ RETRY_SENTENCES = 2
 # reader_trials.py, BENCHMARKS.md "Answers, part twelve"). Measured for these embedders only: another's cosines
 # are on a scale of their own.
 RETRY_SIMILARITY = {"minilm": 0.55, "use-multilingual": 0.55}
+# A refusal that more of the hits may answer (Answerer.worth_reading_more) is asked again over the evidence at this
+# many times its budget: 1,200 characters held XQuAD-en's gold for 98% of questions (the hits whole 99%, at 1.75
+# times the characters; benchmarks/answers/evidence.py). Read again so instead of whole, XQuAD-en's answers came
+# out the same (tune 76, study 81) or one better (held out 69, second study 142), the six other languages' 360 one
+# better and one worse, none of the 190 questions asked with their gold filtered out answered, and the shorter prompt
+# comes sooner (benchmarks/answers/reader_trials.py --trials wider-evidence, BENCHMARKS.md "Answers, part fifteen").
+READ_MORE_SCALE = 3
 # Words that ask rather than name, where a language's stop-word list lacks them (English's has them), and the
 # function words those lists lack (German's passive "wurde"; Arabic, which has no list, its commonest): a
 # question's content words are what a source sentence can hold, and "¿Cuántas", "wann" or "ما" never are. In
@@ -240,8 +247,8 @@ class Answerer(OnDemandLlm):
         """The answer as it is written: ("sources", [Source]) first, ("estimate", "reading 5 sources (1,204
         tokens), about 9 s here") before a generation, then ("text", piece) as the model writes, ("withdrawn", why)
         where the check takes streamed text back (the refusal's text follows), then ("answer", Answer). A refusal
-        over the question's evidence is asked again over the hits whole where they seem to hold the answer
-        (worth_reading_whole): ("note", why) or a "withdrawn", then "sources" and "estimate" again. topic: the
+        over the question's evidence is asked again over more of it where the hits seem to hold the answer
+        (worth_reading_more): ("note", why) or a "withdrawn", then "sources" and "estimate" again. topic: the
         question's rare terms in the index (Index.rare_terms), its subject where no name gives one. `matches`:
         where the question's terms occur in each hit (Index.matches), for cutting long sources around them.
         embedder: gives the index's embedder, called only where a refusal may be asked again (worth_asking_again).
@@ -255,16 +262,16 @@ class Answerer(OnDemandLlm):
                                           timings={"first_token_s": 0.0, "total_s": round(time.perf_counter() - started, 3)})
             return
         answer, raw, shown = yield from self._attempt(question, sources, started, fresh, note, topic, embedder)
-        if answer.refused and (wider := self.worth_reading_whole(question, hits, matches, sources, embedder)):
-            whole, why = wider
+        if answer.refused and (more := self.worth_reading_more(question, hits, matches, sources, embedder)):
+            wider, why = more
             if shown:
-                yield "withdrawn", f"{_withdrawal(raw)}; reading the sources whole"
+                yield "withdrawn", f"{_withdrawal(raw)}; reading more of the sources"
             else:
-                yield "note", f"no answer from the question's sentences, but {why} in the sources whole: reading them"
-            answer, raw, shown = yield from self._attempt(question, whole, started, fresh, note, topic, embedder,
-                                                          read_whole=True, why_again=why)
-            answer.note = " ".join(filter(None, [answer.note, f"over the question's sentences the answer was a "
-                                                              f"refusal, but {why} in the sources whole: read whole"]))
+                yield "note", f"no answer from the question's sentences, but {why} in the sources whole: reading more of them"
+            answer, raw, shown = yield from self._attempt(question, wider, started, fresh, note, topic, embedder,
+                                                          budget=self._wider_budget(), why_again=why)
+            answer.note = " ".join(filter(None, [answer.note, f"over the question's sentences the answer was a refusal, "
+                                                              f"but {why} in the sources whole: read more of them"]))
         body = answer_part(raw)
         if answer.refused and shown:  # the text streamed so far is taken back, on a line of its own
             yield "withdrawn", _withdrawal(raw)
@@ -275,37 +282,42 @@ class Answerer(OnDemandLlm):
             yield "text", body[shown:]
         yield "answer", answer
 
-    def worth_reading_whole(self, question: str, hits: list, matches: list[dict], read: list[Source],
-                            embedder: Callable[[], object] | None = None) -> tuple[list[Source], str] | None:
-        """The hits whole as sources, and why they are worth reading, where the model read only the question's
-        evidence (`read`) and the hits whole hold more, and pass the second try's test (worth_asking_again): the
-        evidence's 400 characters hold the gold for 92-95% of XQuAD-en questions, the hits whole for 99%. Asked
-        again over them, 8 refusals of XQuAD-en's 500 questions became right answers (1 of the 100 held out), 12 of
-        the six other languages' 360, and none of the 190 questions asked with their gold documents filtered out
-        was answered (asked again after every refusal, 6 more of XQuAD-en's 100 were; BENCHMARKS.md "Answers,
-        part fourteen"). None where nothing more is there to read, and for long filings, whose evidence keeps most
-        of each hit already (evidence.LONG_PROSE_BUDGET_CHARS): there it turned one refusal of financebench-dev's
-        74 into a wrong answer."""
+    def worth_reading_more(self, question: str, hits: list, matches: list[dict], read: list[Source],
+                           embedder: Callable[[], object] | None = None) -> tuple[list[Source], str] | None:
+        """The hits' evidence at READ_MORE_SCALE times the budget as sources, and why they are worth reading, where
+        that holds more than the model read (`read`) and the hits whole pass the second try's test
+        (worth_asking_again): the evidence's 400 characters hold the gold for 92-95% of XQuAD-en questions, the
+        hits whole for 99%. Asked again over the hits whole, 8 refusals of XQuAD-en's 500 questions became right
+        answers (1 of the 100 held out), 12 of the six other languages' 360, and none of the 190 questions asked
+        with their gold documents filtered out was answered (asked again after every refusal, 6 more of XQuAD-en's
+        100 were; BENCHMARKS.md "Answers, part fourteen"); over the wider evidence as many, sooner. None where
+        nothing more is there to read, and for long filings, whose evidence keeps most of each hit already
+        (evidence.LONG_PROSE_BUDGET_CHARS): read again whole there, a refusal of financebench-dev's 74 became a
+        wrong answer."""
         structures = [hit.structure for hit in hits if not hit.is_code]  # of the prose hits, as _sources budgets
         if not self.evidence_chars or evidence.budget_for(structures, self.evidence_chars) != self.evidence_chars:
             return None
-        whole = self._whole(hits, matches)
-        if [s.shown for s in whole] == [s.shown for s in read]:
+        wider = self._sources(question, hits, matches, self._wider_budget())
+        if [s.shown for s in wider] == [s.shown for s in read]:
             return None
-        why = worth_asking_again(question, whole, embedder)
-        return (whole, why) if why else None
+        why = worth_asking_again(question, self._whole(hits, matches), embedder)
+        return (wider, why) if why else None
+
+    def _wider_budget(self) -> int:
+        """The evidence budget a refusal is read again at (a budget of 0 would read the hits whole)."""
+        return self.evidence_chars * READ_MORE_SCALE
 
     def _attempt(self, question: str, sources: list[Source], started: float, fresh: bool, note: str,
-                 topic: list[str] | tuple, embedder, read_whole: bool = False, why_again: str = ""
+                 topic: list[str] | tuple, embedder, budget: int | None = None, why_again: str = ""
                  ) -> Iterator[tuple[str, object]]:
-        """One answer over these sources (the hits whole, not their evidence, where read_whole), from the cache or
-        written: yields ("sources", ...), ("estimate", ...) and ("text", piece) as the model writes; returns
-        (Answer, what the model wrote, how much of it was streamed). why_again: worth_asking_again over these
-        sources where the caller has it already (the hits whole are read because they pass it)."""
+        """One answer over these sources (chosen at an evidence budget of `budget` characters, default
+        evidence_chars), from the cache or written: yields ("sources", ...), ("estimate", ...) and ("text", piece)
+        as the model writes; returns (Answer, what the model wrote, how much of it was streamed). why_again:
+        worth_asking_again where the caller has it already (more is read because the hits whole pass it)."""
         from localcr.cache import open_cache
 
         with open_cache("answers") as cache:
-            entry_key = self._key(question, sources, read_whole)
+            entry_key = self._key(question, sources, budget)
             entry = None if fresh else cache.get(entry_key)
         if isinstance(entry, dict) and isinstance(entry.get("text"), str):
             sources = sources[:entry.get("sources", len(sources))]
@@ -377,16 +389,17 @@ class Answerer(OnDemandLlm):
                     completion.generate_seconds, outputs=0 if is_refusal(completion.text) else 1)
 
     # -- the prompt ------------------------------------------------------------------------------------------
-    def _sources(self, question: str, hits: list, matches: list[dict]) -> list[Source]:
+    def _sources(self, question: str, hits: list, matches: list[dict], budget: int | None = None) -> list[Source]:
         """The hits as the model reads them, numbered from 1: the sentences of prose hits that bear on the question
-        (localcr.evidence; a hit with none is not read), code hits whole (a function is no row of sentences), or
-        every hit whole when evidence_chars is 0."""
-        if not self.evidence_chars:
+        (localcr.evidence, `budget` characters of them, default evidence_chars; a hit with none is not read), code
+        hits whole (a function is no row of sentences), or every hit whole for a budget of 0."""
+        budget = self.evidence_chars if budget is None else budget
+        if not budget:
             return self._whole(hits, matches)
         prose = [hit for hit in hits if not hit.is_code]
         texts = [(hit.window_text or hit.text).strip() for hit in prose]
         chosen = evidence.select(question, texts, languages=[_language(text) for text in texts],
-                                 budget=evidence.budget_for([hit.structure for hit in prose], self.evidence_chars))
+                                 budget=evidence.budget_for([hit.structure for hit in prose], budget))
         kept = {id(hit): evidence.render(text, sentences) for hit, text, sentences in zip(prose, texts, chosen) if sentences}
         read = [(hit, kept[id(hit)] if not hit.is_code else self._shown(hit, found)) for hit, found in zip(hits, matches)
                 if hit.is_code or id(hit) in kept]
@@ -469,14 +482,14 @@ class Answerer(OnDemandLlm):
         return Answer(question, REFUSALS.get(_language(question), REFUSALS["en"]), True, sources, None,
                       model=self.spec.name, cached=cached, note=note, timings=timings, draft=draft)
 
-    def _key(self, question: str, sources: list[Source], read_whole: bool = False) -> str:
-        """The cache key of an answer over these sources; one over the hits whole is keyed as an answerer that reads
-        every hit whole (evidence_chars 0) keys it."""
+    def _key(self, question: str, sources: list[Source], budget: int | None = None) -> str:
+        """The cache key of an answer over these sources, chosen at an evidence budget of `budget` characters
+        (default evidence_chars; 0: the hits whole)."""
         from localcr.cache import key
         from localcr.contexts.keys import settings_signature
 
         return key("answer", self.spec.fingerprint(), ANSWER_VERSION, self.prompt.name, settings_signature(self.spec),
-                   str(self.source_chars), str(0 if read_whole else self.evidence_chars), question,
+                   str(self.source_chars), str(self.evidence_chars if budget is None else budget), question,
                    *filter(None, [_in_language(question)]),
                    *(f"{s.hit.chunk_id}\x1e{s.hit.context}\x1e{s.shown}" for s in sources))
 

@@ -426,7 +426,7 @@ class Index:
                    log=None, **search_options):
         """`ask` as it happens: ("note", coverage_note) while the index's vectors are still coming, ("sources",
         [Source]), ("estimate", how long it will take) unless cached, then ("text", piece) as the model writes, then
-        ("answer", Answer); a refusal read again over the hits whole sends its sources and estimate again
+        ("answer", Answer); a refusal read again over more of the hits sends its sources and estimate again
         (Answerer.stream). log hears when the model loads."""
         if not question.strip():
             raise LocalcrError("the question is empty")

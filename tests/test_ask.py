@@ -269,13 +269,13 @@ def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(in
     from localcr.answers import Answerer
 
     spec = index.registry.require("llm", None)
-    # written twice: over the question's sentences, then over the hits whole (which hold the question's words)
+    # written twice: over the question's sentences, then over more of them (the hits hold the question's words)
     answerer = Answerer(spec, runner=ScriptedAnswerRunner(spec, *["The pump is painted bright green [1]."] * 2))
     events = list(answerer.stream("What colour is the Kestrel pump?", index.search("Kestrel pump colour", 2)))
     kinds = [kind for kind, _ in events]
     assert kinds.index("withdrawn") > kinds.index("text") and kinds[-2:] == ["text", "answer"]
     assert [value for kind, value in events if kind == "withdrawn"] == [
-        "withdrawn: the text above is not an answer (no sentence of it is in its sources); reading the sources whole",
+        "withdrawn: the text above is not an answer (no sentence of it is in its sources); reading more of the sources",
         "withdrawn: the text above is not an answer (no sentence of it is in its sources)"]
     assert events[-1][1].refused and events[-2][1] == "The indexed documents do not say."
     assert events[-1][1].draft == "The pump is painted bright green [1]."
@@ -298,7 +298,7 @@ def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(i
     assert "NOT" not in streamed and "withdrawn" not in dict(events) and answer.draft.endswith("NOT FOUND")
     later = list(Answerer(spec, runner=runner).stream(QUESTION, index.search(QUESTION, 2), fresh=True))[-1][1]
     assert later.refused and "asked again with refusing forbidden" in later.note  # a refusal, tried once more
-    assert "read whole" in later.note and runner.texts == []  # and over the hits whole, as many times
+    assert "read more of them" in later.note and runner.texts == []  # and over more of the hits, as many times
 
 
 def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(index, corpus):
@@ -330,10 +330,11 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     assert not close.refused and "close to the question (cosine" in close.note, close.note
 
 
-def test_a_refusal_over_the_evidence_is_asked_again_over_the_hits_whole(index):
+def test_a_refusal_over_the_evidence_is_asked_again_over_more_of_it(index):
     """The model read only the question's sentences (here a budget of 30 characters: one sentence) and wrote what no
-    source holds, so the check withdrew it; the hits whole hold the question's words, so it is asked again over
-    them, and what it then writes stands. Where the evidence was each hit whole already, nothing is asked again."""
+    source holds, so the check withdrew it; the hits hold the question's words, so it is asked again over three
+    times as much of their evidence, and what it then writes stands. Where the evidence was each hit whole already,
+    nothing is asked again."""
     from localcr.answers import Answerer
 
     spec = index.registry.require("llm", None)
@@ -341,18 +342,19 @@ def test_a_refusal_over_the_evidence_is_asked_again_over_the_hits_whole(index):
     events = list(Answerer(spec, runner=runner, evidence_chars=30).stream(QUESTION, index.search(QUESTION, 2), fresh=True))
     kinds, answer = [kind for kind, _ in events], events[-1][1]
     assert kinds.count("sources") == 2 and kinds.index("withdrawn") < len(kinds) - kinds[::-1].index("sources")
-    assert dict(events)["withdrawn"].endswith("reading the sources whole")
+    assert dict(events)["withdrawn"].endswith("reading more of the sources")
     assert not answer.refused and answer.text == "Every 500 operating hours [1].", answer.to_dict()
-    assert "read whole" in answer.note and answer.sources[0].shown == answer.sources[0].hit.text.strip()
+    first, again = ([s.shown for s in value] for kind, value in events if kind == "sources")
+    assert "read more of them" in answer.note and len("".join(again)) > len("".join(first)) >= 30
     runner.texts = ["The pump is serviced weekly by robots [1]."]
     hits = index.search(QUESTION, 2)
     whole = Answerer(spec, runner=runner, evidence_chars=0).stream(QUESTION, hits, fresh=True)
     assert list(whole)[-1][1].refused and runner.texts == []  # asked once: there was no more to read
 
 
-def test_long_filings_are_not_read_again_whole(index):
+def test_long_filings_are_not_read_again(index):
     """A filing's evidence keeps most of each hit already (2,400 characters): read again whole, a refusal there
-    became a wrong answer, so only shorter prose is."""
+    became a wrong answer, so only shorter prose is read again."""
     from dataclasses import replace
 
     from localcr.answers import Answerer
@@ -361,9 +363,9 @@ def test_long_filings_are_not_read_again_whole(index):
     answerer = Answerer(index.registry.require("llm", None), evidence_chars=30)
     hits = index.search(QUESTION, 2)
     matches = [{}] * len(hits)
-    assert answerer.worth_reading_whole(QUESTION, hits, matches, answerer._sources(QUESTION, hits, matches))
+    assert answerer.worth_reading_more(QUESTION, hits, matches, answerer._sources(QUESTION, hits, matches))
     filings = [replace(hit, structure=LONG_PROSE) for hit in hits]
-    assert answerer.worth_reading_whole(QUESTION, filings, matches, answerer._sources(QUESTION, filings, matches)) is None
+    assert answerer.worth_reading_more(QUESTION, filings, matches, answerer._sources(QUESTION, filings, matches)) is None
 
 
 def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):

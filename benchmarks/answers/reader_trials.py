@@ -1,5 +1,5 @@
 """Changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
-BENCHMARKS.md "Answers", parts eleven to fourteen): each is scored against the default answer to the same question.
+BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the default answer to the same question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
         [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed,wider,...]
@@ -17,12 +17,13 @@ BENCHMARKS.md "Answers", parts eleven to fourteen): each is scored against the d
 - wider: a refusal (the model's, or the check's) is asked again over the hits whole (each cut to SOURCE_CHARS
   around the question's terms), not the 400 characters of evidence: those hold the gold for 92-95% of XQuAD-en
   questions, the hits whole for 99% (evidence.py);
-- wider-gated (adopted in part fourteen: the default now, localcr.answers.Answerer.worth_reading_whole): as
-  wider, only where the hits whole pass the second try's test (two sentences in a row hold 60% of the question's
-  content words, or come within cosine 0.55 of it);
-- wider-evidence: as wider-gated (the default), but what is read again is the hits' evidence at three times the
-  budget (1,200 characters), not the hits whole: the evidence at 400 characters was the better reader wherever the
-  two answers differed, and a shorter prompt comes sooner;
+- wider-gated (the default in part fourteen): as wider, only where the hits whole pass the second try's test (two
+  sentences in a row hold 60% of the question's content words, or come within cosine 0.55 of it);
+- wider-evidence (adopted in part fifteen: the default now, localcr.answers.Answerer.worth_reading_more): as
+  wider-gated, but what is read again is the hits' evidence at three times the budget (1,200 characters), not the
+  hits whole: the evidence at 400 characters was the better reader wherever the two answers differed, and a
+  shorter prompt comes sooner; run against part fourteen's default, so "--trials wider-gated" now measures the
+  change back;
 - own-system: no system turn of localcr's, so the chat template puts in the model's own (Qwen2.5's "You are Qwen,
   created by Alibaba Cloud. You are a helpful assistant.", the turn it was tuned under), the rules unchanged;
 - rules-last: the sources first, then the rules, then the question, so the rules are read last, nearest the
@@ -75,8 +76,8 @@ def arranged_answerer(spec, arrangement: str):
                 return super()._body(question, sources[::-1])
             return f"Question: {question}\n\n" + super()._body(question, sources)
 
-        def _key(self, question, sources, read_whole=False):
-            return super()._key(question, sources, read_whole) + f"-{arrangement}"
+        def _key(self, question, sources, budget=None):
+            return super()._key(question, sources, budget) + f"-{arrangement}"
 
     return Arranged(spec)
 
@@ -106,32 +107,22 @@ def rearranged_prompt_answerer(spec, trial: str):
             at = body.index("Question: ")
             return body[:at] + self.rest.lstrip("\n") + body[at:]
 
-        def _key(self, question, sources, read_whole=False):
-            return super()._key(question, sources, read_whole) + f"-{trial}"
+        def _key(self, question, sources, budget=None):
+            return super()._key(question, sources, budget) + f"-{trial}"
 
     return Rearranged(spec)
 
 
-def wider_evidence_answerer(spec, scale: int = 3):
-    """An Answerer whose re-read of a refusal (gated as the default's) reads the evidence at `scale` times its
-    budget instead of the hits whole."""
+def whole_again_answerer(spec):
+    """An Answerer whose gated re-read of a refusal reads the hits whole (a budget of 0), as part fourteen's default
+    did, not the evidence at three times its budget."""
     from localcr import answers as A
 
-    class WiderEvidence(A.Answerer):
-        def worth_reading_whole(self, question, hits, matches, read, embedder=None):
-            found = super().worth_reading_whole(question, hits, matches, read, embedder)
-            if found is None:
-                return None
-            budget, self.evidence_chars = self.evidence_chars, self.evidence_chars * scale
-            try:
-                return self._sources(question, hits, matches), found[1]
-            finally:
-                self.evidence_chars = budget
+    class WholeAgain(A.Answerer):
+        def _wider_budget(self):
+            return 0
 
-        def _key(self, question, sources, read_whole=False):
-            return super()._key(question, sources, read_whole) + (f"-evidence-x{scale}" if read_whole else "")
-
-    return WiderEvidence(spec)
+    return WholeAgain(spec)
 
 
 def asked_again(answerer, question: str, sources, topic=()):
@@ -192,7 +183,7 @@ def main() -> None:
         variants = {"penalty": Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0})),  # a model of its own
                     "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed"),
                     **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last", "phrase")},
-                    "wider": Answerer(spec, evidence_chars=0), "wider-evidence": wider_evidence_answerer(spec)}
+                    "wider": Answerer(spec, evidence_chars=0), "wider-gated": whole_again_answerer(spec)}
         language = set_name.split("-")[1] if "-" in set_name else "en"
         asked = [(i, q, None) for i, q in enumerate(sampled) if any(lo <= i <= hi for lo, hi in ranges)]
         asked += [("filtered", q, [f"!{d}" for d in gold_documents(index, q)]) for q in sampled[:args.refusals]]
