@@ -37,9 +37,9 @@ BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the de
   the wrong thing ("The Broncos won Super Bowl XLIX [1]" from "They then beat the defending Super Bowl XLIX champion
   New England Patriots");
 - vote: the evidence's sentences ranked with the index's embedder voting too (its cosine to the question, fused by
-  RRF with BM25 and the hit's rank): without the LLM it kept the gold for 1.5 points more of XQuAD-en's and
-  German's 595 tune questions at the same 400 characters (evidence.py --embedder on), and the embedder is loaded
-  for the search already;
+  RRF with BM25 and the hit's rank): without the LLM it kept the gold for 1.5 points more of German's 595 tune
+  questions at the same 400 characters (evidence.py --embedder on), and the embedder is loaded for the search
+  already;
 - similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
   (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
   embedding.
