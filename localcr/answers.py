@@ -101,6 +101,13 @@ DEFAULT_PROMPT = "short"
 _AFTER_NOT = '[A-EG-Za-eg-z0-9\\u00C0-\\uFFFF"\'(]'  # what may follow an answer's first "Not" or "Not ": no "found"
 _NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] "o" [^t\\n] '
                f'| [Nn] "ot" {_AFTER_NOT} | [Nn] "ot " {_AFTER_NOT}) [^\\n]*\n')
+# A whole answer of "1" and its citation ("1 [1]", "1. [2]", "1 [SEP]") is a source's number or a list's, not an
+# answer: the 1.5B wrote it for a source's year (1754, "1931年", "1936年") in 6 of 860 XQuAD and JSQuAD answers, and
+# for nothing else ("3 [1]" and "4 [1]" were counts, right 5 times of 8). Such an answer is written again starting
+# with no figure (nor a citation, nor a space), so in a sentence: "德军于1936年重新占领莱茵兰。 [2]". Let go on after
+# its "1", the 1.5B wrote "1.1936年", "10年" and "1.1".
+_LONE_ONE = re.compile(r"\s*1\.?\s*(?:\[[^\]\n]*\]?\s*)*\.?\s*")
+_NO_LEADING_FIGURE = 'root ::= [^0-9\\[\\n\\t ] [^\\n]*\n'
 # The share of the question's content words a source's sentences must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
 # The sentences read together for that share: a sentence and the next. On XQuAD-en's tune half (100 questions, every
@@ -319,7 +326,7 @@ class Answerer(OnDemandLlm):
         with open_cache("answers") as cache:
             entry_key = self._key(question, sources, budget)
             entry = None if fresh else cache.get(entry_key)
-        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str) and not _LONE_ONE.fullmatch(entry["text"]):
             sources = sources[:entry.get("sources", len(sources))]
             yield "sources", sources
             answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True, topic=topic,
@@ -356,11 +363,17 @@ class Answerer(OnDemandLlm):
             estimated += again
             if estimated >= ANNOUNCED_FROM_SECONDS:
                 yield "estimate", f"asking again with refusing forbidden, about {again:.0f} s more"
-            completion = self._without_refusal(prefix, suffixes)
+            completion = self._again(prefix, suffixes, _NO_REFUSAL)
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
             note = " ".join(filter(None, [note, f"the model refused at first, but {why}: asked again with refusing "
                                                 "forbidden"]))
+        if _LONE_ONE.fullmatch(raw):  # never streamed (_showable)
+            completion = self._again(prefix, suffixes, _NO_LEADING_FIGURE)
+            raw = completion.text
+            evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
+            note = " ".join(filter(None, [note, "the model wrote only \"1\", a source's number: asked again for an "
+                                                "answer that starts with words"]))
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
@@ -370,11 +383,12 @@ class Answerer(OnDemandLlm):
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
         return self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic), raw, shown
 
-    def _without_refusal(self, prefix: list[int], suffixes: list[int]) -> Completion:
-        """The answer written again with the refusal word forbidden (a grammar): for a refusal the sources seem to
-        contradict; what it writes stands only if the check finds it in a source (else the answer is a refusal)."""
+    def _again(self, prefix: list[int], suffixes: list[int], grammar: str) -> Completion:
+        """The answer written again with what the first one was forbidden (a grammar): the refusal word, for a
+        refusal the sources seem to contradict, or a source's number as the whole answer; what it writes stands
+        only if the check finds it in a source (else the answer is a refusal)."""
         for piece in self.runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS,
-                                        grammar=load_grammar(_NO_REFUSAL)):
+                                        grammar=load_grammar(grammar)):
             if isinstance(piece, Completion):
                 self._record(self.runner, piece)
                 return piece
@@ -640,7 +654,7 @@ def answer_part(raw: str) -> str:
 def _showable(written: str) -> int:
     """How much of the text written so far may be streamed: nothing while it may still become a refusal's word,
     then not a refusal's word written after it, nor an end that may still become one."""
-    if _may_refuse(written):
+    if _may_refuse(written) or _LONE_ONE.fullmatch(written):  # may still be a refusal, or a source's number alone
         return 0
     found = _REFUSAL_WORD.search(written)
     if found is not None:

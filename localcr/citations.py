@@ -21,12 +21,15 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from localcr.numerals import as_digits
+from localcr.numerals import as_digits, ascii_digits
 
 CITATION = re.compile(r"\s*\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 # A figure: digits with thousands separators or a decimal part; the scale word after it, if any.
 _FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s*(thousand|million|billion|trillion|"
                      r"[kKmMbB]n?)\b)?")
+# A figure written in digits right after a Chinese or Japanese character, which runs into it without a space ("党歴30年").
+_FIGURE_AFTER_CJK = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])"
+                               r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 _SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "b": 1e9, "bn": 1e9,
            "trillion": 1e12}
 _NUMBER_WORDS = {w: float(n) for n, w in enumerate(
@@ -193,7 +196,7 @@ def phrase_holder(phrase: str, sources: list[str], language: str = "en") -> int 
     is not held by "1925"); None where none holds it or it states nothing to check (no word of four letters,
     figure or CJK character: "Yes", "It is")."""
     wanted = _plain(phrase.strip().rstrip(".。"), language)
-    if not wanted or not (claim_words(phrase, language=language) or figures_in(as_digits(phrase, language))):
+    if not wanted or not (claim_words(phrase, language=language) or stated_figures(phrase, language)):
         return None
     bounded = re.compile(("" if language in _UNSPACED else r"(?<!\w)") + re.escape(wanted)
                          + ("" if language in _UNSPACED else r"(?!\w)"))
@@ -228,8 +231,8 @@ def adds_nothing(sentence: str, question: str, language: str = "en") -> bool:
         return False
     if not set(tokenize(sentence, language)) <= set(tokenize(question, language)):
         return False
-    asked_figures = figures_in(as_digits(question, language))
-    return all(value in asked_figures for _, value, _ in figures_with_scale(as_digits(sentence, language)))
+    asked_figures = stated_numbers(question, language)
+    return all(value in asked_figures for _, value, _ in stated_figures(sentence, language))
 
 
 # Capitalised words of a question that ask rather than name.
@@ -396,7 +399,7 @@ def _checkable(sentence: str, question: str, names: bool, language: str) -> bool
     does not say that unsupported_facts would check (_least_claim: "Serotonin" alone states nothing to check, the
     first word of a sentence being no name; "木材" does)."""
     added = claim_words(sentence, question, language)
-    return bool(figures_with_scale(as_digits(sentence, language)) or quoted_phrases(sentence)
+    return bool(stated_figures(sentence, language) or quoted_phrases(sentence)
                 or (names and names_in(sentence)) or (added and len(added) >= _least_claim(added)))
 
 
@@ -420,8 +423,8 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
     most of the words it adds to the question are in no cited source, those words. Numbers written in words count
     as their figures on both sides (localcr.numerals)."""
     haystack = _fold(" ".join(cited))
-    numbers = set().union(*(figures_in(as_digits(source, language)) for source in cited)) if cited else set()
-    missing = [shown for shown, value, scaled in figures_with_scale(as_digits(sentence, language))
+    numbers = set().union(*(stated_numbers(source, language) for source in cited)) if cited else set()
+    missing = [shown for shown, value, scaled in stated_figures(sentence, language)
                if not _figure_found(value, scaled, numbers)]
     missing += [phrase for phrase in quoted_phrases(sentence) if _fold(phrase) not in haystack]
     missing += [name for name in names_in(sentence) if names and not _name_held(name, haystack)
@@ -475,13 +478,33 @@ def _least_claim(added: list[str]) -> int:
 def claim_words(sentence: str, question: str = "", language: str = "en") -> list[str]:
     """The words a sentence adds to the question: of four letters or more, not the question's, folded; Chinese
     and Japanese, written without spaces, by their character bigrams (a whole clause is no word a source holds),
-    those holding grammar left out (localcr.lexical.grammatical: "木材です" adds 木材, not "材で" and "です")."""
+    those holding grammar left out (localcr.lexical.grammatical: "木材です" adds 木材, not "材で" and "です"), and so
+    are the seams between the question's words (_seams)."""
     from localcr.lexical import grammatical, is_cjk
 
     asked = set(_terms(question))
+    seams = _seams(sentence, asked)
     return list(dict.fromkeys(w for w in _terms(CITATION.sub(" ", sentence)) if (len(w) >= 4 or is_cjk(w))
                               and not w.isdigit() and w not in asked and w not in _COMMON_WORDS
-                              and not grammatical(w, language)))
+                              and not grammatical(w, language) and w not in seams))
+
+
+def _seams(sentence: str, asked: set[str]) -> set[str]:
+    """The CJK bigrams of a sentence that only join the question's words: between two of them ("要党" of "必要党歴",
+    the question's "必要" and "党歴"), or between one and a figure or the end of the run ("年重" of
+    "1936年重新占领", 重新 being the question's). No source writes them, and they say nothing: right answers were
+    withdrawn for them."""
+    from localcr.lexical import cjk_runs
+
+    seams = set()
+    for run in cjk_runs(_fold(CITATION.sub(" ", sentence))):
+        grams = [run[i:i + 2] for i in range(len(run) - 1)]
+        for i, gram in enumerate(grams):
+            before = grams[i - 1] in asked if i else None  # None: the run starts here
+            after = grams[i + 1] in asked if i + 1 < len(grams) else None
+            if (before or after) and before is not False and after is not False:
+                seams.add(gram)
+    return seams
 
 
 def _terms(text: str) -> list[str]:
@@ -507,6 +530,29 @@ def figures_with_scale(text: str) -> list[tuple[str, float, float]]:
         scale = _SCALES.get((match[2] or "").lower(), 1.0)
         out.append((match[0].strip(), value, value * scale))
     return out
+
+
+def stated_figures(text: str, language: str) -> list[tuple[str, float, float]]:
+    """figures_with_scale of a text with its numbers in words as digits; in Chinese and Japanese also the figures it
+    writes in digits after a character ("党歴30年"), not those the reading of numerals makes there (安倍晋三 is a name,
+    not 安倍晋3)."""
+    found = figures_with_scale(as_digits(text, language))
+    if language in ("zh", "ja"):
+        for match in _FIGURE_AFTER_CJK.finditer(CITATION.sub(" ", ascii_digits(text))):
+            value = float(match[1].replace(",", ""))
+            found.append((match[1], value, value))
+    return found
+
+
+def stated_numbers(text: str, language: str) -> set[float]:
+    """Every number of a source as stated_figures reads them, and its numbers in words (figures_in), in Chinese and
+    Japanese also those after a character (a source's "五万人" holds an answer's "50000人"; a numeral it reads in a
+    name only lets an answer's figure pass)."""
+    found = figures_in(as_digits(text, language)) | {value for _, value, _ in stated_figures(text, language)}
+    if language in ("zh", "ja"):
+        read = CITATION.sub(" ", as_digits(text, language))
+        found |= {float(match[1].replace(",", "")) for match in _FIGURE_AFTER_CJK.finditer(read)}
+    return found
 
 
 def _figure_found(value: float, scaled: float, numbers: set[float]) -> bool:

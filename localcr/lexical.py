@@ -120,6 +120,11 @@ def bigram_pieces(word: str) -> list[str]:
     return out
 
 
+def cjk_runs(text: str) -> list[str]:
+    """The runs of CJK characters of a text, each read as its bigrams (_bigrams)."""
+    return _CJK.findall(text)
+
+
 def is_cjk(piece: str) -> bool:
     return bool(_CJK.fullmatch(piece))
 

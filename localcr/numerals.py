@@ -24,7 +24,7 @@ _HAN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿
 def as_digits(text: str, language: str = "en") -> str:
     """The text with its number words written as digits (figures matched, never shown: the text a user reads
     is unchanged). A language no reader covers gets only its digits normalised."""
-    text = _ascii_digits(text)
+    text = ascii_digits(text)
     if language in _TEXT2NUM or language == "ru":
         pieces = _FIGURE_AND_WORD.split(text)  # odd places hold the figures with their words
         return "".join(piece if i % 2 else _words_as_digits(piece, language) for i, piece in enumerate(pieces))
@@ -64,7 +64,7 @@ def _read(text: str, language: str) -> str:
     return text
 
 
-def _ascii_digits(text: str) -> str:
+def ascii_digits(text: str) -> str:
     """Decimal digits of any script (Arabic-Indic, Devanagari, full-width) as 0-9, and Arabic script's separators
     between them as "," and ".": its thousands sign and its comma between groups of three ("22،338،618", as
     XQuAD's Arabic writes 22,338,618), its decimal sign ("3٫5")."""

@@ -243,6 +243,7 @@ class ScriptedAnswerRunner:
 
     def __init__(self, spec, *texts: str):
         self.spec, self.n_ctx, self.threads, self.parallel, self.texts = spec, 4096, 1, 1, list(texts)
+        self.grammars = []  # each generation's grammar (None for none)
 
     def render(self, prefix_message: str, suffix_message: str, system: str = ""):
         return list((system + prefix_message).encode()), list(suffix_message.encode())
@@ -257,6 +258,7 @@ class ScriptedAnswerRunner:
         from localcr.llm import Completion
 
         text = self.texts.pop(0)
+        self.grammars.append(grammar)
         yield from (text[i:i + 4] for i in range(0, len(text), 4))
         yield Completion(text=text, tokens=len(text) // 4, finished=True, reused=0, evaluated=len(prefix) + len(suffix),
                          prompt_seconds=0.01, generate_seconds=0.01)
@@ -279,6 +281,24 @@ def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(in
         "withdrawn: the text above is not an answer (no sentence of it is in its sources)"]
     assert events[-1][1].refused and events[-2][1] == "The indexed documents do not say."
     assert events[-1][1].draft == "The pump is painted bright green [1]."
+
+
+def test_a_lone_source_number_is_never_shown_and_is_written_again_in_words(index):
+    """The 1.5B answered "1 [1]" for a source's year (the number of the source it meant to cite): that is held back
+    while it may still be one, and written again with the answer made to start with words."""
+    from localcr.answers import Answerer
+
+    spec = index.registry.require("llm", None)
+    runner = ScriptedAnswerRunner(spec, "1 [1]", "The Kestrel pump must be serviced every 500 operating hours [1].")
+    events = list(Answerer(spec, runner=runner).stream(QUESTION, index.search(QUESTION, 2), fresh=True))
+    answer = events[-1][1]
+    assert not answer.refused and answer.text == "The Kestrel pump must be serviced every 500 operating hours [1]."
+    assert "".join(value for kind, value in events if kind == "text") == answer.text  # the "1" never streamed
+    assert runner.grammars[0] is None and runner.grammars[1] is not None and 'wrote only "1"' in answer.note
+    from localcr.answers import _LONE_ONE
+
+    assert all(_LONE_ONE.fullmatch(text) for text in ("1 [1]", "1. [2]", "1[2]", "1 [SEP]", "1", "1 ["))
+    assert not any(_LONE_ONE.fullmatch(text) for text in ("1931 [1]", "3 [1]", "1.5 [1]", "10 [1]", "1 in 1931 [1]"))
 
 
 def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(index):

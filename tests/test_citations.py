@@ -1,6 +1,7 @@
 """Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
 from localcr.answers import content_terms, figures_closed_up, is_refusal
-from localcr.citations import abbreviated, check, misspelt, citations_in, figures_in, names_in, phrase_holder, split_sentences
+from localcr.citations import (abbreviated, check, misspelt, citations_in, figures_in, names_in, phrase_holder,
+                               split_sentences, stated_figures)
 from localcr.numerals import as_digits
 
 SOURCES = [
@@ -78,6 +79,17 @@ def test_scaled_figures_match_a_table_in_millions():
     assert check("Net sales were 1,234 million [2].", SOURCES).sentences[0].supported
     assert not check("Net sales were $1.5 billion [2].", SOURCES).sentences[0].supported
     assert figures_in("$1.2 billion") == {1.2, 1.2e9}
+
+
+def test_figures_are_read_after_chinese_and_japanese_characters_but_not_inside_words_or_names():
+    """Chinese and Japanese run figures into their words ("党歴30年"): read there, a wrong "50年" is caught. The
+    numeral of a name is no figure (安倍晋三, not 安倍晋3); "A380" and "v2.1" hold none."""
+    assert {value for _, value, _ in stated_figures("党歴30年以上、約60％", "ja")} == {30.0, 60.0}
+    assert {value for _, value, _ in stated_figures("德军于1936年重新占领莱茵兰", "zh")} == {1936.0}
+    assert stated_figures("安倍晋三首相は述べた", "ja") == []
+    assert check("安倍晋三首相は「デマ」と主張した。[1]", ["安倍首相は、チラシを「デマ」であると主張した。"],
+                 question="首相は誰ですか", language="ja").sentences[0].supported
+    assert figures_in("the A380, release v2.1") == set()
 
 
 def test_names_and_quotes_must_occur():
@@ -357,6 +369,21 @@ def test_a_japanese_answer_is_checked_on_its_words_not_its_grammar():
                  language="ja").sentences[0].supported
     wrong = check("コンゴ共和国の輸出の約60％を占める品は石油です。[1]", source, question=question, language="ja")
     assert not wrong.sentences[0].supported and wrong.sentences[0].missing == ["石油"]
+
+
+def test_an_answer_joining_the_question_s_words_adds_no_word_to_check():
+    """"永年党員の必要党歴は30年以上です" joins the question's "必要" and "党歴" into the bigram "要党", which no source
+    writes: the right answer (JSQuAD) was withdrawn for it, as was XQuAD-zh's "1936年重新占领" for "年重". A word of
+    its own is still checked."""
+    source = ["党籍長期継続者には「永年党員」（党歴30年以上）という表彰制度がある。"]
+    question = "日本共産党の永年党員に必要な党歴は何年以上でしょうか。"
+    assert check("永年党員の必要党歴は30年以上です。[1]", source, question=question, language="ja").sentences[0].supported
+    assert not check("永年党員の必要党歴は50年以上です。[1]", source, question=question, language="ja").sentences[0].supported
+    wrong = check("永年党員には党費の完納が必要です。[1]", source, question=question, language="ja")
+    assert not wrong.sentences[0].supported
+    rhineland = ["协约国于1930年撤离莱茵兰。 1936年，德军重新占领莱茵兰，成为德国的重大喜讯。"]
+    assert check("德军于1936年重新占领莱茵兰。 [1]", rhineland, question="德军于何时重新占领莱茵兰？",
+                 language="zh").sentences[0].supported  # "年重": a figure's unit joined to the question's 重新
 
 
 def test_a_one_word_japanese_answer_citing_a_missing_source_cites_the_one_holding_it():

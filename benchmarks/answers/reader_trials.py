@@ -158,7 +158,7 @@ def asked_again(answerer, question: str, sources, topic=()):
     prefix, suffixes, _ = answerer._fit(question, sources)
     answerer.runner.keep_prefix(prefix, "answers", answerer._tag(), "answer-instruction", A.ANSWER_VERSION,
                                 answerer.prompt.name)
-    raw = answerer._without_refusal(prefix, suffixes).text
+    raw = answerer._again(prefix, suffixes, A._NO_REFUSAL).text
     return answerer._finish(question, raw, sources, note="", cached=False, timings={}, topic=topic)
 
 
