@@ -40,6 +40,11 @@ BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the de
   RRF with BM25 and the hit's rank): without the LLM it kept the gold for 1.5 points more of German's 595 tune
   questions at the same 400 characters (evidence.py --embedder on), and the embedder is loaded for the search
   already;
+- shots: three worked examples as earlier turns of the chat, before the question's (localcr's own, not from any
+  data set: the right one of several names in a sentence, the figure asked among others, a refusal), so the 1.5B
+  sees picking what the question asks done before it answers; they are part of the instruction's prefix, whose KV
+  state is kept from one question to the next, so they cost no time a question (the "example" prompt put one
+  example inside the instruction, and drew whole paragraphs copied);
 - similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
   (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
   embedding.
@@ -115,6 +120,50 @@ def rearranged_prompt_answerer(spec, trial: str):
             return super()._key(question, sources, budget) + f"-{trial}"
 
     return Rearranged(spec)
+
+
+# The shots trial's worked examples: a question's sources as the prompt sets them out, and the answer written.
+SHOTS = [
+    ("Sources:\n[1] orla-lighthouse.md (The history of the Orla lighthouse.)\nThe Orla lighthouse was first lit in "
+     "1874. Mara Lind kept it until 1902, when her nephew Tomas Berg took over; the harbour master, Erik Sand, had "
+     "wanted it closed.\n\n[2] orla-harbour.md (Trade through Orla harbour.)\nBy 1900 the harbour shipped 40,000 "
+     "tonnes of timber a year, most of it to Hamburg.\n\nQuestion: Who kept the Orla lighthouse after 1902?\nAnswer:",
+     "Tomas Berg, Mara Lind's nephew, kept it after 1902 [1]."),
+    ("Sources:\n[1] vell-expedition.md (The 1911 survey expedition to the Vell pass.)\nThe expedition left Dunmore "
+     "with 120 porters and 16 mules. Forty soldiers were sent two days ahead to clear the pass, and 12 of the porters "
+     "turned back at the first camp.\n\n[2] vell-pass.md (The Vell pass.)\nThe pass lies at 3,200 metres and is "
+     "closed by snow from November to May.\n\nQuestion: How many soldiers were sent ahead of the expedition?\n"
+     "Answer:", "Forty soldiers were sent ahead to clear the pass [1]."),
+    ("Sources:\n[1] vell-pass.md (The Vell pass.)\nThe pass lies at 3,200 metres and is closed by snow from November "
+     "to May.\n\n[2] orla-harbour.md (Trade through Orla harbour.)\nBy 1900 the harbour shipped 40,000 tonnes of "
+     "timber a year, most of it to Hamburg.\n\nQuestion: Who built the first road over the Vell pass?\nAnswer:",
+     "NOT FOUND"),
+]
+
+
+def shots_answerer(spec):
+    """An Answerer whose prompt holds SHOTS as earlier turns of the chat (Qwen2.5's ChatML, as its template writes
+    it), in the prefix whose KV state is kept."""
+    from localcr import answers as A
+
+    class Shots(A.Answerer):
+        def __init__(self, spec):
+            super().__init__(spec)
+            self.prompt = A.AnswerPrompt("shots", self.prompt.system, self.prompt.instruction)
+
+        def _fit(self, question, sources):
+            runner, rules = self.runner, self.prompt.instruction
+            turns = "".join(f"<|im_start|>user\n{rules}{body}<|im_end|>\n<|im_start|>assistant\n{answer}<|im_end|>\n"
+                            for body, answer in SHOTS)
+            prefix = runner.tokenize(f"<|im_start|>system\n{self.prompt.system}<|im_end|>\n{turns}<|im_start|>user\n"
+                                     + rules)
+            suffix = runner.tokenize(self._body(question, sources) + "<|im_end|>\n<|im_start|>assistant\n")
+            return prefix, suffix, 0
+
+        def _key(self, question, sources, budget=None):
+            return super()._key(question, sources, budget) + "-shots"
+
+    return Shots(spec)
 
 
 def whole_again_answerer(spec):
@@ -209,7 +258,7 @@ def main() -> None:
                     "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed"),
                     **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last", "phrase")},
                     "wider": Answerer(spec, evidence_chars=0), "wider-gated": whole_again_answerer(spec),
-                    "vote": voting_answerer(spec, index.embedder)}
+                    "vote": voting_answerer(spec, index.embedder), "shots": shots_answerer(spec)}
         language = set_name.split("-")[1] if "-" in set_name else "en"
         asked = [(i, q, None) for i, q in enumerate(sampled) if any(lo <= i <= hi for lo, hi in ranges)]
         asked += [("filtered", q, [f"!{d}" for d in gold_documents(index, q)]) for q in sampled[:args.refusals]]
