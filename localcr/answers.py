@@ -345,31 +345,39 @@ class Answerer(OnDemandLlm):
         setup = time.perf_counter() - set_up if loading or held != "kept" else 0.0
         estimated, estimate_at = self.seconds_for(runner, prefix, suffixes), time.perf_counter() - started
         yield "estimate", _estimate(len(sources), len(prefix) + len(suffixes), estimated)
-        first, written, shown = None, "", 0
-        for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS, grammar=self._grammar()):
-            if isinstance(piece, Completion):
-                completion = piece
-                continue
-            first = first if first is not None else time.perf_counter() - started
-            written += piece
-            showable = _showable(written)  # a refusal's word is never shown as an answer
-            if showable > shown:
-                yield "text", written[shown:showable]
-                shown = showable
+        first, shown = None, 0
+
+        def written(grammar):
+            """One generation, its text streamed as it comes (never a refusal's word, nor a lone "1"); returns its
+            Completion. A second try starts where nothing of the first was shown, or the check withdraws that."""
+            nonlocal first, shown
+            text, shown = "", 0
+            for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS, grammar=grammar):
+                if isinstance(piece, Completion):
+                    self._record(runner, piece)
+                    return piece
+                first = first if first is not None else time.perf_counter() - started
+                text += piece
+                showable = _showable(text)
+                if showable > shown:
+                    yield "text", text[shown:showable]
+                    shown = showable
+            raise AssertionError("the stream ended without its completion")
+
+        completion = yield from written(self._grammar())
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
-        self._record(runner, completion)
         if is_refusal(answer_part(raw)) and (why := why_again or worth_asking_again(question, sources, embedder)):
             again = self.seconds_for(runner, prefix, suffixes)
             estimated += again
             if estimated >= ANNOUNCED_FROM_SECONDS:
                 yield "estimate", f"asking again with refusing forbidden, about {again:.0f} s more"
-            completion = self._again(prefix, suffixes, _NO_REFUSAL)
+            completion = yield from written(load_grammar(_NO_REFUSAL))
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
             note = " ".join(filter(None, [note, f"the model refused at first, but {why}: asked again with refusing "
                                                 "forbidden"]))
-        if _LONE_ONE.fullmatch(raw):  # never streamed (_showable)
-            completion = self._again(prefix, suffixes, _NO_LEADING_FIGURE)
+        if _LONE_ONE.fullmatch(raw):
+            completion = yield from written(load_grammar(_NO_LEADING_FIGURE))
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
             note = " ".join(filter(None, [note, "the model wrote only \"1\", a source's number: asked again for an "
@@ -382,17 +390,6 @@ class Answerer(OnDemandLlm):
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
             cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
         return self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic), raw, shown
-
-    def _again(self, prefix: list[int], suffixes: list[int], grammar: str) -> Completion:
-        """The answer written again with what the first one was forbidden (a grammar): the refusal word, for a
-        refusal the sources seem to contradict, or a source's number as the whole answer; what it writes stands
-        only if the check finds it in a source (else the answer is a refusal)."""
-        for piece in self.runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS,
-                                        grammar=load_grammar(grammar)):
-            if isinstance(piece, Completion):
-                self._record(self.runner, piece)
-                return piece
-        raise AssertionError("the stream ended without its completion")
 
     @staticmethod
     def _record(runner, completion: Completion) -> None:

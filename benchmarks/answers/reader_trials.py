@@ -203,11 +203,13 @@ def asked_again(answerer, question: str, sources, topic=()):
     """The answer written with refusing forbidden over these sources, as the default's second try writes it
     (topic: the question's rare terms, Index.rare_terms, which the check reads as the ask does)."""
     from localcr import answers as A
+    from localcr.llm import load_grammar
 
     prefix, suffixes, _ = answerer._fit(question, sources)
     answerer.runner.keep_prefix(prefix, "answers", answerer._tag(), "answer-instruction", A.ANSWER_VERSION,
                                 answerer.prompt.name)
-    raw = answerer._again(prefix, suffixes, A._NO_REFUSAL).text
+    raw = answerer.runner.complete(prefix, suffixes, max_tokens=A.ANSWER_MAX_TOKENS, stops=A.STOPS,
+                                   grammar=load_grammar(A._NO_REFUSAL)).text
     return answerer._finish(question, raw, sources, note="", cached=False, timings={}, topic=topic)
 
 
