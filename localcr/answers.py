@@ -102,10 +102,11 @@ _AFTER_NOT = '[A-EG-Za-eg-z0-9\\u00C0-\\uFFFF"\'(]'  # what may follow an answer
 _NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] "o" [^t\\n] '
                f'| [Nn] "ot" {_AFTER_NOT} | [Nn] "ot " {_AFTER_NOT}) [^\\n]*\n')
 # A whole answer of "1" and its citation ("1 [1]", "1. [2]", "1 [SEP]") is a source's number or a list's, not an
-# answer: the 1.5B wrote it for a source's year (1754, "1931年", "1936年") in 6 of 860 XQuAD and JSQuAD answers, and
-# for nothing else ("3 [1]" and "4 [1]" were counts, right 5 times of 8). Such an answer is written again starting
-# with no figure (nor a citation, nor a space), so in a sentence: "德军于1936年重新占领莱茵兰。 [2]". Let go on after
-# its "1", the 1.5B wrote "1.1936年", "10年" and "1.1".
+# answer: the 1.5B wrote it for a source's year (1754, "1931年", "1936年") and for nothing else ("3 [1]" and "4 [1]"
+# were counts, right 5 times of 8). Such an answer is written again starting with no figure (nor a citation, nor a
+# space), so in a sentence: "德军于1936年重新占领莱茵兰。 [2]". Of XQuAD's and JSQuAD's 860 cached answers 8 were
+# written again, 5 then right and 3 refused (BENCHMARKS.md "Answers, part sixteen"); let go on after its "1"
+# instead, the 1.5B wrote "1.1936年", "10年" and "1.1".
 _LONE_ONE = re.compile(r"\s*1\.?\s*(?:\[[^\]\n]*\]?\s*)*\.?\s*")
 _NO_LEADING_FIGURE = 'root ::= [^0-9\\[\\n\\t ] [^\\n]*\n'
 # The share of the question's content words a source's sentences must hold for a refusal to be tried again.
@@ -326,6 +327,7 @@ class Answerer(OnDemandLlm):
         with open_cache("answers") as cache:
             entry_key = self._key(question, sources, budget)
             entry = None if fresh else cache.get(entry_key)
+        # a lone "1" cached before it was written again is written again now
         if isinstance(entry, dict) and isinstance(entry.get("text"), str) and not _LONE_ONE.fullmatch(entry["text"]):
             sources = sources[:entry.get("sources", len(sources))]
             yield "sources", sources
@@ -349,7 +351,7 @@ class Answerer(OnDemandLlm):
 
         def written(grammar):
             """One generation, its text streamed as it comes (never a refusal's word, nor a lone "1"); returns its
-            Completion. A second try starts where nothing of the first was shown, or the check withdraws that."""
+            Completion. A second try follows a first that showed nothing, so it streams from its start."""
             nonlocal first, shown
             text, shown = "", 0
             for piece in runner.stream(prefix, suffixes, max_tokens=ANSWER_MAX_TOKENS, stops=STOPS, grammar=grammar):

@@ -545,9 +545,9 @@ def stated_figures(text: str, language: str) -> list[tuple[str, float, float]]:
 
 
 def stated_numbers(text: str, language: str) -> set[float]:
-    """Every number of a source as stated_figures reads them, and its numbers in words (figures_in), in Chinese and
-    Japanese also those after a character (a source's "五万人" holds an answer's "50000人"; a numeral it reads in a
-    name only lets an answer's figure pass)."""
+    """Every number of a source: as stated_figures reads them, its numbers in words (figures_in), and in Chinese and
+    Japanese those numerals make after a character too (a source's "五万人" holds an answer's "50000人"; one read in
+    a name can only let an answer's figure pass, never withdraw it)."""
     found = figures_in(as_digits(text, language)) | {value for _, value, _ in stated_figures(text, language)}
     if language in ("zh", "ja"):
         read = CITATION.sub(" ", as_digits(text, language))
