@@ -109,6 +109,10 @@ _NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] 
 # instead, the 1.5B wrote "1.1936年", "10年" and "1.1".
 _LONE_ONE = re.compile(r"\s*1\.?\s*(?:\[[^\]\n]*\]?\s*)*\.?\s*")
 _NO_LEADING_FIGURE = 'root ::= [^0-9\\[\\n\\t ] [^\\n]*\n'
+# The letters of the languages written in a script of their own: an answer with none of them, to a question in one
+# of these, that the check finds in no source ("Stanley Miller [1]" where the source writes スタンリー・ミラー,
+# "Energyproject AB is located in Sweden" for an Arabic question) is written again made to start in that script.
+_SCRIPTS = {"ar": "\u0600-\u06ff", "ru": "\u0400-\u04ff", "zh": "\u4e00-\u9fff", "ja": "\u3040-\u30ff\u4e00-\u9fff"}
 # The share of the question's content words a source's sentences must hold for a refusal to be tried again.
 RETRY_COVERAGE = 0.6
 # The sentences read together for that share: a sentence and the next. On XQuAD-en's tune half (100 questions, every
@@ -327,8 +331,8 @@ class Answerer(OnDemandLlm):
         with open_cache("answers") as cache:
             entry_key = self._key(question, sources, budget)
             entry = None if fresh else cache.get(entry_key)
-        # a lone "1" cached before it was written again is written again now
-        if isinstance(entry, dict) and isinstance(entry.get("text"), str) and not _LONE_ONE.fullmatch(entry["text"]):
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str) and (entry.get("again") or not (
+                self._written_again(question, entry["text"], sources[:entry.get("sources", len(sources))], topic))):
             sources = sources[:entry.get("sources", len(sources))]
             yield "sources", sources
             answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True, topic=topic,
@@ -369,29 +373,47 @@ class Answerer(OnDemandLlm):
         completion = yield from written(self._grammar())
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
         if is_refusal(answer_part(raw)) and (why := why_again or worth_asking_again(question, sources, embedder)):
-            again = self.seconds_for(runner, prefix, suffixes)
-            estimated += again
+            more = self.seconds_for(runner, prefix, suffixes)
+            estimated += more
             if estimated >= ANNOUNCED_FROM_SECONDS:
-                yield "estimate", f"asking again with refusing forbidden, about {again:.0f} s more"
+                yield "estimate", f"asking again with refusing forbidden, about {more:.0f} s more"
             completion = yield from written(load_grammar(_NO_REFUSAL))
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
             note = " ".join(filter(None, [note, f"the model refused at first, but {why}: asked again with refusing "
                                                 "forbidden"]))
-        if _LONE_ONE.fullmatch(raw):
-            completion = yield from written(load_grammar(_NO_LEADING_FIGURE))
+        if again := self._written_again(question, raw, sources, topic):
+            grammar, why = again
+            if shown:  # a lone "1" never is
+                yield "withdrawn", f"{_withdrawal(raw)}; writing it again"
+            completion = yield from written(load_grammar(grammar))
             raw = completion.text
             evaluated, generated = evaluated + completion.evaluated, generated + completion.tokens
-            note = " ".join(filter(None, [note, "the model wrote only \"1\", a source's number: asked again for an "
-                                                "answer that starts with words"]))
+            note = " ".join(filter(None, [note, why]))
         timings = {"first_token_s": round(first if first is not None else time.perf_counter() - started, 3),
                    "total_s": round(time.perf_counter() - started, 3),
                    "prompt_tokens": len(prefix) + len(suffixes), "evaluated_tokens": evaluated,
                    "generated_tokens": generated, "estimated_s": round(estimated, 3), "estimate_at_s": round(estimate_at, 3),
                    "announced": estimated >= ANNOUNCED_FROM_SECONDS, "setup_s": round(setup, 3)}
         with open_cache("answers") as cache:  # only a whole answer is stored: an interrupted one is written again
-            cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note}, self._tag())
+            cache.set(entry_key, {"text": raw, "sources": len(sources), "note": note, "again": bool(again)}, self._tag())
         return self._finish(question, raw, sources, note=note, cached=False, timings=timings, topic=topic), raw, shown
+
+    def _written_again(self, question: str, raw: str, sources: list[Source], topic) -> tuple[str, str] | None:
+        """The grammar the answer is written again under, and why, where what the model wrote is no answer to keep: a
+        lone "1" (_LONE_ONE), or, to a question in a language of its own script (_SCRIPTS), an answer in another that
+        no source holds. None for any other answer (and a cached one written before this was asked is asked now)."""
+        if _LONE_ONE.fullmatch(raw):
+            return _NO_LEADING_FIGURE, "the model wrote only \"1\", a source's number: asked again for an answer that " \
+                                       "starts with words"
+        language = _language(question)
+        script = _SCRIPTS.get(language)
+        body = answer_part(raw)
+        if script and not is_refusal(body) and _in_another_script(body, script) and self._finish(
+                question, raw, sources, note="", cached=False, timings={}, topic=topic).refused:
+            return (f'root ::= "{NOT_FOUND}" | [{script}] [^\\n]*\n', f"the model wrote in another script what no "
+                    f"source holds: asked again to write in {LANGUAGE_NAMES[language]}")
+        return None
 
     @staticmethod
     def _record(runner, completion: Completion) -> None:
@@ -648,6 +670,12 @@ def answer_part(raw: str) -> str:
     if found is None or not any(c.isalnum() for c in CITATION.sub("", raw[:found.start()])):
         return raw
     return raw[:found.start()].rstrip()
+
+
+def _in_another_script(answer: str, script: str) -> bool:
+    """Whether an answer has letters and none of them in the script (a character class's ranges) of its question."""
+    text = CITATION.sub(" ", answer)
+    return bool(re.search(r"[^\W\d_]", text)) and not re.search(f"[{script}]", text)
 
 
 def _showable(written: str) -> int:

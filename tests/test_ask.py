@@ -301,6 +301,25 @@ def test_a_lone_source_number_is_never_shown_and_is_written_again_in_words(index
     assert not any(_LONE_ONE.fullmatch(text) for text in ("1931 [1]", "3 [1]", "1.5 [1]", "10 [1]", "1 in 1931 [1]"))
 
 
+def test_an_answer_in_another_script_that_no_source_holds_is_written_again_in_the_question_s(index):
+    """An Arabic question answered "Energyproject AB is located in Sweden [1]" lost a right answer to the check: an
+    answer in another script than its question's that no source holds is withdrawn and written again made to start
+    in the question's script (the refusal word allowed). A refusal is not written again."""
+    from localcr.answers import Answerer
+
+    spec = index.registry.require("llm", None)
+    question = "Какого цвета насос Kestrel?"
+    runner = ScriptedAnswerRunner(spec, "The pump is painted purple [1].", "NOT FOUND")
+    events = list(Answerer(spec, runner=runner).stream(question, index.search("Kestrel pump colour", 2), fresh=True))
+    answer = events[-1][1]
+    assert runner.grammars[0] is None and runner.grammars[1] is not None and answer.refused
+    assert "asked again to write in Russian" in answer.note
+    assert any(kind == "withdrawn" and value.endswith("writing it again") for kind, value in events)
+    refusing = ScriptedAnswerRunner(spec, "NOT FOUND")
+    refused = list(Answerer(spec, runner=refusing).stream(question, index.search("Kestrel pump colour", 2), fresh=True))
+    assert refused[-1][1].refused and refusing.grammars == [None]
+
+
 def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(index):
     """One evaluation of a prompt wrote "... every 500 operating hours. NOT FOUND" where another wrote "[1]": the text
     before the word is the answer, checked like any (a citation attached where a source holds it); the word is never
