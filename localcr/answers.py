@@ -331,13 +331,14 @@ class Answerer(OnDemandLlm):
         with open_cache("answers") as cache:
             entry_key = self._key(question, sources, budget)
             entry = None if fresh else cache.get(entry_key)
-        if isinstance(entry, dict) and isinstance(entry.get("text"), str) and (entry.get("again") or not (
-                self._written_again(question, entry["text"], sources[:entry.get("sources", len(sources))], topic))):
-            sources = sources[:entry.get("sources", len(sources))]
-            yield "sources", sources
-            answer = self._finish(question, entry["text"], sources, note=entry.get("note", note), cached=True, topic=topic,
-                                  timings={"first_token_s": 0.0, "total_s": round(time.perf_counter() - started, 3)})
-            return answer, entry["text"], 0
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+            read = sources[:entry.get("sources", len(sources))]
+            if entry.get("again") or not self._written_again(question, entry["text"], read, topic):
+                yield "sources", read
+                answer = self._finish(question, entry["text"], read, note=entry.get("note", note), cached=True,
+                                      topic=topic, timings={"first_token_s": 0.0,
+                                                            "total_s": round(time.perf_counter() - started, 3)})
+                return answer, entry["text"], 0
         set_up, loading = time.perf_counter(), self._runner is None
         runner = self.runner
         prefix, suffixes, dropped = self._fit(question, sources)

@@ -494,11 +494,10 @@ def _seams(sentence: str, asked: set[str]) -> set[str]:
     the question's "必要" and "党歴"), or between one and a figure or the end of the run ("年重" of
     "1936年重新占领", 重新 being the question's). No source writes them, and they say nothing: right answers were
     withdrawn for them."""
-    from localcr.lexical import cjk_runs
+    from localcr.lexical import cjk_bigram_runs
 
     seams = set()
-    for run in cjk_runs(_fold(CITATION.sub(" ", sentence))):
-        grams = [run[i:i + 2] for i in range(len(run) - 1)]
+    for grams in cjk_bigram_runs(_fold(CITATION.sub(" ", sentence))):
         for i, gram in enumerate(grams):
             before = grams[i - 1] in asked if i else None  # None: the run starts here
             after = grams[i + 1] in asked if i + 1 < len(grams) else None

@@ -120,9 +120,9 @@ def bigram_pieces(word: str) -> list[str]:
     return out
 
 
-def cjk_runs(text: str) -> list[str]:
-    """The runs of CJK characters of a text, each read as its bigrams (_bigrams)."""
-    return _CJK.findall(text)
+def cjk_bigram_runs(text: str) -> list[list[str]]:
+    """The character bigrams of each run of CJK characters in a text, run by run, as tokenize reads them."""
+    return [_bigrams(run) for run in _CJK.findall(text)]
 
 
 def is_cjk(piece: str) -> bool:
