@@ -374,8 +374,10 @@ class Answerer(OnDemandLlm):
         completion = yield from written(self._grammar())
         raw, evaluated, generated = completion.text, completion.evaluated, completion.tokens
         if is_refusal(answer_part(raw)) and (why := why_again or worth_asking_again(question, sources, embedder)):
+            # the prompt's evaluation is kept (its logits too), so the second try costs its generation alone; the
+            # first estimate counted an answer's length where the refusal took a few tokens
             more = self.seconds_for(runner, prefix, suffixes)
-            estimated += more
+            estimated = max(estimated, time.perf_counter() - started - estimate_at + more)
             if estimated >= ANNOUNCED_FROM_SECONDS:
                 yield "estimate", f"asking again with refusing forbidden, about {more:.0f} s more"
             completion = yield from written(load_grammar(_NO_REFUSAL))

@@ -19,7 +19,9 @@ Every prompt is evaluated in the same pieces whatever the cache held before (`_l
 template's system turn (the part many prompts share) and where its prefix ends, and the cache is reused only up to
 such a cut made the same way. llama.cpp's arithmetic depends on how a prompt is cut into batches (a prefix kept from a
 prompt evaluated whole moved the next token's logits by up to 0.4), so reusing the cache wherever two prompts happened
-to agree made an answer depend on the question asked before it.
+to agree made an answer depend on the question asked before it. The prompt's last piece is evaluated again only to
+give the logits a generation starts from, so those are kept: a second generation from the same prompt (a refusal
+asked again under a grammar) evaluates nothing, and writes what it would after a fresh evaluation.
 
 The cache is created with `swa_full=True`: Gemma 3 (and other sliding-window models) otherwise keep only
 the last `n_swa` positions of their local-attention layers, and cutting such a cache back to an earlier
@@ -255,6 +257,9 @@ class LlamaRunner:
         self.n_ctx = min(self.llm.n_ctx(), len(self.llm.input_ids))
         self._heads: set[tuple[int, ...]] = set()  # rendered prompts' starts up to the user's message (a system turn)
         self._splits: tuple[int, ...] = ()  # where the KV cache's tokens were cut into evaluations (their ends)
+        # The last prompt generated from, and the logits its evaluation ended with: a second generation from the same
+        # prompt (a refusal asked again under a grammar) starts from them instead of evaluating its last piece again.
+        self._prompt_logits: tuple[tuple[int, ...], object] | None = None
         self._render_chat = self._chat_renderer() if spec.prompt_style == "chat" else None
 
     @property
@@ -385,7 +390,7 @@ class LlamaRunner:
         lc, llm = self._llama_cpp, self.llm
         llm.reset()
         llm._ctx.kv_cache_clear()
-        self._splits = ()
+        self._splits, self._prompt_logits = (), None
         buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
         if not state or lc.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(state), 0) == 0:
             llm._ctx.kv_cache_clear()
@@ -447,7 +452,16 @@ class LlamaRunner:
         than `cached_prefix` where the cache holds more of them than ends at a cut (the last question's sources
         start as this one's do, yet are evaluated again): what an estimate leaves out of what is evaluated."""
         cuts = self._cuts(tokens, prefix)
+        if logits and self._logits_kept(tokens, cuts):
+            return len(tokens)
         return self._reusable(tokens, cuts if not logits else cuts[:-1])
+
+    def _logits_kept(self, tokens: list[int], cuts: tuple[int, ...]) -> bool:
+        """Whether the KV cache holds `tokens` evaluated at these cuts (perhaps with a generation after them) and the
+        logits their evaluation ended with are kept: generating from them again needs no evaluation. They are the
+        logits evaluating the last piece again would give, so the second generation is the one it would be."""
+        return (self._prompt_logits is not None and self._prompt_logits[0] == tuple(tokens)
+                and self._reusable(tokens, cuts) == len(tokens))
 
     def _holds(self, tokens: list[int]) -> bool:
         """Whether the KV cache holds `tokens` (and perhaps more) as their own evaluation would make them."""
@@ -459,6 +473,11 @@ class LlamaRunner:
         from), the last piece is evaluated in any case. Returns how many tokens were reused."""
         llm = self.llm
         cuts = self._cuts(tokens, prefix)
+        if reuse and logits and self._logits_kept(tokens, cuts) and llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1):
+            llm.n_tokens = len(tokens)  # what was generated after them is dropped; their logits are put back
+            self._output_logits()[:] = self._prompt_logits[1]
+            return len(tokens)
+        self._prompt_logits = None
         keep = self.reused(tokens, prefix, logits) if reuse else 0
         if keep > 0 and not llm._ctx.kv_cache_seq_rm(-1, keep, -1):
             keep = 0  # a memory that cannot be cut back (recurrent models): evaluate everything
@@ -471,7 +490,16 @@ class LlamaRunner:
         for end in cuts[len(self._splits):]:
             llm.eval(tokens[start:end])
             self._splits, start = self._splits + (end,), end
+        if logits:
+            self._prompt_logits = (tuple(tokens), self._output_logits().copy())
         return keep
+
+    def _output_logits(self):
+        """The logits the last evaluation ended with, as a writable view of llama.cpp's buffer (what sampling reads)."""
+        import numpy as np
+
+        pointer = self._llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),))
 
     def complete(
         self, prefix: list[int], suffix: list[int], *, max_tokens: int, stops: Iterable[str] | None = None,
@@ -563,6 +591,7 @@ class LlamaRunner:
             return [self.complete(prefix, suffix, max_tokens=max_tokens, stops=stops) for suffix in suffixes]
         assert len(suffixes) <= self.parallel and self.fits_together(prefix, suffixes, max_tokens)
         lc, llm, spec = self._llama_cpp, self.llm, self.spec
+        self._prompt_logits = None  # the sequences' own evaluations replace the logits buffer
         mem = lc.llama_get_memory(llm._ctx.ctx)
         n, length = len(suffixes), len(prefix)
         started = time.perf_counter()

@@ -193,6 +193,7 @@ def test_a_prompt_is_evaluated_the_same_whatever_the_cache_held_before(tmp_path,
         for before in (close, other, wanted):  # the next shares 45 words of sources, the system turn, or all of it
             logits(*before)
             assert np.array_equal(logits(*wanted), fresh)
+        logits(*close)
         assert runner.complete(*wanted, max_tokens=8).reused == len(wanted[0])  # the prefix, never into the sources
         logits(*close)  # 45 words of sources in common are in the cache, evaluated again all the same: not estimated so
         tokens = wanted[0] + wanted[1]
@@ -203,6 +204,31 @@ def test_a_prompt_is_evaluated_the_same_whatever_the_cache_held_before(tmp_path,
         plain = runner.render("<document>\nA report.\n</document>\n", "Card:", "You fill in cards.")
         assert runner.render(f"<document>\nA {L._SPLIT}report.{L._USER}\n</document>\n", f"Card:{L._USER}",
                              "You fill in cards.") == plain
+    finally:
+        runner.close()
+
+
+@pytest.mark.model
+def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_what_a_fresh_one_would(tmp_path, cache_dir):
+    """A refusal asked again under a grammar generates again from the prompt just evaluated: the logits its
+    evaluation ended with are kept, so none of it is evaluated again (its last piece was, a whole question and its
+    sources), and what the second generation writes is what it writes after the prompt is evaluated anew."""
+    runner = L.LlamaRunner(_registry(tmp_path, "again", prompt_style="chat", chat_format="gemma"))
+    words = GUIDE.split()
+    prompt = runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[:60]) + "\nAnswer:",
+                           "You answer questions.")
+    other = runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[30:80]) + "\nAnswer:",
+                          "You answer questions.")
+    tokens, capitals = prompt[0] + prompt[1], L.load_grammar('root ::= [A-Z] [A-Z ]*\n')
+    try:
+        first = runner.complete(*prompt, max_tokens=8)
+        assert first.evaluated > len(prompt[1]) and runner.reused(tokens, len(prompt[0])) == len(tokens)
+        again = runner.complete(*prompt, max_tokens=8, grammar=capitals)
+        assert again.evaluated == 0 and again.text != first.text and again.text[:1].isupper()
+        fresh = runner.complete(*prompt, max_tokens=8, grammar=capitals, reuse=False)
+        assert fresh.evaluated == len(tokens) and fresh.text == again.text
+        runner.complete(*other, max_tokens=4)  # another prompt since: the prompt's last piece is evaluated again
+        assert runner.complete(*prompt, max_tokens=8).evaluated == len(prompt[1])
     finally:
         runner.close()
 

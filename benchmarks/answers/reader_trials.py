@@ -2,7 +2,7 @@
 BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the default answer to the same question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
-        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed,wider,...]
+        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed,wider,whole,...]
 
 - lower: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next hold 50% of
   the question's content words, not only RETRY_COVERAGE (60%);
@@ -45,6 +45,9 @@ BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the de
   sees picking what the question asks done before it answers; they are part of the instruction's prefix, whose KV
   state is kept from one question to the next, so they cost no time a question (the "example" prompt put one
   example inside the instruction, and drew whole paragraphs copied);
+- whole: the copy rule asks for the words of the source that answer exactly and whole, with the words that qualify
+  them, not only names, figures and dates (the 1.5B's answers that miss the gold by a word drop one that qualifies:
+  "separate companies" where the source writes "entirely separate companies", "High" for "extremely high");
 - similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
   (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
   embedding.
@@ -74,6 +77,11 @@ PHRASE = ["- Answer with only the words of a source that answer it: a name, a nu
           "exactly as the source writes them. Do not write a sentence.",
           "- End with the number of the source they come from in square brackets, like [1]."]
 
+# The whole trial's copy rule in place of the default's.
+COPY_RULE = "- Copy names, figures and dates exactly as the source writes them."
+WHOLE_RULE = ("- Copy the words of the source that answer exactly and whole, with the words that qualify them; copy "
+              "names, figures and dates exactly as the source writes them.")
+
 
 def arranged_answerer(spec, arrangement: str):
     """An Answerer whose prompt sets the sources and the question out otherwise (cached apart from the default's)."""
@@ -92,8 +100,8 @@ def arranged_answerer(spec, arrangement: str):
 
 
 def rearranged_prompt_answerer(spec, trial: str):
-    """An Answerer with its own system turn left out (own-system), its rules after the sources (rules-last), or
-    asked for the answering words alone (phrase)."""
+    """An Answerer with its own system turn left out (own-system), its rules after the sources (rules-last), asked
+    for the answering words alone (phrase), or told to copy them whole (whole)."""
     from localcr import answers as A
 
     class Rearranged(A.Answerer):
@@ -105,6 +113,9 @@ def rearranged_prompt_answerer(spec, trial: str):
             elif trial == "phrase":
                 lead, *bullets = rules.split("\n")
                 self.prompt = A.AnswerPrompt(trial, self.prompt.system, "\n".join([lead, *PHRASE, *bullets[3:]]))
+            elif trial == "whole":
+                assert COPY_RULE in rules
+                self.prompt = A.AnswerPrompt(trial, self.prompt.system, rules.replace(COPY_RULE, WHOLE_RULE))
             else:
                 lead, _, self.rest = rules.partition("\n")
                 self.prompt = A.AnswerPrompt(trial, self.prompt.system, lead + "\n\n")
@@ -258,7 +269,7 @@ def main() -> None:
         answerer = Answerer(spec)
         variants = {"penalty": Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0})),  # a model of its own
                     "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed"),
-                    **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last", "phrase")},
+                    **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last", "phrase", "whole")},
                     "wider": Answerer(spec, evidence_chars=0), "wider-gated": whole_again_answerer(spec),
                     "vote": voting_answerer(spec, index.embedder), "shots": shots_answerer(spec)}
         language = set_name.split("-")[1] if "-" in set_name else "en"
