@@ -537,9 +537,7 @@ def stated_figures(text: str, language: str) -> list[tuple[str, float, float]]:
     not 安倍晋3)."""
     found = figures_with_scale(as_digits(text, language))
     if language in ("zh", "ja"):
-        for match in _FIGURE_AFTER_CJK.finditer(CITATION.sub(" ", ascii_digits(text))):
-            value = float(match[1].replace(",", ""))
-            found.append((match[1], value, value))
+        found += [(shown, value, value) for shown, value in _figures_after_cjk(ascii_digits(text))]
     return found
 
 
@@ -547,11 +545,16 @@ def stated_numbers(text: str, language: str) -> set[float]:
     """Every number of a source: as stated_figures reads them, its numbers in words (figures_in), and in Chinese and
     Japanese those numerals make after a character too (a source's "五万人" holds an answer's "50000人"; one read in
     a name can only let an answer's figure pass, never withdraw it)."""
-    found = figures_in(as_digits(text, language)) | {value for _, value, _ in stated_figures(text, language)}
+    digits = as_digits(text, language)  # read once: a source is read for every sentence that cites it
+    found = figures_in(digits) | {value for _, value, _ in figures_with_scale(digits)}
     if language in ("zh", "ja"):
-        read = CITATION.sub(" ", as_digits(text, language))
-        found |= {float(match[1].replace(",", "")) for match in _FIGURE_AFTER_CJK.finditer(read)}
+        found |= {value for read in (ascii_digits(text), digits) for _, value in _figures_after_cjk(read)}
     return found
+
+
+def _figures_after_cjk(text: str) -> list[tuple[str, float]]:
+    """The figures a text writes in digits right after a Chinese or Japanese character, as written and as numbers."""
+    return [(match[1], float(match[1].replace(",", ""))) for match in _FIGURE_AFTER_CJK.finditer(CITATION.sub(" ", text))]
 
 
 def _figure_found(value: float, scaled: float, numbers: set[float]) -> bool:
