@@ -503,23 +503,25 @@ class LlamaRunner:
 
     def complete(
         self, prefix: list[int], suffix: list[int], *, max_tokens: int, stops: Iterable[str] | None = None,
-        reuse: bool = True, grammar=None,
+        reuse: bool = True, grammar=None, repeat_penalty: float | None = None,
     ) -> Completion:
         """Generate after prefix + suffix, reusing the KV cache for the longest common prefix with the
-        previous call unless reuse=False (then the cache is cleared and the whole prompt evaluated); grammar: as
-        for `stream`."""
-        for item in self.stream(prefix, suffix, max_tokens=max_tokens, stops=stops, reuse=reuse, grammar=grammar):
+        previous call unless reuse=False (then the cache is cleared and the whole prompt evaluated); grammar and
+        repeat_penalty: as for `stream`."""
+        for item in self.stream(prefix, suffix, max_tokens=max_tokens, stops=stops, reuse=reuse, grammar=grammar,
+                                repeat_penalty=repeat_penalty):
             if isinstance(item, Completion):
                 return item
         raise AssertionError("stream ended without its Completion")
 
     def stream(
         self, prefix: list[int], suffix: list[int], *, max_tokens: int, stops: Iterable[str] | None = None,
-        reuse: bool = True, grammar=None,
+        reuse: bool = True, grammar=None, repeat_penalty: float | None = None,
     ) -> Iterator[str | Completion]:
         """`complete` as it happens: the text in pieces as soon as the tokens exist (held back only where it
         could still be the start of a stop string), then the Completion. grammar: a llama_cpp.LlamaGrammar
-        the output must follow. Closing the generator early stops generation."""
+        the output must follow. repeat_penalty: instead of the model's (llama.cpp weighs it against the last 64
+        tokens generated, not the prompt's). Closing the generator early stops generation."""
         llm, spec = self.llm, self.spec
         tokens = prefix + suffix
         if len(tokens) + max_tokens > self.n_ctx:
@@ -529,8 +531,8 @@ class LlamaRunner:
         evaluated_at = time.perf_counter()
         decoder = _Decoder(self, tokens, max_tokens, stops)
         generated = llm.generate(
-            [], reset=False, temp=spec.temperature, repeat_penalty=spec.repeat_penalty, top_k=40, top_p=0.95, min_p=0.05,
-            grammar=grammar,
+            [], reset=False, temp=spec.temperature, top_k=40, top_p=0.95, min_p=0.05, grammar=grammar,
+            repeat_penalty=spec.repeat_penalty if repeat_penalty is None else repeat_penalty,
         )
         sent = 0
         try:

@@ -243,7 +243,7 @@ class ScriptedAnswerRunner:
 
     def __init__(self, spec, *texts: str):
         self.spec, self.n_ctx, self.threads, self.parallel, self.texts = spec, 4096, 1, 1, list(texts)
-        self.grammars = []  # each generation's grammar (None for none)
+        self.grammars, self.penalties = [], []  # each generation's grammar (None for none) and repeat penalty
 
     def render(self, prefix_message: str, suffix_message: str, system: str = ""):
         return list((system + prefix_message).encode()), list(suffix_message.encode())
@@ -254,11 +254,12 @@ class ScriptedAnswerRunner:
     def reused(self, tokens, prefix=0, logits=True) -> int:
         return 0
 
-    def stream(self, prefix, suffix, *, max_tokens, stops=None, grammar=None):
+    def stream(self, prefix, suffix, *, max_tokens, stops=None, grammar=None, repeat_penalty=None):
         from localcr.llm import Completion
 
         text = self.texts.pop(0)
         self.grammars.append(grammar)
+        self.penalties.append(repeat_penalty)
         yield from (text[i:i + 4] for i in range(0, len(text), 4))
         yield Completion(text=text, tokens=len(text) // 4, finished=True, reused=0, evaluated=len(prefix) + len(suffix),
                          prompt_seconds=0.01, generate_seconds=0.01)
@@ -286,7 +287,7 @@ def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(in
 def test_a_lone_source_number_is_never_shown_and_is_written_again_in_words(index):
     """The 1.5B answered "1 [1]" for a source's year (the number of the source it meant to cite): that is held back
     while it may still be one, and written again with the answer made to start with words."""
-    from localcr.answers import Answerer
+    from localcr.answers import ANSWER_REPEAT_PENALTY, Answerer
 
     spec = index.registry.require("llm", None)
     runner = ScriptedAnswerRunner(spec, "1 [1]", "The Kestrel pump must be serviced every 500 operating hours [1].")
@@ -295,6 +296,7 @@ def test_a_lone_source_number_is_never_shown_and_is_written_again_in_words(index
     assert not answer.refused and answer.text == "The Kestrel pump must be serviced every 500 operating hours [1]."
     assert "".join(value for kind, value in events if kind == "text") == answer.text  # the "1" never streamed
     assert runner.grammars[0] is None and runner.grammars[1] is not None and 'wrote only "1"' in answer.note
+    assert runner.penalties == [ANSWER_REPEAT_PENALTY] * 2  # answers never take the model's repeat penalty
     from localcr.answers import _LONE_ONE
 
     assert all(_LONE_ONE.fullmatch(text) for text in ("1 [1]", "1. [2]", "1[2]", "1 [SEP]", "1", "1 ["))

@@ -234,6 +234,25 @@ def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_w
 
 
 @pytest.mark.model
+def test_a_call_s_own_repeat_penalty_writes_what_a_model_set_to_it_writes(tmp_path, cache_dir):
+    """Answers are written with no repeat penalty whatever the model's (localcr.answers.ANSWER_REPEAT_PENALTY): the
+    penalty a call passes is the one llama.cpp applies, and the settings in an answer's cache key are those."""
+    from localcr.contexts.keys import settings_signature
+
+    strong_spec, plain_spec = _registry(tmp_path, "strong", repeat_penalty=1.5), _registry(tmp_path, "plain", repeat_penalty=1.0)
+    strong, plain = L.LlamaRunner(strong_spec), L.LlamaRunner(plain_spec)
+    prompt = strong.render("", "apple, apple, apple, apple, apple, apple, apple,")
+    try:
+        penalised = strong.complete(*prompt, max_tokens=12).text
+        unpenalised = strong.complete(*prompt, max_tokens=12, repeat_penalty=1.0).text
+        assert unpenalised == plain.complete(*prompt, max_tokens=12).text != penalised
+    finally:
+        strong.close()
+        plain.close()
+    assert settings_signature(strong_spec, 1.0) == settings_signature(plain_spec) != settings_signature(strong_spec)
+
+
+@pytest.mark.model
 def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
     spec = _registry(tmp_path)
     doc, chunks = _corpus()

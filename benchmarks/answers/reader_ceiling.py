@@ -12,7 +12,7 @@ Rows, each over the same questions (short-answer sets: XQuAD, JSQuAD), scored by
 - gold sentence: only the sentence of the gold passage that holds the answer and the sentence before it (the
   company localcr.evidence keeps), one source: what a perfect evidence step would give the model.
 Each --ranges range is a row group; counts only are reported, no answer is printed. Table to stdout and
-benchmarks/results/reader_ceiling.md.
+benchmarks/results/reader_ceiling[-SETS].md.
 """
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import gold_documents, indexed_sample, machine, parser, table  # noqa: E402
+from _common import gold_documents, indexed_sample, machine, parser, results_suffix, table  # noqa: E402
+
+SETS = ("xquad-en",)
 
 
 def gold_sentence(text: str, gold: str, language: str) -> str | None:
@@ -66,7 +68,7 @@ def main() -> None:
     from localcr.filters import exact_glob
 
     p = parser(__doc__.split("\n")[0])
-    p.add_argument("--sets", default="xquad-en")
+    p.add_argument("--sets", default=",".join(SETS))
     p.add_argument("--limit", type=int, default=300, help="the seeded sample answers.py draws from (default 300)")
     p.add_argument("--ranges", default="0-99,100-199,200-299", help="row groups of sampled questions (0-based, inclusive)")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
@@ -100,7 +102,8 @@ def main() -> None:
     out = f"machine: {machine()}\n\n" + table(["set", "questions (sampled places)", "n", "what the 1.5B reads",
                                                "answer holds the gold %"], rows)
     print(out)
-    (ROOT / "benchmarks" / "results" / "reader_ceiling.md").write_text(out + "\n", encoding="utf-8")
+    out_file = ROOT / "benchmarks" / "results" / f"reader_ceiling{results_suffix(args.sets, SETS)}.md"
+    out_file.write_text(out + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

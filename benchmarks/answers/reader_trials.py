@@ -2,13 +2,11 @@
 BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the default answer to the same question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
-        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,penalty,one,twice,reversed,wider,whole,...]
+        [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,one,twice,reversed,wider,whole,...]
 
 - lower: a refusal is asked again (refusing forbidden) also where a sentence of a source and the next hold 50% of
   the question's content words, not only RETRY_COVERAGE (60%);
 - focused: the refusals the default asks again are asked with only those two sentences as their one source;
-- penalty: every question answered with no repeat penalty (llama.cpp's 1.1 by default, which also weighs the
-  question's own words at the end of the prompt against the answer);
 - one: every question answered from the best hit alone, not the three best (XQuAD's top hit is its gold paragraph
   for most questions, so the other two might only distract);
 - twice: the question also before the sources, not only after them (a small model reads the sources knowing what
@@ -48,6 +46,9 @@ BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the de
 - whole: the copy rule asks for the words of the source that answer exactly and whole, with the words that qualify
   them, not only names, figures and dates (the 1.5B's answers that miss the gold by a word drop one that qualifies:
   "separate companies" where the source writes "entirely separate companies", "High" for "extremely high");
+- penalty (adopted in part eighteen: the default now, localcr.answers.ANSWER_REPEAT_PENALTY): every question was
+  answered with no repeat penalty, not the model's 1.1 (llama.cpp weighs it against the tokens the answer has
+  written, not the prompt's, as parts eleven and sixteen said);
 - similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
   (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
   embedding.
@@ -62,7 +63,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -220,6 +220,7 @@ def asked_again(answerer, question: str, sources, topic=()):
     answerer.runner.keep_prefix(prefix, "answers", answerer._tag(), "answer-instruction", A.ANSWER_VERSION,
                                 answerer.prompt.name)
     raw = answerer.runner.complete(prefix, suffixes, max_tokens=A.ANSWER_MAX_TOKENS, stops=A.STOPS,
+                                   repeat_penalty=A.ANSWER_REPEAT_PENALTY,
                                    grammar=load_grammar(A._NO_REFUSAL)).text
     return answerer._finish(question, raw, sources, note="", cached=False, timings={}, topic=topic)
 
@@ -253,7 +254,7 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=300)
     p.add_argument("--ranges", default="0-99,200-299", help="which sampled questions to ask (0-based, inclusive)")
     p.add_argument("--refusals", type=int, default=50)
-    p.add_argument("--trials", default="lower,focused,penalty,one,twice,reversed")
+    p.add_argument("--trials", default="lower,focused,one,twice,reversed")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
     p.add_argument("--similarity", type=float, default=0.45, help="the closer trial's cosine (default 0.45)")
     args = p.parse_args()
@@ -267,8 +268,7 @@ def main() -> None:
         registry, index, _, sampled = indexed_sample(set_name, args.data, args.work, args.limit)
         spec = registry.require("llm", args.llm)
         answerer = Answerer(spec)
-        variants = {"penalty": Answerer(replace(spec, params={**spec.params, "repeat_penalty": 1.0})),  # a model of its own
-                    "twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed"),
+        variants = {"twice": arranged_answerer(spec, "twice"), "reversed": arranged_answerer(spec, "reversed"),
                     **{trial: rearranged_prompt_answerer(spec, trial) for trial in ("own-system", "rules-last", "phrase", "whole")},
                     "wider": Answerer(spec, evidence_chars=0), "wider-gated": whole_again_answerer(spec),
                     "vote": voting_answerer(spec, index.embedder), "shots": shots_answerer(spec)}

@@ -6,9 +6,11 @@ from localcr.contexts.prompts import language_clause, layout_of
 from localcr.documents import Chunk, Document
 
 
-def settings_signature(spec) -> str:
-    """The generation settings that change what the model writes (n_threads, n_batch do not)."""
-    return f"{spec.prompt_style}|{spec.chat_format}|{spec.max_tokens}|{spec.temperature}|{spec.repeat_penalty}"
+def settings_signature(spec, repeat_penalty: float | None = None) -> str:
+    """The generation settings that change what the model writes (n_threads, n_batch do not); repeat_penalty:
+    where a task writes with its own, not the model's."""
+    penalty = spec.repeat_penalty if repeat_penalty is None else float(repeat_penalty)
+    return f"{spec.prompt_style}|{spec.chat_format}|{spec.max_tokens}|{spec.temperature}|{penalty}"
 
 
 def context_key(fingerprint: str, spec, doc: Document, chunk: Chunk) -> str:
