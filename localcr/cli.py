@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 import localcr
-from localcr.answers import DEFAULT_SOURCES
+from localcr.answers.reader import DEFAULT_SOURCES
 from localcr.backends import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.filters import KINDS, Filter
@@ -365,7 +365,7 @@ def ask(ctx, question, index_dir, k, llm, mode, fusion, alpha, rerank_name, cand
         raise LocalcrError("the question is empty: ask something, e.g. localcr ask \"how are retries configured?\" --index IX")
     Filter.of(globs, kind, lang)  # a bad filter is refused before the index and its models are opened
     idx = _open_index(index_dir, _registry(ctx))
-    from localcr.answers import load_answerer
+    from localcr.answers.reader import load_answerer
 
     answerer = load_answerer(idx.registry, llm, log=_log)
     reranker = _reranker(idx.registry, rerank_name)
@@ -638,7 +638,7 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand
     _echo(queries.report(), err=True)
     answerer = None
     if answers_llm is not None:
-        from localcr.answers import load_answerer
+        from localcr.answers.reader import load_answerer
 
         answerer = load_answerer(idx.registry, answers_llm or None, log=_log)
     progress = not quiet and sys.stderr.isatty()

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion, shared by hybrid search (localcr.search) and the answer's evidence (localcr.evidence):
+"""Reciprocal rank fusion, shared by hybrid search (localcr.search) and the answer's evidence (localcr.answers.evidence):
 a pure scoring function with no index behind it, so the answer step can fuse without importing search."""
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def detect(text: str) -> str:
     return py3langid.classify(sample)[0]
 
 
-# The languages answers are instructed, refused and checked in (localcr.answers).
+# The languages answers are instructed, refused and checked in (localcr.answers.reader).
 ANSWER_LANGUAGES = ("en", "de", "fr", "es", "ru", "ar", "zh", "ja")
 # A short text (a question) is often named as a close relative of its language: py3langid called 10% of XQuAD's
 # Chinese questions Wu (wuu), 2% of the Arabic ones Egyptian or Moroccan Arabic, 1% of the Russian ones Bulgarian.

@@ -430,14 +430,14 @@ class Index:
         (Answerer.stream). log hears when the model loads."""
         if not question.strip():
             raise LocalcrError("the question is empty")
-        from localcr.answers import DEFAULT_SOURCES
+        from localcr.answers.reader import DEFAULT_SOURCES
 
         if answerer is None:
             answerer = self._answerer(llm, log)
         hits = self.search(question, k or DEFAULT_SOURCES, **search_options)
         if note := self.coverage_note(search_options.get("mode", "hybrid")):
             yield "note", note
-        from localcr.figures import computed
+        from localcr.answers.figures import computed
 
         if (answer := computed(self, question, hits, answerer, fresh=fresh, **search_options)) is not None:
             yield "sources", answer.sources
@@ -451,7 +451,7 @@ class Index:
 
     def _answerer(self, llm: str | None, log):
         """One answerer per LLM for the life of this Index: its model (and instruction's KV state) stays loaded."""
-        from localcr.answers import load_answerer
+        from localcr.answers.reader import load_answerer
 
         answerers = self.__dict__.setdefault("_answerers", {})
         if llm not in answerers:

@@ -79,7 +79,7 @@ def index(corpus):
 
 @pytest.fixture(scope="module")
 def answerer(index):
-    from localcr.answers import load_answerer
+    from localcr.answers.reader import load_answerer
 
     answerer = load_answerer(index.registry)
     yield answerer
@@ -184,7 +184,7 @@ def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answer
 def test_an_answer_that_loads_the_model_says_what_loading_took(index):
     """In a new process the first answer pays for loading the model and its instruction's state, before the time it
     says; the next does not."""
-    from localcr.answers import load_answerer
+    from localcr.answers.reader import load_answerer
 
     answerer = load_answerer(index.registry)
     try:
@@ -269,7 +269,7 @@ class ScriptedAnswerRunner:
 
 
 def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(index):
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
 
     spec = index.registry.require("llm", None)
     # written twice: over the question's sentences, then over more of them (the hits hold the question's words)
@@ -287,7 +287,7 @@ def test_streamed_text_the_check_takes_back_is_withdrawn_on_a_line_of_its_own(in
 def test_a_lone_source_number_is_never_shown_and_is_written_again_in_words(index):
     """The 1.5B answered "1 [1]" for a source's year (the number of the source it meant to cite): that is held back
     while it may still be one, and written again with the answer made to start with words."""
-    from localcr.answers import ANSWER_REPEAT_PENALTY, Answerer
+    from localcr.answers.reader import ANSWER_REPEAT_PENALTY, Answerer
 
     spec = index.registry.require("llm", None)
     runner = ScriptedAnswerRunner(spec, "1 [1]", "The Kestrel pump must be serviced every 500 operating hours [1].")
@@ -297,7 +297,7 @@ def test_a_lone_source_number_is_never_shown_and_is_written_again_in_words(index
     assert "".join(value for kind, value in events if kind == "text") == answer.text  # the "1" never streamed
     assert runner.grammars[0] is None and runner.grammars[1] is not None and 'wrote only "1"' in answer.note
     assert runner.penalties == [ANSWER_REPEAT_PENALTY] * 2  # answers never take the model's repeat penalty
-    from localcr.answers import _LONE_ONE
+    from localcr.answers.reader import _LONE_ONE
 
     assert all(_LONE_ONE.fullmatch(text) for text in ("1 [1]", "1. [2]", "1[2]", "1 [SEP]", "1", "1 ["))
     assert not any(_LONE_ONE.fullmatch(text) for text in ("1931 [1]", "3 [1]", "1.5 [1]", "10 [1]", "1 in 1931 [1]"))
@@ -307,7 +307,7 @@ def test_an_answer_in_another_script_that_no_source_holds_is_written_again_in_th
     """An Arabic question answered "Energyproject AB is located in Sweden [1]" lost a right answer to the check: an
     answer in another script than its question's that no source holds is withdrawn and written again made to start
     in the question's script (the refusal word allowed). A refusal is not written again."""
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
 
     spec = index.registry.require("llm", None)
     question = "Какого цвета насос Kestrel?"
@@ -326,7 +326,7 @@ def test_a_refusal_word_written_after_an_answer_is_neither_shown_nor_a_refusal(i
     """One evaluation of a prompt wrote "... every 500 operating hours. NOT FOUND" where another wrote "[1]": the text
     before the word is the answer, checked like any (a citation attached where a source holds it); the word is never
     streamed. Written first, the word is a refusal as before (tried again where a source holds the question)."""
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
 
     spec = index.registry.require("llm", None)
     runner = ScriptedAnswerRunner(spec, "The Kestrel pump must be serviced every 500 operating hours. NOT FOUND",
@@ -346,7 +346,7 @@ def test_a_refusal_is_tried_again_where_a_source_sentence_holds_the_question(ind
     """The model refuses though a source sentence (with the next) holds most of the question's words, or is close to
     it in the index's embedding: it is asked once more with refusing forbidden, and what it then writes stands where
     the check finds it in a source."""
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
 
     spec = index.registry.require("llm", None)
     runner = ScriptedAnswerRunner(spec, "NOT FOUND", "Every 500 operating hours [1].")
@@ -376,7 +376,7 @@ def test_a_refusal_over_the_evidence_is_asked_again_over_more_of_it(index):
     source holds, so the check withdrew it; the hits hold the question's words, so it is asked again over three
     times as much of their evidence, and what it then writes stands. Where the evidence was each hit whole already,
     nothing is asked again."""
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
 
     spec = index.registry.require("llm", None)
     runner = ScriptedAnswerRunner(spec, "The pump is serviced weekly by robots [1].", "Every 500 operating hours [1].")
@@ -398,7 +398,7 @@ def test_long_filings_are_not_read_again(index):
     became a wrong answer, so only shorter prose is read again."""
     from dataclasses import replace
 
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
     from localcr.documents import LONG_PROSE
 
     answerer = Answerer(index.registry.require("llm", None), evidence_chars=30)
@@ -413,7 +413,7 @@ def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):
     """The grammar of the try with refusing forbidden: the bundled 1.5B, told to write the refusal word, starts with
     something else (it once wrote "Not FOUND", once "Not_FOUND", which the grammar allowed and which are refusals).
     Told so, it may still write the word later ("Not NotFound"): that stays a refusal (is_refusal)."""
-    from localcr.answers import _NO_REFUSAL, _REFUSAL_WORD, is_refusal
+    from localcr.answers.reader import _NO_REFUSAL, _REFUSAL_WORD, is_refusal
     from localcr.llm import Completion, load_grammar
 
     runner = answerer.runner
@@ -428,7 +428,7 @@ def test_the_second_try_cannot_write_the_refusal_word_in_any_case(answerer):
 def test_a_sentence_is_checked_against_the_whole_passage_it_cites(tmp_path):
     """The model reads only the sentences of a passage that bear on the question; a sentence whose facts the rest of
     that passage holds is grounded in it all the same."""
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
     from localcr.search import Index
 
     (tmp_path / "docs").mkdir()

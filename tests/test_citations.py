@@ -1,8 +1,8 @@
-"""Citations read from an answer and checked against their sources (localcr.citations): no model needed."""
-from localcr.answers import content_terms, figures_closed_up, is_refusal
-from localcr.citations import (abbreviated, check, misspelt, citations_in, figures_in, names_in, phrase_holder,
+"""Citations read from an answer and checked against their sources (localcr.answers.check): no model needed."""
+from localcr.answers.reader import content_terms, figures_closed_up, is_refusal
+from localcr.answers.check import (abbreviated, check, misspelt, citations_in, figures_in, names_in, phrase_holder,
                                split_sentences, stated_figures)
-from localcr.numerals import as_digits
+from localcr.answers.numerals import as_digits
 
 SOURCES = [
     "Orbit retries a failed job three times. The backoff starts at 2 seconds and doubles after every attempt.",
@@ -307,7 +307,7 @@ def test_where_a_question_names_nothing_its_rare_terms_say_what_it_is_about():
 
 
 def test_what_a_question_is_about():
-    from localcr.citations import subjects_of
+    from localcr.answers.check import subjects_of
 
     assert subjects_of("What is Amazon's FY2019 net income attributable to shareholders?") == ["Amazon", "2019"]
     assert subjects_of("Does 3M pay a dividend in FY2022?") == ["3M", "2022"]
@@ -319,7 +319,7 @@ def test_what_a_question_is_about():
 
 
 def test_a_sentence_that_only_restates_the_question_is_no_answer():
-    from localcr.citations import adds_nothing
+    from localcr.answers.check import adds_nothing
 
     question = "Which database does the Kestrel pump store its telemetry in?"
     assert adds_nothing("The Kestrel pump stores its telemetry in a database.", question)

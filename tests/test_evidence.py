@@ -1,5 +1,5 @@
-"""Evidence before the LLM (localcr.evidence): whole sentences, the ones that bear on the question, in order."""
-from localcr.evidence import GAP, render, select, sentence_spans
+"""Evidence before the LLM (localcr.answers.evidence): whole sentences, the ones that bear on the question, in order."""
+from localcr.answers.evidence import GAP, render, select, sentence_spans
 
 
 def test_sentences_are_whole_across_decimals_abbreviations_and_host_names():

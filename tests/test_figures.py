@@ -1,4 +1,4 @@
-"""Figures computed in Python (localcr.figures): the formula is parsed, never run; table rows as PDF text gives them
+"""Figures computed in Python (localcr.answers.figures): the formula is parsed, never run; table rows as PDF text gives them
 are read by label and column year; the result is shown in the scale the question asks for. Pure functions: the
 LLM's part (the plan) is tested in test_ask with the bundled model."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from localcr import figures
+from localcr.answers import figures
 
 BALANCE_SHEET = """Consolidated Balance Sheets
 $ in millions, except per share and share amounts

@@ -300,7 +300,7 @@ def test_top_rows_with_ties_and_a_few_high_scores_in_one_block():
 
 
 def test_a_term_s_share_of_the_live_chunks_counts_what_holds_it_now():
-    """Index.rare_terms reads a question's subject from these where no name gives one (localcr.citations)."""
+    """Index.rare_terms reads a question's subject from these where no name gives one (localcr.answers.check)."""
     texts = ["Der Mekong fließt durch Laos.", "Der Kongo fließt durch Kinshasa.", "Der Rhein fließt durch Basel.",
              "Der Kongo ist tief."]
     index = LexicalIndex.build(texts, ["de"] * 4)

@@ -31,7 +31,7 @@ def main() -> None:
     p.add_argument("--first", type=int, default=0)
     p.add_argument("--count", type=int, default=40)
     args = p.parse_args()
-    from localcr.answers import ANNOUNCED_FROM_SECONDS, Answerer
+    from localcr.answers.reader import ANNOUNCED_FROM_SECONDS, Answerer
     from localcr.evaluation.answers import ESTIMATE_TOLERANCE
 
     rows = []

@@ -54,8 +54,8 @@ def measure(set_name: str, args) -> list[list]:
     from dataclasses import replace
 
     from localcr import evaluation
-    from localcr.answers import Answerer
-    from localcr.citations import CITATION
+    from localcr.answers.reader import Answerer
+    from localcr.answers.check import CITATION
 
     registry, index, queries, sampled = indexed_sample(set_name, args.data, args.work, args.limit, args.contexts)
     spec = registry.require("llm", args.llm)
@@ -160,8 +160,8 @@ def main() -> None:
     p.add_argument("--fresh", action="store_true", help="write every answer again (to time them), not from the cache")
     p.add_argument("--answers", type=Path, help="append each answer to this file as a JSON line")
     args = p.parse_args()
-    from localcr.answers import DEFAULT_PROMPT, DEFAULT_SOURCES, SOURCE_CHARS
-    from localcr.evidence import BUDGET_CHARS
+    from localcr.answers.reader import DEFAULT_PROMPT, DEFAULT_SOURCES, SOURCE_CHARS
+    from localcr.answers.evidence import BUDGET_CHARS
 
     args.k = args.k or DEFAULT_SOURCES
     args.evidence_chars = BUDGET_CHARS if args.evidence_chars is None else args.evidence_chars

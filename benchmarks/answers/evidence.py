@@ -1,4 +1,4 @@
-"""Evidence before the LLM (`localcr.evidence`): how often the sentences kept from an answer's top hits still hold
+"""Evidence before the LLM (`localcr.answers.evidence`): how often the sentences kept from an answer's top hits still hold
 the gold, and how much less the model reads. No LLM runs here, so every question of a set can be measured.
 
     .venv/bin/python benchmarks/answers/evidence.py --data ../shared/data [--sets xquad-en,financebench-dev] [-k 3]
@@ -10,7 +10,7 @@ characters, with and without the embedder's vote. Gold held: XQuAD and JSQuAD: t
 in the text; financebench-dev: a kept sentence overlaps a gold span (its character offsets in the filing). The
 questions are split into two halves by a seeded shuffle: budgets are chosen on "tune" and reported on "held out".
 The "whole" row is what the model read before: each hit's text cut to localcr.answers.SOURCE_CHARS around the
-question's terms; "localcr's default" the budget `localcr ask` takes for those hits (localcr.evidence.budget_for). Table to stdout and benchmarks/results/evidence[-SETS].md.
+question's terms; "localcr's default" the budget `localcr ask` takes for those hits (localcr.answers.evidence.budget_for). Table to stdout and benchmarks/results/evidence[-SETS].md.
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ def holds(query, hit, kept_text: str, kept_spans: list[tuple[int, int]]) -> bool
 
 
 def measure(set_name: str, args) -> list[list]:
-    from localcr.answers import Answerer
-    from localcr.evidence import budget_for, render, select
+    from localcr.answers.reader import Answerer
+    from localcr.answers.evidence import budget_for, render, select
     from localcr.language import detect
 
     registry, index, _, queries = indexed_sample(set_name, args.data, args.work, args.limit or None)

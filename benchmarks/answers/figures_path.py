@@ -1,4 +1,4 @@
-"""The figures path of `localcr ask` alone (localcr.figures): for each question whose reference states a figure, is
+"""The figures path of `localcr ask` alone (localcr.answers.figures): for each question whose reference states a figure, is
 its key figure what the computed answer says, is the answer wrong, or does the path give none (the usual path then
 answers)? A diagnostic of the path's table reading: the plans are the LLM's (cached after the first run, so a rerun
 loads no model and takes seconds), every operand is read and computed in Python.
@@ -25,8 +25,8 @@ HEAD = ["set", "questions with a key figure", "right", "wrong", "none (the usual
 
 
 def measure(set_name: str, args) -> list:
-    from localcr import figures
-    from localcr.answers import DEFAULT_SOURCES, load_answerer
+    from localcr.answers import figures
+    from localcr.answers.reader import DEFAULT_SOURCES, load_answerer
     from localcr.evaluation.answers import key_figure, states_figure
 
     registry, index, _, sampled = indexed_sample(set_name, args.data, args.work, None)

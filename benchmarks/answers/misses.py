@@ -26,7 +26,7 @@ KINDS = ("right", "gold not in what the model read", "refused by the model", "wi
 
 def kind(answer: dict, language: str) -> str:
     """What became of one answer (a JSON line of answers.py --answers)."""
-    from localcr.answers import answer_part, is_refusal
+    from localcr.answers.reader import answer_part, is_refusal
     from localcr.evaluation.answers import contains
 
     if answer["scores"]["contains"]:

@@ -43,8 +43,8 @@ def _literal(text: str) -> str:
 
 def trial_text(answerer, trial: str, question: str, sources) -> str:
     """What the model writes for one trial prompt over the default answer's sources (the answer part only)."""
-    from localcr import answers as A
-    from localcr import evidence
+    from localcr.answers import reader as A
+    from localcr.answers import evidence
     from localcr.llm import Completion, load_grammar
 
     runner = answerer.runner
@@ -72,7 +72,7 @@ def main() -> None:
     p.add_argument("--trials", default="shots,quote")
     p.add_argument("--llm", default="qwen2.5-coder-1.5b")
     args = p.parse_args()
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
     from localcr.evaluation.answers import contains
 
     registry, index, _, sampled = indexed_sample("xquad-en", args.data, args.work, args.limit)

@@ -10,7 +10,7 @@ Rows, each over the same questions (short-answer sets: XQuAD, JSQuAD), scored by
 - default: `localcr ask`'s answer (search, 3 sources, 400 characters of evidence; answers.py's, from the cache);
 - gold passage, whole: the search kept to the gold document alone (1 source), read whole (its window or chunk);
 - gold sentence: only the sentence of the gold passage that holds the answer and the sentence before it (the
-  company localcr.evidence keeps), one source: what a perfect evidence step would give the model.
+  company localcr.answers.evidence keeps), one source: what a perfect evidence step would give the model.
 Each --ranges range is a row group; counts only are reported, no answer is printed. Table to stdout and
 benchmarks/results/reader_ceiling[-SETS].md.
 """
@@ -33,7 +33,7 @@ def gold_sentence(text: str, gold: str, language: str) -> str | None:
     """The shortest run of the text's sentences that holds the gold answer, with the sentence before it; None where
     no run does."""
     from localcr.evaluation.answers import contains
-    from localcr.evidence import sentence_spans
+    from localcr.answers.evidence import sentence_spans
 
     spans = sentence_spans(text, language)
     for length in range(1, len(spans) + 1):
@@ -45,7 +45,7 @@ def gold_sentence(text: str, gold: str, language: str) -> str | None:
 
 def oracle_answerer(spec):
     """An Answerer that reads, of its hits, only the sentence holding `gold` (set before each question)."""
-    from localcr import answers as A
+    from localcr.answers import reader as A
 
     class GoldSentence(A.Answerer):
         gold, language = "", "en"
@@ -63,7 +63,7 @@ def oracle_answerer(spec):
 
 
 def main() -> None:
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
     from localcr.evaluation.answers import contains
     from localcr.filters import exact_glob
 

@@ -85,7 +85,7 @@ WHOLE_RULE = ("- Copy the words of the source that answer exactly and whole, wit
 
 def arranged_answerer(spec, arrangement: str):
     """An Answerer whose prompt sets the sources and the question out otherwise (cached apart from the default's)."""
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
 
     class Arranged(Answerer):
         def _body(self, question, sources):
@@ -102,7 +102,7 @@ def arranged_answerer(spec, arrangement: str):
 def rearranged_prompt_answerer(spec, trial: str):
     """An Answerer with its own system turn left out (own-system), its rules after the sources (rules-last), asked
     for the answering words alone (phrase), or told to copy them whole (whole)."""
-    from localcr import answers as A
+    from localcr.answers import reader as A
 
     class Rearranged(A.Answerer):
         def __init__(self, spec):
@@ -155,7 +155,7 @@ SHOTS = [
 def shots_answerer(spec):
     """An Answerer whose prompt holds SHOTS as earlier turns of the chat (Qwen2.5's ChatML, as its template writes
     it), in the prefix whose KV state is kept."""
-    from localcr import answers as A
+    from localcr.answers import reader as A
 
     class Shots(A.Answerer):
         def __init__(self, spec):
@@ -180,7 +180,7 @@ def shots_answerer(spec):
 def whole_again_answerer(spec):
     """An Answerer whose gated re-read of a refusal reads the hits whole (a budget of 0), as part fourteen's default
     did, not the evidence at three times its budget."""
-    from localcr import answers as A
+    from localcr.answers import reader as A
 
     class WholeAgain(A.Answerer):
         def _wider_budget(self):
@@ -190,10 +190,10 @@ def whole_again_answerer(spec):
 
 
 def voting_answerer(spec, embedder):
-    """An Answerer whose evidence is ranked with `embedder` voting (localcr.evidence.select's embedder)."""
+    """An Answerer whose evidence is ranked with `embedder` voting (localcr.answers.evidence.select's embedder)."""
     from functools import partial
 
-    from localcr import answers as A
+    from localcr.answers import reader as A
 
     class Voting(A.Answerer):
         def _sources(self, question, hits, matches, budget=None):
@@ -213,7 +213,7 @@ def voting_answerer(spec, embedder):
 def asked_again(answerer, question: str, sources, topic=()):
     """The answer written with refusing forbidden over these sources, as the default's second try writes it
     (topic: the question's rare terms, Index.rare_terms, which the check reads as the ask does)."""
-    from localcr import answers as A
+    from localcr.answers import reader as A
     from localcr.llm import load_grammar
 
     prefix, suffixes, _ = answerer._fit(question, sources)
@@ -228,7 +228,7 @@ def asked_again(answerer, question: str, sources, topic=()):
 def trial_answer(trial: str, answerer, variants: dict, index, question: str, default, glob, similarity: float):
     """The trial's answer to a question whose default answer is `default` (the default itself where the trial
     does not touch it)."""
-    from localcr import answers as A
+    from localcr.answers import reader as A
 
     if trial == "wider":  # its answerer reads the hits whole, asked only where the default refused
         return index.ask(question, 3, answerer=variants[trial], glob=glob) if default.refused else default
@@ -259,7 +259,7 @@ def main() -> None:
     p.add_argument("--similarity", type=float, default=0.45, help="the closer trial's cosine (default 0.45)")
     args = p.parse_args()
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))  # answers.py's answers are the defaults
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
     from localcr.evaluation.answers import contains
 
     ranges = [tuple(map(int, r.split("-"))) for r in args.ranges.split(",")]

@@ -28,7 +28,7 @@ THRESHOLDS = (0.45, 0.5, 0.55, 0.6)
 
 def closeness(index, answerer, question: str, glob) -> tuple[float, list]:
     """The closest window's cosine over the sources the answer would read, and those sources."""
-    from localcr.answers import DEFAULT_SOURCES, closest_window
+    from localcr.answers.reader import DEFAULT_SOURCES, closest_window
 
     hits = index.search(question, DEFAULT_SOURCES, glob=glob)
     sources = answerer._sources(question, hits, index.matches(question, hits))
@@ -41,7 +41,7 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--questions", type=int, default=50)
     args = p.parse_args()
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
     from localcr.evaluation.answers import contains
 
     rows = []

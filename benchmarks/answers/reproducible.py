@@ -37,7 +37,7 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=20, help="questions per set (the first of answers.py's sample)")
     args = p.parse_args()
     os.environ.setdefault("LOCALCR_CACHE_DIR", str(args.work / "cache"))
-    from localcr.answers import Answerer
+    from localcr.answers.reader import Answerer
 
     rows = []
     for set_name in args.sets.split(","):

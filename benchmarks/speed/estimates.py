@@ -105,7 +105,7 @@ def embedding(docs, registry, work: Path, rows) -> None:
 
 
 def answers(docs, registry, rows) -> None:
-    from localcr.answers import load_answerer
+    from localcr.answers.reader import load_answerer
     from localcr.search import Hit
 
     answerer = load_answerer(registry, log=lambda m: None)

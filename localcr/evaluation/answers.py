@@ -10,7 +10,7 @@ cost shows: a right answer it withdrew); leniently, whether the answer holds eve
 index analyses words (an inflected or clitic form counts: German "weiß" for "weiße"); token F1 (characters for Japanese and Chinese), and for a
 reference that states a figure (a filing's "$831 million"), whether the answer states it within 1% in any scale.
 Per cited source: whether it holds gold (a gold chunk, a chunk of a gold document, or text overlapping a gold
-span): citation precision. Per sentence: unsupported, or its citation corrected (localcr.citations). And the
+span): citation precision. Per sentence: unsupported, or its citation corrected (localcr.answers.check). And the
 refusal rate, seconds to the first token and in all.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcr.citations import figures_with_scale
+from localcr.answers.check import figures_with_scale
 from localcr.evaluation.query_files import Query, QuerySet
 from localcr.evaluation.reports import markdown_table
 from localcr.evaluation.runner import progress_bar
@@ -35,10 +35,10 @@ ESTIMATE_TOLERANCE = 0.3  # how far a time estimate may miss and still hold: ±3
 
 def normalise(text: str, language: str = "en") -> str:
     """Case, punctuation, articles and spacing folded; number words as digits ("Three" = "3", "drei" = "3",
-    "三" = "3": localcr.numerals, as the answer check reads them). No space beside a character of a script written
+    "三" = "3": localcr.answers.numerals, as the answer check reads them). No space beside a character of a script written
     without them (Han, kana, hangul): "1900 年" is "1900年", and "关系，或" (its comma a space) is "关系或"."""
     from localcr.lexical import BESIDE_CJK
-    from localcr.numerals import as_digits
+    from localcr.answers.numerals import as_digits
 
     text = as_digits(unicodedata.normalize("NFKC", text), language).casefold()
     text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
@@ -55,7 +55,7 @@ def terms_contained(answer: str, reference: str, language: str = "en") -> bool:
     words (stemmed, stop words out, number words as digits): "weiß" holds the gold "weiße", "либеральной партии" holds
     "Либеральная партия", "مقسم" holds "المقسم". Reported beside `contains`, never in its place."""
     from localcr.lexical import tokenize
-    from localcr.numerals import as_digits
+    from localcr.answers.numerals import as_digits
 
     def terms(text: str) -> set[str]:
         return set(tokenize(as_digits(unicodedata.normalize("NFKC", text), language), language))

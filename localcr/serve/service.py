@@ -15,7 +15,7 @@ from typing import Annotated, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localcr.answers import DEFAULT_SOURCES
+from localcr.answers.reader import DEFAULT_SOURCES
 from localcr.errors import LocalcrError
 from localcr.filters import KINDS
 from localcr.models import Registry, load_registry
@@ -202,7 +202,7 @@ class Service:
 
     def _answerer(self, name: str | None):
         if name not in self._answerers:  # under self._answering: loaded once
-            from localcr.answers import load_answerer
+            from localcr.answers.reader import load_answerer
 
             try:
                 self._answerers[name] = load_answerer(self.registry, name, log=lambda message: log.info("%s", message))

@@ -1,6 +1,6 @@
 """Answers from the index (`localcr ask`): the local LLM reads the sentences of the best hits that bear on the
-question (localcr.evidence) as numbered sources and writes a short answer that cites them; the citations are then
-checked (localcr.citations).
+question (localcr.answers.evidence) as numbered sources and writes a short answer that cites them; the citations are then
+checked (localcr.answers.check).
 
     import localcr
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterator
 
-from localcr import evidence
-from localcr.citations import CITATION, Checked, check
+from localcr.answers import evidence
+from localcr.answers.check import CITATION, Checked, check
 from localcr.errors import LocalcrError
 from localcr.llm import Completion, OnDemandLlm, load_grammar, resolved_llm
 from localcr.models import Registry
@@ -250,7 +250,7 @@ class Answerer(OnDemandLlm):
     def __init__(self, spec, *, prompt: str = DEFAULT_PROMPT, source_chars: int = SOURCE_CHARS,
                  evidence_chars: int = evidence.BUDGET_CHARS, runner=None, log: Callable[[str], None] | None = None):
         """evidence_chars: read only the sentences of the hits that bear on the question, this many characters in
-        all (localcr.evidence); 0 reads each hit whole, cut to source_chars around the question's terms."""
+        all (localcr.answers.evidence); 0 reads each hit whole, cut to source_chars around the question's terms."""
         if prompt not in PROMPTS:
             raise LocalcrError(f"answer prompt {prompt!r}: choose one of {', '.join(PROMPTS)}")
         super().__init__(spec, runner=runner, log=log)
@@ -439,7 +439,7 @@ class Answerer(OnDemandLlm):
     # -- the prompt ------------------------------------------------------------------------------------------
     def _sources(self, question: str, hits: list, matches: list[dict], budget: int | None = None) -> list[Source]:
         """The hits as the model reads them, numbered from 1: the sentences of prose hits that bear on the question
-        (localcr.evidence, `budget` characters of them, default evidence_chars; a hit with none is not read), code
+        (localcr.answers.evidence, `budget` characters of them, default evidence_chars; a hit with none is not read), code
         hits whole (a function is no row of sentences), or every hit whole for a budget of 0."""
         budget = self.evidence_chars if budget is None else budget
         if not budget:
@@ -724,8 +724,8 @@ def _attach_support(source: Source, citing: str) -> None:
     """The sentence (or line) of the source's chunk that shares the most terms with the sentences citing it (stop
     words out, numbers in words read as figures: "3 times" is supported by "retried three times", not by "the backoff
     ... and"): a whole sentence, never cut at a decimal point, an abbreviation or a host name
-    (localcr.evidence.sentence_spans)."""
-    from localcr.numerals import as_digits
+    (localcr.answers.evidence.sentence_spans)."""
+    from localcr.answers.numerals import as_digits
 
     hit = source.hit
     language = _language(hit.text[:400])

@@ -2,7 +2,7 @@
 not define it is computed by the metric's textbook formula over line items, not by one the LLM recalls.
 
 The 1.5B writes a formula well where the question spells it out, and recalls definitions badly where it does not
-(localcr.figures.plan; the figures path's misses on FinanceBench): it wrote a retention ratio as the payout ratio,
+(localcr.answers.figures.plan; the figures path's misses on FinanceBench): it wrote a retention ratio as the payout ratio,
 unadjusted EBITDA as net income less interest and tax, a gross margin as gross profit / revenue - 1, and copied its
 prompt's inventory turnover for "capex as a % of revenue". A definition the question gives always wins: its formula
 stays the model's, written as given.

@@ -11,7 +11,7 @@ another source does has its citation corrected to that source (and says so): sma
 next to the right one, or forget to cite; a short answer citing no source that exists ("Melatonin [2]" with
 one source read) cites the one holding it word for word; a sentence joining two sources cites both; one that no
 source holds is unsupported. Numbers written in words count as their figures ("fifty thousand" holds "50,000":
-localcr.numerals); a sentence that only restates the question is no answer; a source answers only for the subject
+localcr.answers.numerals); a sentence that only restates the question is no answer; a source answers only for the subject
 the question names (its names, also abbreviated, aliased in parentheses or misspelt by a letter, and its years).
 Pure functions: no model, no index.
 """
@@ -21,7 +21,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from localcr.numerals import as_digits, ascii_digits
+from localcr.answers.numerals import as_digits, ascii_digits
 
 CITATION = re.compile(r"\s*\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 # A figure: digits with thousands separators or a decimal part; the scale word after it, if any.
@@ -111,10 +111,10 @@ def citations_in(text: str) -> list[int]:
 
 def split_sentences(text: str, language: str = "en") -> list[tuple[str, list[int], int]]:
     """(sentence without its citations, the numbers it cites, paragraph number) for each sentence: each line cut
-    as sources are (localcr.evidence.sentence_spans: not at an initial or an abbreviation, where a stop followed by
+    as sources are (localcr.answers.evidence.sentence_spans: not at an initial or an abbreviation, where a stop followed by
     a space had cut "Rajendra K." from "Pachauri was the first chair of the IPCC" and left the name unchecked);
     the citations after a stop belong to the sentence before it ("... in 1981. [2] Then ...")."""
-    from localcr.evidence import sentence_spans
+    from localcr.answers.evidence import sentence_spans
 
     out = []
     for paragraph, block in enumerate(re.split(r"\n\s*\n", text.strip())):
@@ -421,7 +421,7 @@ def unsupported_facts(sentence: str, cited: list[str], names: bool = True, quest
                       language: str = "en") -> list[str]:
     """The figures, names and quoted phrases of a sentence that none of its cited sources holds; and (words) where
     most of the words it adds to the question are in no cited source, those words. Numbers written in words count
-    as their figures on both sides (localcr.numerals)."""
+    as their figures on both sides (localcr.answers.numerals)."""
     haystack = _fold(" ".join(cited))
     numbers = set().union(*(stated_numbers(source, language) for source in cited)) if cited else set()
     missing = [shown for shown, value, scaled in stated_figures(sentence, language)

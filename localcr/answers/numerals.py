@@ -1,6 +1,6 @@
 """Numbers written in words, as digits: "fifty thousand men" and "50,000 men" state the same figure.
 
-The answer check (localcr.citations) compares an answer's figures with its sources'; a source that spells a number
+The answer check (localcr.answers.check) compares an answer's figures with its sources'; a source that spells a number
 out ("fifty thousand", "fünfzigtausend", "五万", "пятьдесят тысяч") and an answer that writes it in digits must
 agree. Each language's words are read by a library that knows its grammar: text2num for English, German, French,
 Spanish (and Portuguese, Italian, Dutch, Danish), number-parser for Russian, cn2an for Chinese and the kanji

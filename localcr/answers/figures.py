@@ -9,7 +9,7 @@ coder). So (Program of Thoughts, arXiv 2211.12588):
    2)`); a grammar keeps it to names, numbers, + - * / ** and parentheses; a formula the question spells out is written as given. Only a question
    that asks for a figure ("what is", "how much"), names a fiscal year and a financial figure comes here. A
    common metric the question names and does not define (a retention ratio, EBITDA, DPO) is not the model's to
-   recall: its formula is the textbook's (`metric_plan`, localcr.financial_metrics), and no model is loaded.
+   recall: its formula is the textbook's (`metric_plan`, localcr.answers.metrics), and no model is loaded.
 2. `read`: each operand is found by its own search (the question's subject, the line item in filings' words
    (localcr.statements.row_labels) and the year) in the documents the question's own search found and whose text
    names the question's subject; its value is read from the table row whose label is the line item, in the column
@@ -18,7 +18,7 @@ coder). So (Program of Thoughts, arXiv 2211.12588):
    through (an amount stays in millions; a ratio of amounts has none).
 
 The answer states the result, the computation and each operand with the one source it was read from. A question
-for which any step fails is answered the usual way (localcr.answers).
+for which any step fails is answered the usual way (localcr.answers.reader).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from localcr.citations import FISCAL_YEAR, Checked, Sentence, named_years, subjects_of
+from localcr.answers.check import FISCAL_YEAR, Checked, Sentence, named_years, subjects_of
 
 FIGURES_VERSION = "figures-2026.8"  # part of every plan's cache key: bump it when the prompt or grammar changes
 PLAN_MAX_TOKENS = 120
@@ -687,9 +687,9 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
 
 def metric_plan(question: str) -> tuple[str, str] | None:
     """The figure and formula of a common metric the question names and does not define, for the latest year it
-    names (localcr.financial_metrics: "the FY2022 retention ratio" is `(net_income_fy2022 - cash_dividends_paid_fy2022)
+    names (localcr.answers.metrics: "the FY2022 retention ratio" is `(net_income_fy2022 - cash_dividends_paid_fy2022)
     / net_income_fy2022`), or None: the model then writes the formula (`plan`)."""
-    from localcr import financial_metrics
+    from localcr.answers import metrics as financial_metrics
 
     years = named_years(question)
     if not years or financial_metrics.defines(question):
@@ -836,7 +836,7 @@ def _answer(question: str, figure: str, results: list[Result], model: str, commo
     """The result first (or, for a figure judged across years, how it went from one to the next; for its sign, the
     answer yes or no), then each computation and each operand as read with its source. The note says whose formula
     it is where it is a common metric's (`common`), not the model's."""
-    from localcr.answers import Answer, Source
+    from localcr.answers.reader import Answer, Source
 
     sources: dict[str, Source] = {}
     readings = [reading for result in results for reading in result.readings]
