@@ -354,10 +354,12 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
 @click.option("--lang", metavar="CODE", help="Read only documents in this language (ISO 639-1, e.g. en) and those too "
               "short to tell (und); =en: in this language only.")
 @click.option("--fresh", is_flag=True, help="Write the answer again even if this question was answered from these sources before.")
+@click.option("--no-compute", "no_compute", is_flag=True,
+              help="Never compute an answer from the sources' tables; the LLM reads the sources as usual.")
 @click.option("--json", "as_json", is_flag=True, help="The answer, its citations, sources and timings as one JSON object.")
 @click.pass_context
 def ask(ctx, question, index_dir, k, llm, mode, fusion, alpha, rerank_name, candidates, window, globs, kind, lang, fresh,
-        as_json):
+        no_compute, as_json):
     """Answer a question from the indexed documents: the local LLM reads the k best hits as numbered sources and
     writes a short answer citing them; citations to no source are dropped, and a sentence whose figures, names or
     quotes no cited source holds is marked unsupported. When the sources do not hold the answer, it says so."""
@@ -369,8 +371,8 @@ def ask(ctx, question, index_dir, k, llm, mode, fusion, alpha, rerank_name, cand
 
     answerer = load_answerer(idx.registry, llm, log=_log)
     reranker = _reranker(idx.registry, rerank_name)
-    events = idx.ask_stream(question, k, answerer=answerer, fresh=fresh, mode=mode, fusion=fusion, alpha=alpha,
-                            rerank=reranker, candidates=candidates, window=window, glob=globs, kind=kind, lang=lang)
+    events = idx.ask_stream(question, k, answerer=answerer, fresh=fresh, compute=not no_compute, mode=mode,
+                            fusion=fusion, alpha=alpha, rerank=reranker, candidates=candidates, window=window, glob=globs, kind=kind, lang=lang)
     try:
         for event, value in events:
             if event == "text" and not as_json:

@@ -412,18 +412,20 @@ class Index:
 
     # -- answers ------------------------------------------------------------------------------------------
     def ask(self, question: str, k: int | None = None, *, llm: str | None = None, answerer=None, fresh: bool = False,
-            **search_options):
-        """An answer to the question from the k best hits (default localcr.answers.DEFAULT_SOURCES), citing them
-        (localcr.answers.Answer): retrieval as
-        `search` does it (search_options: mode, fusion, rerank, window, glob, kind, lang ...), then the LLM named
-        `llm` (default: the registry's) or the given `answerer`. fresh: write it again even if cached."""
-        for event, value in self.ask_stream(question, k, llm=llm, answerer=answerer, fresh=fresh, **search_options):
+            compute: bool = True, **search_options):
+        """An answer to the question from the k best hits (default localcr.answers.reader.DEFAULT_SOURCES), citing
+        them (localcr.answers.reader.Answer): retrieval as `search` does it (search_options: mode, fusion, rerank,
+        window, glob, kind, lang ...), then the LLM named `llm` (default: the registry's) or the given `answerer`.
+        compute: where the hits hold a table that answers by arithmetic, compute it (localcr.answers.route); False
+        has the LLM read every answer. fresh: write it again even if cached."""
+        for event, value in self.ask_stream(question, k, llm=llm, answerer=answerer, fresh=fresh, compute=compute,
+                                            **search_options):
             if event == "answer":
                 return value
         raise AssertionError("the answer stream ended without its answer")
 
     def ask_stream(self, question: str, k: int | None = None, *, llm: str | None = None, answerer=None, fresh: bool = False,
-                   log=None, **search_options):
+                   compute: bool = True, log=None, **search_options):
         """`ask` as it happens: ("note", coverage_note) while the index's vectors are still coming, ("sources",
         [Source]), ("estimate", how long it will take) unless cached, then ("text", piece) as the model writes, then
         ("answer", Answer); a refusal read again over more of the hits sends its sources and estimate again
@@ -431,23 +433,15 @@ class Index:
         if not question.strip():
             raise LocalcrError("the question is empty")
         from localcr.answers.reader import DEFAULT_SOURCES
+        from localcr.answers.route import answer_stream
 
         if answerer is None:
             answerer = self._answerer(llm, log)
         hits = self.search(question, k or DEFAULT_SOURCES, **search_options)
         if note := self.coverage_note(search_options.get("mode", "hybrid")):
             yield "note", note
-        from localcr.answers.figures import computed
-
-        if (answer := computed(self, question, hits, answerer, fresh=fresh, **search_options)) is not None:
-            yield "sources", answer.sources
-            yield "text", answer.text
-            yield "answer", answer
-            return
-        unmatched = None if hits else self.unmatched(search_options.get("glob"), search_options.get("kind"),
-                                                     search_options.get("lang"))
-        yield from answerer.stream(question, hits, matches=self.matches(question, hits), fresh=fresh, note=unmatched or "",
-                                   topic=self.rare_terms(question), embedder=lambda: self.embedder)
+        yield from answer_stream(self, question, hits, answerer, compute_answers=compute, fresh=fresh,
+                                 search_options=search_options)
 
     def _answerer(self, llm: str | None, log):
         """One answerer per LLM for the life of this Index: its model (and instruction's KV state) stays loaded."""

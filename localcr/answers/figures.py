@@ -25,7 +25,6 @@ from __future__ import annotations
 import ast
 import operator
 import re
-import time
 from dataclasses import dataclass
 
 from localcr.answers.check import FISCAL_YEAR, Checked, Sentence, named_years, subjects_of
@@ -357,7 +356,6 @@ def evaluate(formula: str, values: dict[str, float]) -> float:
             return result
         raise ValueError(f"{type(node).__name__} is no arithmetic")
 
-    operands_of(formula)
     return value(ast.parse(formula, mode="eval"))
 
 
@@ -652,15 +650,24 @@ def _mentions(index, doc_id: str, name: str) -> tuple[int, str | None]:
     return sum(bool(written.search(f"{hit.context}\n{hit.text}")) for hit in hits), title
 
 
-def computed(index, question: str, hits: list, answerer, *, fresh: bool = False, **search_options):
-    """The answer to a question that asks for a filing's figure, computed (localcr.answers.Answer), or None where
-    the question asks for none, the LLM writes no formula, or an operand is not found in the subject's documents.
-    A question that judges a figure across years ("has its quick ratio improved between FY2022 and FY2023?") gets
-    the same formula computed for each year it names. The answerer's model is loaded only for a question that asks
-    for a figure and names no common metric that it leaves undefined."""
+@dataclass
+class Worked:
+    """A filing's figure worked out: its name, each year's result with the readings it used, and whether the
+    formula is a common metric's (localcr.answers.metrics) rather than the model's."""
+
+    figure: str
+    results: list
+    common: bool
+
+
+def worked(index, question: str, hits: list, answerer, *, fresh: bool = False, **search_options) -> Worked | None:
+    """A filing's figure the question asks for, computed, or None where the question asks for none, the LLM writes
+    no formula, or an operand is not found in the subject's documents. A question that judges a figure across
+    years ("has its quick ratio improved between FY2022 and FY2023?") gets the same formula computed for each year
+    it names. The answerer's model is loaded only for a question that asks for a figure and names no common metric
+    that it leaves undefined."""
     if not hits or not asks_for_figure(question):
         return None
-    started = time.perf_counter()
     common = metric_plan(question)
     planned = common or _model_plan(answerer, question, fresh)
     if planned is None:
@@ -678,11 +685,7 @@ def computed(index, question: str, hits: list, answerer, *, fresh: bool = False,
     for year in compared_years(question, formula):
         if (other := _computed(index, in_year(formula, year), subjects, documents, search_options)) is not None:
             results.append(other)
-    answer = _answer(question, figure, sorted(results, key=lambda r: year_of(r.formula)), answerer.spec.name,
-                     common is not None)
-    took = round(time.perf_counter() - started, 3)
-    answer.timings = {"first_token_s": took, "total_s": took}  # the whole answer comes at once
-    return answer
+    return Worked(figure, sorted(results, key=lambda r: year_of(r.formula)), common is not None)
 
 
 def metric_plan(question: str) -> tuple[str, str] | None:
@@ -832,7 +835,7 @@ def compared_years(question: str, formula: str) -> list[int]:
     return others
 
 
-def _answer(question: str, figure: str, results: list[Result], model: str, common: bool = False):
+def answer_of(question: str, figure: str, results: list[Result], model: str, common: bool = False):
     """The result first (or, for a figure judged across years, how it went from one to the next; for its sign, the
     answer yes or no), then each computation and each operand as read with its source. The note says whose formula
     it is where it is a common metric's (`common`), not the model's."""
@@ -855,7 +858,7 @@ def _answer(question: str, figure: str, results: list[Result], model: str, commo
         first = result.readings[0]
         if (len(result.readings) > 1 or result.formula != first.operand.name
                 or _asked_scale(question) not in ("", first.scale) or len(results) > 1):
-            shown = _shown(question, result.formula, result.value, result.readings)
+            shown = shown_result(question, result.formula, result.value, result.readings)
             with_values = result.formula
             for reading in result.readings:
                 with_values = re.sub(rf"\b{reading.operand.name}\b", reading.used, with_values)
@@ -879,19 +882,19 @@ def _judgement(question: str, figure: str, results: list[Result]) -> str | None:
     went from 0.67 in FY2022 to 0.69 in FY2023: up 0.02."), or whether it is positive (negative) as asked; led by
     "Yes" or "No" where the question asks about one direction ("Did Acme grow its PP&E ...?")."""
     name = _figure_name(figure)
-    shown = [_shown(question, r.formula, r.value, r.readings) for r in results]
+    shown = [shown_result(question, r.formula, r.value, r.readings) for r in results]
     asked = asked_direction(question, figure)
     if len(results) > 1:
         first, last = results[0], results[-1]
         change = last.value - first.value
         direction = "up" if change > 0 else "down" if change < 0 else "unchanged"
-        by = _shown(question, last.formula, abs(change), last.readings) if change else ""
+        by = shown_result(question, last.formula, abs(change), last.readings) if change else ""
         said = (f"{name} went from {shown[0]} in FY{year_of(first.formula)} to {shown[-1]} in "
                 f"FY{year_of(last.formula)}: {direction} {by}".rstrip() + ".")
         return f"{_yes_or_no(asked, change)}: {said[0].lower()}{said[1:]}" if asked else said
     if asked and (years := changed_years(results[0].formula)):  # a change the plan wrote: its sign is the answer
         result = results[0]
-        by = _shown(question, result.formula, abs(result.value), result.readings)
+        by = shown_result(question, result.formula, abs(result.value), result.readings)
         direction = f"up {by}" if result.value > 0 else f"down {by}" if result.value < 0 else "unchanged"
         return f"{_yes_or_no(asked, result.value)}: {direction} from FY{years[0]} to FY{years[1]}."
     sign_asked = re.search(r"\b(positive|negative)\b", question, re.I)
@@ -962,7 +965,7 @@ def _asked_scale(question: str) -> str:
     return match[1].lower() if match else ""
 
 
-def _shown(question: str, formula: str, value: float, readings: list[Reading]) -> str:
+def shown_result(question: str, formula: str, value: float, readings: list[Reading]) -> str:
     """The result as a reader expects it: an amount in the scale the question asks for, else the operands' ("5,818
     million"), a percentage where the question asks for one (one decimal, or as many as it asks for), else a ratio
     with two decimals."""

@@ -77,14 +77,15 @@ def create_server(service: Service) -> MCPServer:
         return _result("\n\n".join(parts), result)
 
     def ask(question: str, k: int | None = None, llm: str | None = None, fresh: bool | None = None,
-            mode: str | None = None, fusion: str | None = None, alpha: float | None = None, rerank: bool | None = None,
+            compute: bool | None = None, mode: str | None = None, fusion: str | None = None, alpha: float | None = None, rerank: bool | None = None,
             reranker: str | None = None, candidates: int | None = None, window: int | None = None,
             glob: list[str] | None = None, kind: str | None = None, lang: str | None = None) -> CallToolResult:
         """Answer `question` from the indexed documents with the server's local LLM, citing its sources.
 
         The k best hits (found as `search` finds them) are read as numbered sources [1]..[k]; the answer cites
         them, citations to no source are dropped, and a sentence whose figures, names or quotes no cited source
-        holds is listed as unsupported. When the sources do not hold the answer it says so. Slow on a CPU
+        holds is listed as unsupported. When the sources do not hold the answer it says so. Where they hold a
+        table that answers by arithmetic, the answer is computed from its cells (`compute`: false to never). Slow on a CPU
         (seconds); a client with its own model can `search` and read the hits itself instead."""
         options = {name: value for name, value in locals().items() if name in AskRequest.model_fields and value is not None}
         events = list(service.ask(AskRequest(**options)))

@@ -83,6 +83,8 @@ class AskRequest(_Retrieval):
     k: int = Field(DEFAULT_SOURCES, ge=1, le=MAX_SOURCES, description="Sources the LLM reads: the k best hits.")
     llm: str | None = Field(None, max_length=200, description="Which LLM in models.toml answers (default: the default one).")
     fresh: bool = Field(False, description="Write the answer again even if it is cached.")
+    compute: bool = Field(True, description="Compute an answer from the sources' tables where they hold one that "
+                          "answers by arithmetic; false: the LLM reads every answer.")
 
 
 class Service:
@@ -182,7 +184,7 @@ class Service:
         reranker = self._reranker(request.reranker) if request.rerank else None
         with self._answering:  # released when the stream ends, fails, or is dropped unread (the generator is closed)
             events = self.index.ask_stream(request.question, request.k, answerer=self._answerer(request.llm),
-                                           fresh=request.fresh, rerank=reranker, **request.search_options())
+                                           fresh=request.fresh, compute=request.compute, rerank=reranker, **request.search_options())
             started = False
             try:
                 for event, value in events:

@@ -1,0 +1,304 @@
+"""Answers computed from the sources' tables: a change, a percentage change, a share of a total, an average, a
+ratio, a difference or a sum, worked out in Python from cells the table reader found (localcr.answers.tables).
+
+A 1.5B model adds and divides badly and picks the wrong column of a table, but it writes a formula well (it is a
+coder: Program of Thoughts, arXiv 2211.12588). So the model writes only the plan: an expression over
+`cell("row", "column")` references, where a grammar allows exactly the rows and columns of the tables shown, so it
+cannot name a cell that is not there. Python evaluates it (`ast`, never `eval`) and the answer shows the formula
+with each operand, its row, column and the source it was read from; `checked` then decides whether it may stand.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from localcr.answers.tables import SCALES, Cell, Table, tables_in
+
+COMPUTE_VERSION = "compute-2026.11"  # part of every plan's cache key: bump it when the prompt or grammar changes
+PLAN_MAX_TOKENS = 160
+MAX_TABLE_ROWS = 60
+HEAD_CHUNKS = 2  # chunks before a hit that opens inside a table, read for the table's header  # rows of the sources' tables shown to the plan: past them a table is cut
+# A question that asks for a computation, in words any report, sheet or note uses: what a table's cells are
+# combined by. A lookup ("What were net sales in 2019?") is the reader's.
+ARITHMETIC = re.compile(
+    r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|differen\w*|percent(?:age)?|proportion|ratio|average|mean|sum|"
+    r"combined|altogether|total|growth|grew|declin\w*|how much (?:more|less|higher|lower)|times)\b|%", re.I)
+# How alike a row's label must be to the question (the share of the label's terms the question holds) for the
+# table to be one the question is about.
+MIN_ROW_MATCH = 0.6
+
+_SYSTEM = "You turn questions about a table into arithmetic over the table's cells."
+_INSTRUCTION = """Write the arithmetic that answers the question from the table's cells, citing each cell as cell("row", "column") with
+the row and column exactly as the table names them. Use only cells, + - * /, parentheses, 100 and counts; never
+copy a cell's number.
+- A change from one period to another is the later one minus the earlier one, whatever order the question names
+  them in; a percentage change divides that by the earlier one and multiplies by 100.
+- A percentage or a share of a total is the part divided by the total, multiplied by 100.
+- An average adds the values and divides by how many there are.
+
+Table 1:
+|  | 2021 | 2020 |
+| Revenue | 1,200 | 1,000 |
+| Cost of sales | 700 | 650 |
+| Operating income | 300 | 220 |
+| Employees | 410 | 380 |
+
+Question: What was the change in revenue from 2020 to 2021?
+Formula: cell("Revenue", "2021") - cell("Revenue", "2020")
+
+Question: What was the percentage change in operating income between 2020 and 2021?
+Formula: (cell("Operating income", "2021") - cell("Operating income", "2020")) / cell("Operating income", "2020") * 100
+
+Question: What was the average number of employees in 2020 and 2021?
+Formula: (cell("Employees", "2020") + cell("Employees", "2021")) / 2
+
+Question: What was the average operating income over the two years?
+Formula: (cell("Operating income", "2021") + cell("Operating income", "2020")) / 2
+
+Question: What was cost of sales as a percentage of revenue in 2021?
+Formula: cell("Cost of sales", "2021") / cell("Revenue", "2021") * 100
+
+Question: What is the ratio of operating income to cost of sales in 2020?
+Formula: cell("Operating income", "2020") / cell("Cost of sales", "2020")
+
+Question: What were revenue and cost of sales combined in 2020?
+Formula: cell("Revenue", "2020") + cell("Cost of sales", "2020")
+
+"""
+_REFERENCE = re.compile(r'cell\("((?:[^"\\]|\\.)*)", "((?:[^"\\]|\\.)*)"\)')
+
+
+@dataclass
+class Operand:
+    cell: Cell
+    hit: object  # the localcr.search.Hit whose text holds the cell
+
+
+@dataclass
+class Computed:
+    """A plan's result: the formula as the model wrote it, its value, and the operands it used in order."""
+
+    formula: str
+    value: float
+    operands: list[Operand]
+    kind: str  # "percent", "ratio" or "amount"
+
+    @property
+    def scale(self) -> str:
+        return self.operands[0].cell.scale if self.kind == "amount" else ""
+
+
+def sources_tables(index, hits: list) -> list[tuple[Table, list]]:
+    """The tables of the hits, each with the chunks it was read from: a hit whose text opens inside a table is
+    read after the chunks before it that hold the table's header (up to HEAD_CHUNKS of them). A table two
+    overlapping hits both hold is read once."""
+    found, seen = [], set()
+    for hit in hits:
+        chunks = _with_head(index, hit)
+        for table in tables_in(_joined(chunks), getattr(hit, "context", "")):
+            shape = (tuple(table.columns), tuple(label for label, _ in table.rows))
+            if shape not in seen:
+                seen.add(shape)
+                found.append((table, chunks))
+    return [(table, chunks) for table, chunks in found if not any(_within(table, other) for other, _ in found)]
+
+
+def _within(table: Table, other: Table) -> bool:
+    """Whether a table is part of another one read whole (its rows after the header another chunk held)."""
+    rows = {label for label, _ in table.rows}
+    return other is not table and rows <= {label for label, _ in other.rows} and len(rows) < len(other.rows)
+
+
+def _with_head(index, hit) -> list:
+    """The hit, after the chunks before it that its table runs on from (its first line a table's row)."""
+    first = next((line for line in hit.text.splitlines() if line.strip()), "")
+    if not (first.count("|") >= 2 or re.search(r"\d\s*$", first)):
+        return [hit]
+    chunks = index.document_hits(hit.doc_id)
+    at = next((i for i, chunk in enumerate(chunks) if chunk.chunk_id == hit.chunk_id), None)
+    if at is None:
+        return [hit]
+    return chunks[max(0, at - HEAD_CHUNKS):at] + [hit]
+
+
+def _joined(chunks: list) -> str:
+    """Consecutive chunks' text as one, their overlap (their offsets say so) once."""
+    text, end = chunks[0].text, chunks[0].end
+    for chunk in chunks[1:]:
+        text += chunk.text[end - chunk.start:] if 0 <= chunk.start < end else "\n" + chunk.text
+        end = max(end, chunk.end)
+    return text
+
+
+def asks_for_computation(question: str) -> bool:
+    return bool(ARITHMETIC.search(question))
+
+
+def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[Table, list]]:
+    """The tables with a row the question names (MIN_ROW_MATCH of the row label's terms in the question): the
+    evidence that computing can answer it."""
+    from localcr.lexical import tokenize
+
+    asked = set(tokenize(question))
+    named = []
+    for table, chunks in tables:
+        for label, _ in table.rows:
+            terms = set(tokenize(label))
+            if terms and len(terms & asked) / len(terms) >= MIN_ROW_MATCH:
+                named.append((table, chunks))
+                break
+    return named
+
+
+def shown_tables(tables: list[tuple[Table, list]]) -> tuple[str, dict[tuple[str, str], Operand]]:
+    """The tables as the plan reads them (numbered pipe tables, their scale said), and each cell they show by its
+    (row, column); a row or column name two tables share is named apart so that every reference is one cell."""
+    lines, cells, rows_left = [], {}, MAX_TABLE_ROWS
+    for number, (table, chunks) in enumerate(tables, start=1):
+        scale = next((c.scale for c in table.cells() if c.scale), "")
+        lines.append(f"Table {number}" + (f" (in {scale}s)" if scale else "") + ":")
+        lines.append("|  | " + " | ".join(table.columns) + " |")
+        for label, row in table.rows[:rows_left]:
+            name = label
+            while any(key[0] == name for key in cells) and any(c is not None for c in row):
+                name = f"{name} (table {number})"
+            lines.append(f"| {name} | " + " | ".join(c.shown if c else "" for c in row) + " |")
+            for cell in row:
+                if cell is not None:
+                    cells.setdefault((name, cell.column), Operand(cell, _holder(chunks, label, cell)))
+        rows_left -= min(rows_left, len(table.rows))
+        lines.append("")
+        if rows_left <= 0:
+            break
+    return "\n".join(lines), cells
+
+
+def _holder(chunks: list, label: str, cell: Cell):
+    """The chunk whose text holds a cell's row (the last of them: the hit itself where it does)."""
+    return next((chunk for chunk in reversed(chunks) if label in chunk.text and cell.shown in chunk.text), chunks[-1])
+
+
+def grammar_of(cells: dict[tuple[str, str], Operand]) -> str:
+    """A GBNF grammar for a plan over these cells: an expression whose references are the tables' rows and
+    columns, and whose only numbers are counts and 100 (a figure copied from the table as a number is no operand
+    the answer can cite, and the 1.5B copied them often)."""
+    rows = sorted({row for row, _ in cells})
+    columns = sorted({column for _, column in cells})
+    literal = lambda text: '"\\"' + text.replace("\\", "\\\\\\\\").replace('"', '\\\\\\"') + '\\""'  # noqa: E731
+    return "\n".join([
+        'root ::= expr',
+        'expr ::= term (" " op " " term){0,16}',
+        'term ::= ref | number | "(" expr ")" | "-" term',
+        'op ::= "+" | "-" | "*" | "/"',
+        'ref ::= "cell(" row ", " column ")"',
+        "row ::= " + " | ".join(literal(row) for row in rows),
+        "column ::= " + " | ".join(literal(column) for column in columns),
+        'number ::= "100" | "1000" | [1-9] | "1" [0-2]',
+    ]) + "\n"
+
+
+def plan(runner, question: str, tables_text: str, grammar: str, *, fresh: bool = False) -> str | None:
+    """The model's formula for the question over the tables shown (None where it writes nothing). Cached by
+    model, prompt, question, tables and grammar."""
+    from localcr.cache import key, open_cache
+    from localcr.llm import load_grammar
+
+    entry_key = key("table-plan", runner.spec.fingerprint(), COMPUTE_VERSION, _INSTRUCTION, question, tables_text, grammar)
+    with open_cache("answers") as cache:
+        written = None if fresh else cache.get(entry_key)
+    if not isinstance(written, str):
+        prefix, suffix = runner.render(_INSTRUCTION, f"{tables_text}\nQuestion: {question}\nFormula:", _SYSTEM)
+        runner.keep_prefix(prefix, "answers", "table plan", "table-plan", COMPUTE_VERSION)
+        written = runner.complete(prefix, suffix, max_tokens=PLAN_MAX_TOKENS, stops=("\n",),
+                                  grammar=load_grammar(grammar)).text.strip()
+        with open_cache("answers") as cache:
+            cache.set(entry_key, written, "table plan")
+    return written or None
+
+
+def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed | None:
+    """The formula's value over the cells it names (in units where the operands' scales differ), or None where it
+    names a cell that is not there, divides by zero or does not parse."""
+    from localcr.answers.figures import evaluate
+
+    operands: list[Operand] = []
+    names: dict[str, float] = {}
+
+    def name_of(match: re.Match) -> str:
+        operand = cells.get((_unescaped(match[1]), _unescaped(match[2])))
+        if operand is None:
+            raise KeyError(match[0])
+        operands.append(operand)
+        names[f"v{len(operands)}"] = operand.cell.value
+        return f"v{len(operands)}"
+
+    try:
+        expression = _REFERENCE.sub(name_of, formula)
+        if len({o.cell.scale for o in operands if not o.cell.percent}) > 1:  # two tables of other scales: units
+            names = {f"v{i}": o.cell.amount for i, o in enumerate(operands, start=1)}
+        value = evaluate(expression, names)
+    except (KeyError, ZeroDivisionError, ValueError, SyntaxError, TypeError, OverflowError):
+        return None
+    if not operands or not math.isfinite(value):
+        return None
+    return Computed(formula, value, operands, kind_of(expression, operands))
+
+
+def placeholders(formula: str) -> str:
+    """The formula with each cell reference written as a name (v1, v2, ...), for `ast` to parse."""
+    count = iter(range(1, 1000))
+    return _REFERENCE.sub(lambda _: f"v{next(count)}", formula)
+
+
+def kind_of(expression: str, operands: list[Operand]) -> str:
+    """What the result is: a percentage (a quotient times 100, or arithmetic over percentages without a quotient
+    of them), a ratio (a quotient of cells) or an amount in the operands' scale (sums, differences, averages)."""
+    divides_cells = re.search(r"v\d+\)?\s*/\s*\(?\s*v\d+|\)\s*/\s*\(?\s*v\d+", expression)
+    if re.search(r"\*\s*100\b|\b100\s*\*", expression):
+        return "percent"
+    if divides_cells:
+        return "ratio"
+    if all(o.cell.percent for o in operands):
+        return "percent"
+    return "amount"
+
+
+def _unescaped(text: str) -> str:
+    return text.replace('\\"', '"').replace("\\\\", "\\")
+
+
+def number_shown(value: float, decimals: int = 2) -> str:
+    """A result as an answer writes it: thousands separated, at most `decimals` places, no trailing zeros."""
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def result_shown(computed: Computed) -> str:
+    """The result with its unit: "-22.22%", "0.59", "$-12.6 million"."""
+    if computed.kind == "percent":
+        return f"{number_shown(computed.value)}%"
+    if computed.kind == "ratio":
+        return number_shown(computed.value)
+    first = computed.operands[0].cell
+    value = computed.value
+    scale = computed.scale
+    if len({o.cell.scale for o in computed.operands if not o.cell.percent}) > 1:
+        value /= SCALES.get(scale, 1.0)
+    unit = next((o.cell.unit for o in computed.operands if o.cell.unit), "")
+    if first.percent:
+        return f"{number_shown(value)}%"
+    sign = "-" if value < 0 else ""
+    return f"{sign}{unit}{number_shown(abs(value))}{f' {scale}' if scale else ''}"
+
+
+def formula_shown(computed: Computed) -> str:
+    """The formula with each reference replaced by the cell as written: "(44.1 - 56.7) / 56.7 × 100"."""
+    shown = iter(computed.operands)
+    text = _REFERENCE.sub(lambda _: _plain(next(shown).cell), computed.formula)
+    return text.replace(" * ", " × ")
+
+
+def _plain(cell: Cell) -> str:
+    """A cell's value as a formula shows it: its sign written out, no currency."""
+    return number_shown(cell.value, 4) + ("%" if cell.percent and "%" in cell.shown else "")
