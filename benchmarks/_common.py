@@ -50,6 +50,14 @@ def corpus_files(data: Path) -> tuple[Path, Path]:
                      "or corpus.json + queries.jsonl")
 
 
+def sources(set_dir: Path) -> tuple[str, Path]:
+    """What to index of a set (a folder of documents, or a pre-chunked corpus) and its queries file."""
+    if (set_dir / "docs").is_dir():
+        return str(set_dir / "docs"), set_dir / "queries.jsonl"
+    corpus, queries = corpus_files(set_dir)
+    return str(corpus), queries
+
+
 def machine() -> str:
     """Cores, CPU model and its widest vector extension: llama.cpp runs about 5x faster with AVX-512 than with AVX2
     alone, so every speed figure says which it came from."""
@@ -145,8 +153,6 @@ ANSWERS_SEED = 2026
 def indexed_set(set_name: str, data: Path, work: Path, folder: str, contexts: str):
     """(registry, index, queries) of a set indexed under work/folder with these contexts (an index a run left
     there with the same settings is reused); a set of questions about another set's documents gets that set's index."""
-    from retrieval.long_documents import sources
-
     from localcr import evaluation
     from localcr.index import build_index
     from localcr.models import load_registry

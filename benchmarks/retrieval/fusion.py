@@ -28,8 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import machine, parser, results_suffix, set_directory, table  # noqa: E402
-from long_documents import sources  # noqa: E402
+from _common import machine, parser, results_suffix, set_directory, sources, table  # noqa: E402
 
 SETS = ("anthropic-codebase", "xquad-en", "xquad-de", "xquad-zh", "jsquad-ja", "financebench-dev")
 KS = (1, 5, 10, 20)

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import corpus_files, machine, parser, results_suffix, set_directory, table  # noqa: E402
+from _common import machine, parser, results_suffix, set_directory, sources, table  # noqa: E402
 
 SETS = ("financebench-dev", "anthropic-codebase", "xquad-en", "xquad-de")
 VARIANTS = {  # name: (context mode, headings recognised in unmarked text)
@@ -64,14 +64,6 @@ def recognised_headings(on: bool):
         yield
     finally:
         structure._recognised = kept
-
-
-def sources(set_dir: Path) -> tuple[str, Path]:
-    """What to index (a folder of documents, or a pre-chunked corpus) and the queries file of a set."""
-    if (set_dir / "docs").is_dir():
-        return str(set_dir / "docs"), set_dir / "queries.jsonl"
-    corpus, queries = corpus_files(set_dir)
-    return str(corpus), queries
 
 
 def fusion_configs(alphas: list[float]) -> list[str]:

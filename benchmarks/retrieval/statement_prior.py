@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import machine, parser, set_directory, table  # noqa: E402
+from _common import machine, parser, set_directory, sources, table  # noqa: E402
 
 KS = (5, 10, 20)
 
@@ -97,7 +97,6 @@ def build_structural(set_dir: Path, directory: Path) -> None:
 
 def touched(set_name: str, data: Path) -> str:
     """"asking N of M queries; K chunks in statements" for a set, from structural contexts computed here."""
-    from retrieval.long_documents import sources
 
     from localcr.chunking import chunk_document
     from localcr.documents import load_paths

@@ -28,8 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import corpus_files, machine, parser, set_directory, table  # noqa: E402
-from retrieval.long_documents import sources  # noqa: E402
+from _common import corpus_files, machine, parser, set_directory, sources, table  # noqa: E402
 from speed.embedding_limit import filing_windows, timed  # noqa: E402
 from speed.search_speed import registry_file  # noqa: E402
 
