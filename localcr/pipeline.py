@@ -30,16 +30,16 @@ from localcr.parsing.code import label as code_structure
 from localcr.structure import structural_contexts
 
 
-# What situates each chunk, by cost (README, "Contexts: tiers by cost"): the document's structure (free); a card,
-# one LLM sentence per document, joined to it ("cards" for every document; "auto" only for long prose that
-# names no subject: no title, no heading); a context the LLM writes for every chunk ("llm"), with cards too
-# ("cards+llm"); nothing.
+# What situates each chunk, by cost (docs/indexing-and-contexts.md, "Contexts: tiers by cost"): the document's
+# structure (free); a card, one LLM sentence per document, joined to it ("cards" for every document; "auto" only for
+# long prose that names no subject: no title, no heading); a context the LLM writes for every chunk ("llm"), with
+# cards too ("cards+llm"); nothing.
 CONTEXT_MODES = ("auto", "structural", "cards", "llm", "cards+llm", "none")
 # Long untitled prose (Document.is_long_untitled_prose: a filing, a report's text layer) is chunked this many times
-# larger than other documents when no chunk size is given. Measured on financebench-dev (BENCHMARKS.md, "Long
-# documents, part three"): at the same characters shown, twice the size finds more of the gold passages.
+# larger than other documents when no chunk size is given. Measured on financebench-dev (BENCHMARKS.md, "Why the
+# retrieval defaults are what they are"): at the same characters shown, twice the size finds more of the gold passages.
 LONG_PROSE_FACTOR = 2
-DEFAULT_CONTEXTS = "auto"  # README, "Contexts: tiers by cost": the same contexts as structural on code and prose
+DEFAULT_CONTEXTS = "auto"  # docs/indexing-and-contexts.md, "Contexts: tiers by cost": as structural on code and prose
 CARD_MODES = ("auto", "cards", "cards+llm")
 # Said by a build that writes its cards and LLM contexts before its index (make_chunks without `staged`): a Milvus
 # collection is published whole, and committing improved documents as they come is the local store's alone so far.
@@ -242,7 +242,7 @@ def _no_vectors(model) -> tuple[np.ndarray, np.ndarray]:
 # How often a staged build commits documents: when the time since its last commit is at least this many times what
 # that commit took (writing its segment, publishing, compacting: not embedding, which every chunk needs once however
 # they are batched), so commits cost at most a tenth of the run; the first document of each stage is committed at
-# once. Measured in BENCHMARKS.md ("Searchable at once").
+# once. Measured in BENCHMARKS.md ("Indexing").
 COMMIT_SPACING = 9
 # Documents are embedded in groups of at least this many chunks (a long filing is a group of its own), so short
 # documents still fill the embedder's batches.
