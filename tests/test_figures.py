@@ -95,7 +95,7 @@ def test_the_result_is_shown_as_the_question_asks():
     def shown(question, formula, value, scale="millions", percent=False):
         operand = figures.operands_of(formula)[0]
         reading = figures.Reading(operand, 0.0, "0", scale, percent, "x", "2020", None)
-        return figures._shown(question, formula, value, [reading])
+        return figures.shown_result(question, formula, value, [reading])
 
     assert shown("What is the FY2020 working capital?", "a_fy2020 - b_fy2020", 5818e6) == "5,818 million"
     assert shown("What is it (in USD billions)?", "a_fy2020", 389e6) == "0.39 billion"
@@ -454,7 +454,7 @@ def test_an_answer_by_a_common_metrics_formula_says_so():
     formula = "cash_dividends_paid_fy2022 / net_income_attributable_to_shareholders_fy2022"
     hit = Passage("2022 2021\nDividends paid (1,244.5) (1,246.4)\nNet earnings attributable to Acme 2,707.3 2,339.8\n")
     readings = [figures.Reading(o, 0.0, "1", "millions", False, "x", "2022", hit) for o in figures.operands_of(formula)]
-    answer = figures._answer("What is Acme's FY2022 payout ratio?", "payout_ratio_fy2022",
+    answer = figures.answer_of("What is Acme's FY2022 payout ratio?", "payout_ratio_fy2022",
                              [figures.Result(formula, 0.46, readings)], "a-model", True)
     assert answer.note == "payout ratio by its common formula, computed in Python from 2 figures read from the " \
                           "sources' tables"

@@ -1,6 +1,7 @@
-"""The figures path of `localcr ask` alone (localcr.answers.figures): for each question whose reference states a figure, is
-its key figure what the computed answer says, is the answer wrong, or does the path give none (the usual path then
-answers)? A diagnostic of the path's table reading: the plans are the LLM's (cached after the first run, so a rerun
+"""The computing route of `localcr ask` alone (localcr.answers.route: arithmetic over the hits' tables, then a filing's
+figure by localcr.answers.figures, each checked): for each question whose reference states a figure, is its key
+figure what the computed answer says, is the answer wrong, was it withdrawn by the check, or does the route give
+none (in the last two cases the reader answers)? A diagnostic of the path's table reading: the plans are the LLM's (cached after the first run, so a rerun
 loads no model and takes seconds), every operand is read and computed in Python.
 
     .venv/bin/python benchmarks/answers/figures_path.py --data ../shared/data [--sets financebench-dev,financebench-heldout] [-v]
@@ -21,29 +22,31 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _common import indexed_sample, machine, parser, results_suffix, table  # noqa: E402
 
 SETS = ("financebench-dev", "financebench-heldout")
-HEAD = ["set", "questions with a key figure", "right", "wrong", "none (the usual path answers)"]
+HEAD = ["set", "questions with a key figure", "right", "wrong", "withdrawn", "none (the reader answers)"]
 
 
 def measure(set_name: str, args) -> list:
-    from localcr.answers import figures
     from localcr.answers.reader import DEFAULT_SOURCES, load_answerer
+    from localcr.answers.route import computed_answer
     from localcr.evaluation.answers import key_figure, states_figure
 
     registry, index, _, sampled = indexed_sample(set_name, args.data, args.work, None)
     answerer = load_answerer(registry, args.llm)
-    marks = {"right": 0, "wrong": 0, "none": 0}
+    marks = {"right": 0, "wrong": 0, "withdrawn": 0, "none": 0}
     for query in sorted(sampled, key=lambda q: q.qid):
         figure = key_figure(str(query.answer))
         if figure is None:
             continue
-        answer = figures.computed(index, query.text, index.search(query.text, DEFAULT_SOURCES), answerer)
-        mark = "none" if answer is None else "right" if states_figure(answer.text, figure) else "wrong"
+        answer, withdrawn = computed_answer(index, query.text, index.search(query.text, DEFAULT_SOURCES), answerer,
+                                            search_options={})
+        mark = ("withdrawn" if withdrawn else "none") if answer is None else \
+            "right" if states_figure(answer.text, figure) else "wrong"
         marks[mark] += 1
         if args.verbose:
-            print(f"{set_name} {query.qid} {mark}: {query.text[:90]!r} -> {answer.text[:160] if answer else ''!r}",
+            print(f"{set_name} {query.qid} {mark}: {query.text[:90]!r} -> {answer.text[:160] if answer else withdrawn!r}",
                   file=sys.stderr)
     answerer.close()
-    return [set_name, sum(marks.values()), marks["right"], marks["wrong"], marks["none"]]
+    return [set_name, sum(marks.values()), *marks.values()]
 
 
 def main() -> None:
