@@ -20,7 +20,8 @@ from localcr.models import Registry
 EXPANSION_VERSION = "hyde-2026.1"
 EXPANSION_MAX_TOKENS = 80
 # Which retrievers get the expanded query: "dense" (HyDE as published: only the embedding sees the passage) or
-# "both" (the lexical leg's terms too). Chosen by benchmarks/retrieval/expansion.py (BENCHMARKS.md, "Query expansion").
+# "both" (the lexical leg's terms too). Chosen by benchmarks/retrieval/expansion.py (benchmarks/results/superseded/
+# notebook-2026-11.md, "Long documents, part three").
 EXPANDED_LEGS = "dense"
 LEGS = ("dense", "both")
 PARALLEL = 4  # queries generated side by side when many are expanded at once (an evaluation)

@@ -14,7 +14,8 @@ own tokens. The model's reply is cached per model, prompt version, question and 
 
 Worth: only as much as the model's choice. With the bundled 1.5B it lowers financebench-dev P@10 (41.9 -> 17.6:
 it names a section holding the answer for 16 of 74 questions), where naming the right section gives 70.3
-(BENCHMARKS.md, "Long documents, part four"); so it is an option for stronger models, off by default.
+(BENCHMARKS.md, "Tried and not adopted" and "Why the search defaults are what they are"); so it is an option for
+stronger models, off by default.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from localcr.models import Registry
 # Version of the prompt below: part of every cached navigation's key, bumped whenever its text changes.
 NAVIGATION_VERSION = "navigate-2026.1"
 # Documents navigated per search: the first ones of the fused ranking. Chosen by benchmarks/retrieval/navigation.py on
-# financebench-dev (BENCHMARKS.md, "Long documents, part four").
+# financebench-dev (benchmarks/results/superseded/notebook-2026-11.md, "Long documents, part four").
 DOCUMENTS = 1
 MAX_ENTRIES = 160  # an outline longer than this keeps its shallower entries: the model must read it whole
 ENTRY_WORDS = 14  # a heading is cut after this many words (a statement's carries its title block and periods)

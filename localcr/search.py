@@ -30,14 +30,16 @@ from localcr.store import embedded_share
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("auto", "dynamic", "weighted", "rrf")
 # How many candidates each retriever hands to fusion (and fusion to the reranker), independent of k; chosen by
-# benchmarks/retrieval/depth.py on the code and prose sets (see BENCHMARKS.md).
+# benchmarks/retrieval/depth.py on the code and prose sets (BENCHMARKS.md, "Why the retrieval defaults are what they
+# are").
 DEFAULT_CANDIDATES = 150
 # How hybrid search fuses the two lists. "auto" fuses each query by what its candidates are: where most of the two
 # retrievers' first CANDIDATES_JUDGED are chunks of long untitled prose (filings, a report's text layer:
 # Document.structure LONG_PROSE), by LONG_PROSE_FUSION; elsewhere (code, titled records, short documents)
-# dynamically (dynamic_alpha), the rule chosen on the code set, XQuAD and JSQuAD (BENCHMARKS.md, "Fusion"). The
-# long-prose rule was chosen by leave-one-company-out on financebench-dev (BENCHMARKS.md, "Long documents, part
-# four"): the dynamic rule, fit on those 74 questions, fell to a fixed α .3's level on filings it was not fit on.
+# dynamically (dynamic_alpha), the rule chosen on the code set, XQuAD and JSQuAD (BENCHMARKS.md, "Why the retrieval
+# defaults are what they are"). The long-prose rule was chosen by leave-one-company-out on financebench-dev (the
+# same section; the runs: benchmarks/results/superseded/notebook-2026-11.md, "Long documents, part four"): the
+# dynamic rule, fit on those 74 questions, fell to a fixed α .3's level on filings it was not fit on.
 DEFAULT_FUSION = "auto"
 LONG_PROSE_FUSION = ("rrf", None)  # (rule, alpha)
 CANDIDATES_JUDGED = 10

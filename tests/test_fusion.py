@@ -51,8 +51,8 @@ def test_dynamic_alpha_gives_the_retriever_whose_top_stands_out_more_say():
 
 
 def test_the_default_fusion_is_the_measured_one():
-    """benchmarks/retrieval/fusion.py (BENCHMARKS.md, "Fusion" and "Long documents, part four"): dynamic held on code and
-    prose; long filings are fused by the rule chosen by leave-one-company-out."""
+    """benchmarks/retrieval/fusion.py (BENCHMARKS.md, "Why the retrieval defaults are what they are"): dynamic held
+    on code and prose; long filings are fused by the rule chosen by leave-one-company-out."""
     assert search.DEFAULT_FUSION == "auto" and SearchConfig("x", "hybrid").fusion == "auto"
 
 

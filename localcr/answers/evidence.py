@@ -21,10 +21,10 @@ import numpy as np
 
 GAP = " … "  # between kept sentences that are not next to each other
 # Characters of evidence kept over all sources. Chosen by the answers the 1.5B writes on the "tune" half of 100
-# XQuAD-en questions (benchmarks/answers/answers.py --evidence-chars, BENCHMARKS.md "Answers, part five"): 400 held
-# the gold in 80% of answers, 300 and 600 in 76% (held out: 64% at 400, 62% at 600); less to read is fewer wrong
-# names and figures to pick. Without the LLM (benchmarks/answers/evidence.py) 600 kept the gold in 96.5% of the
-# kept texts, 300 in 91.5%, at a third of a whole chunk's characters.
+# XQuAD-en questions (benchmarks/answers/answers.py --evidence-chars; BENCHMARKS.md "Why the answer defaults are what
+# they are"): 400 held the gold in 80% of answers, 300 and 600 in 76% (held out: 64% at 400, 62% at 600); less to
+# read is fewer wrong names and figures to pick. Without the LLM (benchmarks/answers/evidence.py) 600 kept the gold
+# in 96.5% of the kept texts, 300 in 91.5%, at a third of a whole chunk's characters.
 BUDGET_CHARS = 400
 # The budget where most hits are chunks of long untitled prose (filings: documents.LONG_PROSE), whose answers sit in
 # statements' rows: on financebench-dev's "tune" half 2,400 characters kept every gold span the whole hits held

@@ -36,12 +36,12 @@ ANSWER_MAX_TOKENS = 200
 ANSWER_TOKENS = 60
 # An answer estimated to take this long or longer is announced with its time. A shorter one's time turns on its
 # length and on a second try: 40 fresh XQuAD-en answers of 1-3 s here came within ±30% of their estimate 27 times,
-# 19 filing answers of 4-14 s (the prompt's evaluation most of it) 19 times (benchmarks/answers/answer_estimates.py,
-# BENCHMARKS.md "Answers, part eleven").
+# 19 filing answers of 4-14 s (the prompt's evaluation most of it) 19 times (benchmarks/answers/answer_estimates.py;
+# benchmarks/results/superseded/notebook-2026-11.md, "Answers, part eleven").
 ANNOUNCED_FROM_SECONDS = 4.0
 # Sources an answer reads by default: on 30 XQuAD-en questions 3 held the gold about as often as 5 (53.3% against
 # 56.7%: one question), refused every question whose documents were filtered out (5: 8 of 10), and reached the first
-# token in half the time (benchmarks/answers/answers.py, BENCHMARKS.md "Answers").
+# token in half the time (benchmarks/answers/answers.py, BENCHMARKS.md "Why the answer defaults are what they are").
 DEFAULT_SOURCES = 3
 # A source longer than this (a window, a long report's chunk) is cut to the part around the question's terms.
 SOURCE_CHARS = 1600
@@ -54,7 +54,7 @@ NOT_FOUND = "NOT FOUND"  # what the model writes when no source answers
 # held the gold for 76 -> 76 of them, 69 -> 70 of the 100 held out, 81 -> 82 of the study set, the six other
 # languages' 360 217 -> 220, with as many refusals when the gold is filtered out or more (48 of 50, 83 -> 84 of 90);
 # financebench-dev's key figures stayed 33 of 59 (benchmarks/answers/reader_ceiling.py, answers.py, BENCHMARKS.md
-# "Answers, part eighteen").
+# "Why the answer defaults are what they are").
 ANSWER_REPEAT_PENALTY = 1.0
 STOPS = ("\n\n\n", "\nQuestion:", "\nSources:")
 
@@ -87,12 +87,12 @@ _SHORT = ("Answer the question at the end using only the numbered sources below.
 _CITED = (f'root ::= "{NOT_FOUND}" | sentence (" " sentence){{0,2}}\n'
           'sentence ::= [^\\[\\]\\n]+ cite+ "."?\n'
           'cite ::= " [" [1-9] [0-9]? "]"\n')
-# Measured by benchmarks/answers/answers.py (BENCHMARKS.md, "Answers"): "short" refused a third as often as "cite" on
-# answerable XQuAD questions (10% against 30%) and contained the gold answer more often (60% against 50%); the
-# worked example drew whole paragraphs copied without citations; the grammar kept every sentence cited but
-# answered as "cite" did. "Answer first, cite after" (the shortest answer on a line, then one sentence, no source
-# numbers; the check attaching the citation of the source holding the answer) held the gold in 42% of 50 XQuAD-en
-# answers against 76% for "short", refusing 40% against 8%: removed.
+# Measured by benchmarks/answers/answers.py (BENCHMARKS.md, "Tried and not adopted"): "short" refused a third as often
+# as "cite" on answerable XQuAD questions (10% against 30%) and contained the gold answer more often (60% against 50%);
+# the worked example drew whole paragraphs copied without citations; the grammar kept every sentence cited but answered
+# as "cite" did. "Answer first, cite after" (the shortest answer on a line, then one sentence, no source numbers; the
+# check attaching the citation of the source holding the answer) held the gold in 42% of 50 XQuAD-en answers against 76%
+# for "short", refusing 40% against 8%: removed.
 PROMPTS = {  # the default first
     "short": AnswerPrompt("short", _SYSTEM, _SHORT),
     "cite": AnswerPrompt("cite", _SYSTEM, _RULES),
@@ -114,8 +114,8 @@ _NO_REFUSAL = ('root ::= ([^Nn\\[\\n\\t ] | [Nn] [^Oo\\n] | "NO" [^T\\n] | [Nn] 
 # answer: the 1.5B wrote it for a source's year (1754, "1931年", "1936年") and for nothing else ("3 [1]" and "4 [1]"
 # were counts, right 5 times of 8). Such an answer is written again starting with no figure (nor a citation, nor a
 # space), so in a sentence: "德军于1936年重新占领莱茵兰。 [2]". Of XQuAD's and JSQuAD's 860 cached answers 8 were
-# written again, 5 then right and 3 refused (BENCHMARKS.md "Answers, part sixteen"); let go on after its "1"
-# instead, the 1.5B wrote "1.1936年", "10年" and "1.1".
+# written again, 5 then right and 3 refused (benchmarks/results/superseded/notebook-2026-11.md, "Answers, part
+# sixteen"); let go on after its "1" instead, the 1.5B wrote "1.1936年", "10年" and "1.1".
 _LONE_ONE = re.compile(r"\s*1\.?\s*(?:\[[^\]\n]*\]?\s*)*\.?\s*")
 _NO_LEADING_FIGURE = 'root ::= [^0-9\\[\\n\\t ] [^\\n]*\n'
 # The letters of the languages written in a script of their own: an answer with none of them, to a question in one
@@ -128,7 +128,7 @@ RETRY_COVERAGE = 0.6
 # answer written afresh) one sentence retried no refusal the sources answered ("white" students: the academies in
 # one sentence, the race in the next), two retried one (84.0% against 82.0%; held out 66.0 against 64.0), and the
 # source's context added to the two changed nothing; refusals with the gold filtered out stayed 10 of 10
-# (benchmarks/answers/answers.py, BENCHMARKS.md "Answers, part ten").
+# (benchmarks/answers/answers.py; benchmarks/results/superseded/notebook-2026-11.md, "Answers, part ten").
 RETRY_SENTENCES = 2
 # Or where those two sentences are this close to the question in the index's embedding (cosine), whatever share of
 # its words they hold: above every refusal of XQuAD-en's tune half asked with its gold documents filtered out
@@ -136,15 +136,16 @@ RETRY_SENTENCES = 2
 # On XQuAD-en it changed 4 answers of the study set, all 4 refusals then right, none of the tune half or of the 50
 # filtered out; on financebench-dev 2, and of its 10 filtered out none was answered, though on filings half the
 # filtered-out questions come that close: there the check withdraws the second try (benchmarks/answers/
-# reader_trials.py, BENCHMARKS.md "Answers, part twelve"). Measured for these embedders only: another's cosines
-# are on a scale of their own.
+# reader_trials.py; benchmarks/results/superseded/notebook-2026-11.md, "Answers, part twelve"). Measured for these
+# embedders only: another's cosines are on a scale of their own.
 RETRY_SIMILARITY = {"minilm": 0.55, "use-multilingual": 0.55}
 # A refusal that more of the hits may answer (Answerer.worth_reading_more) is asked again over the evidence at this
 # many times its budget: 1,200 characters held XQuAD-en's gold for 98% of questions (the hits whole 99%, at 1.75
 # times the characters; benchmarks/answers/evidence.py). Read again so instead of whole, XQuAD-en's answers came
 # out the same (tune 76, study 81) or one better (held out 69, second study 142), the six other languages' 360 one
 # better and one worse, none of the 190 questions asked with their gold filtered out answered, and the shorter prompt
-# comes sooner (benchmarks/answers/reader_trials.py --trials wider-evidence, BENCHMARKS.md "Answers, part fifteen").
+# comes sooner (benchmarks/answers/reader_trials.py --trials wider-evidence; benchmarks/results/superseded/
+# notebook-2026-11.md, "Answers, part fifteen").
 READ_MORE_SCALE = 3
 # Words that ask rather than name, where a language's stop-word list lacks them (English's has them), and the
 # function words those lists lack (German's passive "wurde"; Arabic, which has no list, its commonest): a
@@ -152,8 +153,8 @@ READ_MORE_SCALE = 3
 # Chinese and Japanese, read as character bigrams, a bigram holding a question word, a particle or (Japanese) kana
 # of grammar ("は何", "られ") is none either. Without them the 1.5B's refusals of XQuAD's and JSQuAD's tune halves
 # were asked again 3 more times of 90 (2 then right: "25", "魚類"), held out 3 more times (1 right); none of the 180
-# questions asked with their gold documents filtered out reaches the share either way (benchmarks/answers/answers.py,
-# BENCHMARKS.md "Answers in other languages").
+# questions asked with their gold documents filtered out reaches the share either way (benchmarks/answers/answers.py;
+# benchmarks/results/superseded/notebook-2026-11.md, "Answers in other languages").
 _ASKING_WORDS = {
     "de": "wer wen wem wessen wann warum wurde wurden",
     "es": "cuál cuáles cuánto cuánta cuántos cuántas quién quiénes dónde cuándo cómo",
@@ -311,10 +312,10 @@ class Answerer(OnDemandLlm):
         hits whole for 99%. Asked again over the hits whole, 8 refusals of XQuAD-en's 500 questions became right
         answers (1 of the 100 held out), 12 of the six other languages' 360, and none of the 190 questions asked
         with their gold documents filtered out was answered (asked again after every refusal, 6 more of XQuAD-en's
-        100 were; BENCHMARKS.md "Answers, part fourteen"); over the wider evidence as many, sooner. None where
-        nothing more is there to read, and for long filings, whose evidence keeps most of each hit already
-        (evidence.LONG_PROSE_BUDGET_CHARS): read again whole there, a refusal of financebench-dev's 74 became a
-        wrong answer."""
+        100 were; benchmarks/results/superseded/notebook-2026-11.md, "Answers, part fourteen"); over the wider
+        evidence as many, sooner. None where nothing more is there to read, and for long filings, whose evidence
+        keeps most of each hit already (evidence.LONG_PROSE_BUDGET_CHARS): read again whole there, a refusal of
+        financebench-dev's 74 became a wrong answer."""
         structures = [hit.structure for hit in hits if not hit.is_code]  # of the prose hits, as _sources budgets
         if not self.evidence_chars or evidence.budget_for(structures, self.evidence_chars) != self.evidence_chars:
             return None

@@ -26,12 +26,13 @@ from localcr.guard import guard_card
 
 # Version of the prompt below: part of every card's cache key, bumped whenever its text changes.
 CARD_VERSION = "card-2026.3"
-# How much of a document's opening the model reads, in its tokens: a cover page says what the document is. 500
-# named the company in 15 of 15 filings' cards where 1,000 cost twice the time (BENCHMARKS.md, "Long documents");
-# 350 keeps as many cards of every kind (filings 45 of 45, the same companies; Node.js pages 44 of 46 against 43;
-# mail and e-books all) and the filings' P@10 (64.2 against 62.2 held out), at 4.0 s a card against 4.6
-# (BENCHMARKS.md, "Cards at a shorter opening"). Placing the request before the document, so that consecutive
-# cards share it, cost 3 of 45 filings' cards: the 1.5B wrote "Company:" for "Subject:".
+# How much of a document's opening the model reads, in its tokens: a cover page says what the document is. 500 named
+# the company in 15 of 15 filings' cards where 1,000 cost twice the time (benchmarks/results/superseded/
+# notebook-2026-11.md, "Long documents: document cards and recognised sections"); 350 keeps as many cards of every
+# kind (filings 45 of 45, the same companies; Node.js pages 44 of 46 against 43; mail and e-books all) and the
+# filings' P@10 (64.2 against 62.2 held out), at 4.0 s a card against 4.6 (BENCHMARKS.md, "Why the retrieval defaults
+# are what they are"; the run: the notebook's "Cards at a shorter opening"). Placing the request before the document,
+# so that consecutive cards share it, cost 3 of 45 filings' cards: the 1.5B wrote "Company:" for "Subject:".
 OPENING_TOKENS = 350
 OUTLINE_ITEMS = 24  # headings (or definitions) listed after the opening, so the card sees the whole document's shape
 CARD_MAX_TOKENS = 96

@@ -21,11 +21,12 @@ class LlmRates(NamedTuple):
 
 # Typical rates of a 1.5B Q4_K_M model (a file of TYPICAL_MODEL_BYTES) on 2 cores, for a short run on a machine with
 # no rates recorded. AVX-512 pairs differ by more than the factor of 2 an estimate may miss by: an Intel Xeon pair
-# reads 78 prompt tokens/s (llama.cpp's floor) and writes 25 side by side, an AMD EPYC pair 185 and 38 (where 65
-# and 25 put its demo at 70 s and it took 33): these are the middle of the two (geometric means), within 1.6 times
-# of either. AVX2: the AVX2 pair of BENCHMARKS.md's "llama.cpp settings" (21 prompt tokens/s with flash attention,
-# 9-10 generated side by side; at those rates the demo's contexts take about 160 s, and that pair took 2 min 49 s
-# over the whole demo); llama.cpp built for AVX2 reads 95 on the EPYC's cores: a recent AVX2 CPU can be 4 times faster.
+# reads 78 prompt tokens/s (llama.cpp's floor) and writes 25 side by side, an AMD EPYC pair 185 and 38 (where 65 and
+# 25 put its demo at 70 s and it took 33): these are the middle of the two (geometric means), within 1.6 times of
+# either. AVX2: the AVX2 pair of "llama.cpp settings" in benchmarks/results/superseded/notebook-2026-11.md (21 prompt
+# tokens/s with flash attention, 9-10 generated side by side; at those rates the demo's contexts take about 160 s, and
+# that pair took 2 min 49 s over the whole demo); llama.cpp built for AVX2 reads 95 on the EPYC's cores: a recent AVX2
+# CPU can be 4 times faster.
 TYPICAL_RATES = LlmRates(120.0, 31.0)
 TYPICAL_AVX2_RATES = LlmRates(21.0, 10.0)
 TYPICAL_MODEL_BYTES = 1_117_320_768
