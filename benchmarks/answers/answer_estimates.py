@@ -1,6 +1,6 @@
 """The time `localcr ask` estimates for an answer against the time that followed it, for every answer written
-afresh, whether the time is said or not (localcr.answers.ANNOUNCED_FROM_SECONDS: said from 4 s): why short answers
-say none (issue 58; BENCHMARKS.md "Answers, part eleven").
+afresh, whether the time is said or not (localcr.answers.reader.ANNOUNCED_FROM_SECONDS: said from 4 s): why short
+answers say none (issue 58; benchmarks/results/superseded/notebook-2026-11.md, "Answers, part eleven").
 
     .venv/bin/python benchmarks/answers/answer_estimates.py --data ../shared/data [--sets xquad-en,financebench-dev]
         [--first 0] [--count 40]

@@ -1,6 +1,6 @@
-"""Where answers miss (issue 58; BENCHMARKS.md "Answers, part thirteen"): each answer of an answers.py --answers
-file sorted into right, gold not in what the model read, refused by the model, withdrawn by the check, or wrong.
-No LLM: it reads the file.
+"""Where answers miss (issue 58; benchmarks/results/superseded/notebook-2026-11.md, "Answers, part thirteen"): each
+answer of an answers.py --answers file sorted into right, gold not in what the model read, refused by the model,
+withdrawn by the check, or wrong. No LLM: it reads the file.
 
     .venv/bin/python benchmarks/answers/answers.py --data ../shared/data --sets xquad-en --limit 500 --refusals 0 --answers F
     .venv/bin/python benchmarks/answers/misses.py F [--ranges 0-99,100-199,200-299,300-499]

@@ -1,5 +1,6 @@
-"""Two answer prompts tried against the default on XQuAD-en and not adopted (issue 58; BENCHMARKS.md "Answers, part
-ten"): each reads the same sources as the default answer and is scored on what the model wrote.
+"""Two answer prompts tried against the default on XQuAD-en and not adopted (issue 58; BENCHMARKS.md "Tried and not
+adopted"; the run: benchmarks/results/superseded/notebook-2026-11.md, "Answers, part ten"): each reads the same
+sources as the default answer and is scored on what the model wrote.
 
     .venv/bin/python benchmarks/answers/prompt_trials.py --data ../shared/data [--limit 100] [--trials shots,quote]
 

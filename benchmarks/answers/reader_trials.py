@@ -1,5 +1,7 @@
 """Changes to how the 1.5B reads its sources, tried against the defaults and not adopted (issue 58;
-BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the default answer to the same question.
+BENCHMARKS.md "Tried and not adopted"; the runs: benchmarks/results/superseded/notebook-2026-11.md, "Answers, part
+eleven" to "Answers, part eighteen", the parts named below): each is scored against the default answer to the same
+question.
 
     .venv/bin/python benchmarks/answers/reader_trials.py --data ../shared/data [--sets xquad-en] [--limit 300]
         [--ranges 0-99,200-299] [--refusals 50] [--trials lower,focused,one,twice,reversed,wider,whole,...]
@@ -17,7 +19,7 @@ BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the de
   questions, the hits whole for 99% (evidence.py);
 - wider-gated (the default in part fourteen): as wider, only where the hits whole pass the second try's test (two
   sentences in a row hold 60% of the question's content words, or come within cosine 0.55 of it);
-- wider-evidence (adopted in part fifteen: the default now, localcr.answers.Answerer.worth_reading_more): as
+- wider-evidence (adopted in part fifteen: the default now, localcr.answers.reader.Answerer.worth_reading_more): as
   wider-gated, but what is read again is the hits' evidence at three times the budget (1,200 characters), not the
   hits whole: the evidence at 400 characters was the better reader wherever the two answers differed, and a
   shorter prompt comes sooner; run against part fourteen's default, so "--trials wider-gated" now measures the
@@ -46,11 +48,11 @@ BENCHMARKS.md "Answers", parts eleven to fifteen): each is scored against the de
 - whole: the copy rule asks for the words of the source that answer exactly and whole, with the words that qualify
   them, not only names, figures and dates (the 1.5B's answers that miss the gold by a word drop one that qualifies:
   "separate companies" where the source writes "entirely separate companies", "High" for "extremely high");
-- penalty (adopted in part eighteen: the default now, localcr.answers.ANSWER_REPEAT_PENALTY): every question was
-  answered with no repeat penalty, not the model's 1.1 (llama.cpp weighs it against the tokens the answer has
+- penalty (adopted in part eighteen: the default now, localcr.answers.reader.ANSWER_REPEAT_PENALTY): every question
+  was answered with no repeat penalty, not the model's 1.1 (llama.cpp weighs it against the tokens the answer has
   written, not the prompt's, as parts eleven and sixteen said);
-- similar (adopted in part twelve: the default now, localcr.answers.RETRY_SIMILARITY): a refusal was asked again
-  (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
+- similar (adopted in part twelve: the default now, localcr.answers.reader.RETRY_SIMILARITY): a refusal was asked
+  again (refusing forbidden) also where a sentence of a source and the next are close to the question in the index's
   embedding.
 
 The default answers are answers.py's (cached; asked here where missing). --ranges: which of the seeded sample's

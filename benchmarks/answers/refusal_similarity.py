@@ -1,6 +1,7 @@
 """How close the sources `localcr ask` reads come to the question in the index's embedding (the cosine of its
-closest two sentences in a row, localcr.answers.closest_window), for questions asked with their gold documents
-filtered out and for the same questions as asked: what RETRY_SIMILARITY was chosen from (issue 58; BENCHMARKS.md
+closest two sentences in a row, localcr.answers.reader.closest_window), for questions asked with their gold
+documents filtered out and for the same questions as asked: what RETRY_SIMILARITY was chosen from (issue 58;
+BENCHMARKS.md "Why the answer defaults are what they are"; the run: benchmarks/results/superseded/notebook-2026-11.md,
 "Answers, part twelve"). No LLM: the sources are those the answer would read.
 
     .venv/bin/python benchmarks/answers/refusal_similarity.py --data ../shared/data [--sets xquad-en,financebench-dev]

@@ -4,7 +4,7 @@ every tensor's bytes zero.
     .venv/bin/python benchmarks/speed/zero_weights.py SOURCE.gguf COPY.gguf
 
 llama.cpp's speed depends on the shapes and types it computes with, not on the values, so the copy runs at the real
-model's prompt and generation rates (BENCHMARKS.md, "The CUDA build on a lent GPU") while it compresses to the size
+model's prompt and generation rates (BENCHMARKS.md, "Indexing": the LLM on a GPU) while it compresses to the size
 of its metadata: the bundled 1.5B (1.1 GB) travels as about 2 MB where a real file cannot go (gpu_build.sh). Its
 output means nothing (all logits equal). The copy is written sparse: the metadata, then a hole up to the source's
 size; gguf's reader gives where the tensor data starts.
