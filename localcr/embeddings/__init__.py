@@ -91,7 +91,8 @@ class Embedder:
         keys = [key(self.id, text) for text in texts]
         vectors: list[np.ndarray | None] = self._cache.get_many(keys)
         # Shortest first, so that each call's batches hold windows of about one length and pad little: a document's
-        # last piece of each chunk is short, its other windows full (BENCHMARKS.md, "Complete time, seventh part").
+        # last piece of each chunk is short, its other windows full (BENCHMARKS.md, "Why the indexing defaults are
+        # what they are").
         missing = sorted((i for i, v in enumerate(vectors) if v is None), key=lambda i: len(texts[i]))
         if progress and len(texts) > len(missing):
             progress(len(texts) - len(missing))
