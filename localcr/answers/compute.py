@@ -30,8 +30,8 @@ MIN_ROW_MATCH = 0.6
 
 _SYSTEM = "You turn questions about a table into arithmetic over the table's cells."
 _INSTRUCTION = """Write the arithmetic that answers the question from the table's cells, citing each cell as cell("row", "column") with
-the row and column exactly as the table names them. Use only cells, + - * /, parentheses, 100 and counts; never
-copy a cell's number.
+the row and column exactly as the table names them. Use only cells, + - * / and parentheses; divide by a count for
+an average and multiply by 100 at the end for a percentage; never copy a cell's number.
 - A change from one period to another is the later one minus the earlier one, whatever order the question names
   them in; a percentage change divides that by the earlier one and multiplies by 100.
 - A percentage or a share of a total is the part divided by the total, multiplied by 100.
@@ -66,7 +66,7 @@ Question: What were revenue and cost of sales combined in 2020?
 Formula: cell("Revenue", "2020") + cell("Cost of sales", "2020")
 
 """
-_REFERENCE = re.compile(r'cell\("((?:[^"\\]|\\.)*)", "((?:[^"\\]|\\.)*)"\)')
+_REFERENCE = re.compile(r'cell\("([^"]*)", "([^"]*)"\)')
 
 
 @dataclass
@@ -158,15 +158,15 @@ def shown_tables(tables: list[tuple[Table, list]]) -> tuple[str, dict[tuple[str,
     for number, (table, chunks) in enumerate(tables, start=1):
         scale = next((c.scale for c in table.cells() if c.scale), "")
         lines.append(f"Table {number}" + (f" (in {scale}s)" if scale else "") + ":")
-        lines.append("|  | " + " | ".join(table.columns) + " |")
+        lines.append("|  | " + " | ".join(map(_quotable, table.columns)) + " |")
         for label, row in table.rows[:rows_left]:
-            name = label
+            name = _quotable(label)
             while any(key[0] == name for key in cells) and any(c is not None for c in row):
                 name = f"{name} (table {number})"
             lines.append(f"| {name} | " + " | ".join(c.shown if c else "" for c in row) + " |")
             for cell in row:
                 if cell is not None:
-                    cells.setdefault((name, cell.column), Operand(cell, _holder(chunks, label, cell)))
+                    cells.setdefault((name, _quotable(cell.column)), Operand(cell, _holder(chunks, label, cell)))
         rows_left -= min(rows_left, len(table.rows))
         lines.append("")
         if rows_left <= 0:
@@ -174,27 +174,40 @@ def shown_tables(tables: list[tuple[Table, list]]) -> tuple[str, dict[tuple[str,
     return "\n".join(lines), cells
 
 
+def _quotable(name: str) -> str:
+    """A row's or column's name as a plan quotes it: no double quote or backslash to escape."""
+    return name.replace('"', "'").replace("\\", "/")
+
+
 def _holder(chunks: list, label: str, cell: Cell):
     """The chunk whose text holds a cell's row (the last of them: the hit itself where it does)."""
-    return next((chunk for chunk in reversed(chunks) if label in chunk.text and cell.shown in chunk.text), chunks[-1])
+    return next((chunk for chunk in reversed(chunks) if label in chunk.text and holds(chunk.text, cell.shown)),
+                chunks[-1])
+
+
+def holds(text: str, shown: str) -> bool:
+    """Whether a chunk's text holds a figure as written: its digits with the same separators, standing alone."""
+    digits = re.search(r"\d[\d,]*(?:\.\d+)?", shown)
+    return bool(digits) and re.search(rf"(?<![\d.,]){re.escape(digits[0])}(?![\d]|[.,]\d)", text) is not None
 
 
 def grammar_of(cells: dict[tuple[str, str], Operand]) -> str:
-    """A GBNF grammar for a plan over these cells: an expression whose references are the tables' rows and
-    columns, and whose only numbers are counts and 100 (a figure copied from the table as a number is no operand
-    the answer can cite, and the 1.5B copied them often)."""
+    """A GBNF grammar for a plan over these cells: arithmetic whose references are the tables' rows and columns,
+    whose only numbers are a count that divides a sum (an average) and a last "* 100" (a percentage). A figure
+    copied from the table as a number is no operand the answer can cite (the 1.5B copied them often), and a 100
+    allowed anywhere was written as an operand ("(100 - a) / b * 100")."""
     rows = sorted({row for row, _ in cells})
     columns = sorted({column for _, column in cells})
-    literal = lambda text: '"\\"' + text.replace("\\", "\\\\\\\\").replace('"', '\\\\\\"') + '\\""'  # noqa: E731
+    literal = lambda text: f'"\\"{text}\\""'  # noqa: E731  (names are _quotable: nothing to escape)
     return "\n".join([
-        'root ::= expr',
-        'expr ::= term (" " op " " term){0,16}',
-        'term ::= ref | number | "(" expr ")" | "-" term',
+        'root ::= sum (" / " count)? (" * 100")?',
+        'sum ::= term (" " op " " term){0,16}',
+        'term ::= ref | "(" sum ")" (" / " count)? | "-" term',
         'op ::= "+" | "-" | "*" | "/"',
+        'count ::= [2-9] | "1" [0-2]',
         'ref ::= "cell(" row ", " column ")"',
         "row ::= " + " | ".join(literal(row) for row in rows),
         "column ::= " + " | ".join(literal(column) for column in columns),
-        'number ::= "100" | "1000" | [1-9] | "1" [0-2]',
     ]) + "\n"
 
 
@@ -226,7 +239,7 @@ def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed |
     names: dict[str, float] = {}
 
     def name_of(match: re.Match) -> str:
-        operand = cells.get((_unescaped(match[1]), _unescaped(match[2])))
+        operand = cells.get((match[1], match[2]))
         if operand is None:
             raise KeyError(match[0])
         operands.append(operand)
@@ -262,10 +275,6 @@ def kind_of(expression: str, operands: list[Operand]) -> str:
     if all(o.cell.percent for o in operands):
         return "percent"
     return "amount"
-
-
-def _unescaped(text: str) -> str:
-    return text.replace('\\"', '"').replace("\\\\", "\\")
 
 
 def number_shown(value: float, decimals: int = 2) -> str:

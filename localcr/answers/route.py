@@ -110,7 +110,7 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
     balance of FY2019 opens in FY2018), the result of the kind the question asks for (a percentage, a change) and
     of a plausible size (a share of a whole within 100%, a per-share figure in no millions)."""
     for operand in operands:
-        if not _holds(operand.hit.text, operand.shown):
+        if not compute.holds(operand.hit.text, operand.shown):
             return f"{operand.shown} is not in the source it cites"
     years = asked_years(question)
     if years:
@@ -147,12 +147,6 @@ def asked_years(question: str) -> set[int]:
         low, high = sorted((int(first), int(last)))
         years |= set(range(low, high + 1)) if high - low <= 10 else set()
     return years
-
-
-def _holds(text: str, shown: str) -> bool:
-    """Whether a chunk's text holds a figure as written: its digits with the same separators, standing alone."""
-    digits = re.search(r"\d[\d,]*(?:\.\d+)?", shown)
-    return bool(digits) and re.search(rf"(?<![\d.,]){re.escape(digits[0])}(?![\d]|[.,]\d)", text) is not None
 
 
 def table_answer(question: str, result: compute.Computed, model: str):

@@ -1,0 +1,177 @@
+"""The table reader (localcr.answers.tables), the arithmetic over its cells (localcr.answers.compute) and the check
+that a computed answer must pass (localcr.answers.route): pure text and arithmetic, no model."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from localcr.answers import compute, route
+from localcr.answers.tables import figure, scale_of, tables_in
+
+SEGMENTS = """Net sales by segment were as follows:
+
+|  |  | Fiscal |  |
+|---|---|---|---|
+|  | 2019 | 2018 | 2017 |
+|  |  | (in millions) |  |
+| Transportation Solutions: |  |  |  |
+| Automotive | $ 5,686 | $ 6,092 | $  5,228 |
+| Sensors | 914 | 918 | (814) |
+| Industrial Solutions: |  |  |  |
+| Energy | 699 | — | 685 |
+| Total | $ 13,448 | $ 13,988 | $ 12,185 |
+"""
+
+
+def cells_of(table) -> dict:
+    return {(cell.row, cell.column): cell for cell in table.cells()}
+
+
+def test_a_markdown_table_reads_as_cells_under_their_year_with_the_scale_its_header_states():
+    [table] = tables_in(SEGMENTS)
+    assert table.columns == ["2019", "2018", "2017"]
+    cells = cells_of(table)
+    automotive = cells[("Automotive", "2018")]
+    assert (automotive.value, automotive.scale, automotive.unit, automotive.amount) == (6092, "million", "$", 6.092e9)
+    assert cells[("Sensors", "2017")].value == -814  # parenthesised: negative
+    assert cells[("Energy", "2018")].value == 0  # a dash: none
+    assert "Transportation Solutions" not in {label for label, _ in table.rows}  # a group's heading is no row
+
+
+def test_dated_heads_and_a_euro_scale_read_as_an_ifrs_statement_writes_them():
+    text = ("Consolidated statement of profit or loss\n\n| €m | 31 December 2019 | 31 December 2018 |\n|---|---|---|\n"
+            "| Revenue | 1,204.5 | 1,100.0 |\n| Operating profit | 93.8 | (16.6) |\n")
+    [table] = tables_in(text)
+    assert table.columns == ["31 December 2019", "31 December 2018"]
+    profit = cells_of(table)[("Operating profit", "31 December 2018")]
+    assert (profit.value, profit.scale, profit.years) == (-16.6, "million", {2018})
+
+
+@pytest.mark.parametrize("heading, scale", [
+    ("(in thousands)", "thousand"), ("$'000", "thousand"), ("(in millions, except per share data)", "million"),
+    ("€m", "million"), ("£ million", "million"), ("in € million", "million"), ("US$ in billions", "billion"),
+    ("Net sales grew in 2019", ""),
+])
+def test_scales_as_tables_state_them(heading, scale):
+    assert scale_of(heading) == scale
+
+
+@pytest.mark.parametrize("written, read", [
+    ("$ 1,980", (1980.0, False)), ("(10,205)", (-10205.0, False)), ("23.0 %", (23.0, True)), ("-4.5", (-4.5, False)),
+    ("—", (0.0, False)), ("1,234(1)", (1234.0, False)), ("12*", (12.0, False)), ("Total", None), ("(12", None),
+])
+def test_a_cell_reads_as_its_figure(written, read):
+    assert figure(written) == read
+
+
+def test_rows_of_cells_joined_by_bars_read_as_a_table_with_the_first_row_as_its_heads():
+    # as the HTML, DOCX and sheet readers write a table (localcr.readers.CELL_SEPARATOR)
+    text = "Region | Sales | Costs\nNorth | 120 | 90\nSouth | 80 | 50\n"
+    [table] = tables_in(text)
+    assert table.columns == ["Sales", "Costs"] and cells_of(table)[("South", "Costs")].value == 50
+
+
+def test_a_sheet_chunk_without_its_header_row_takes_the_heads_from_its_context():
+    [table] = tables_in("North | 120 | 90\nSouth | 80 | 50\n", "Sheet: Q1. Columns: Region | Sales | Costs.")
+    assert table.columns == ["Sales", "Costs"]
+
+
+def test_a_pdf_s_text_rows_read_under_the_line_of_years_above_them():
+    text = ("Property and equipment (in thousands):\nDecember 31,\n2019 2018\nLand $ 1,949 $ 2,185\n"
+            "Buildings and leasehold improvements 138,755 129,582\nAccumulated depreciation (51,220) (40,003)\n")
+    [table] = tables_in(text)
+    cells = cells_of(table)
+    assert table.columns == ["2019", "2018"]
+    assert cells[("Land", "2019")].value == 1949 and cells[("Accumulated depreciation", "2018")].value == -40003
+    assert cells[("Land", "2019")].scale == "thousand"
+
+
+def test_prose_is_no_table():
+    assert tables_in("Sales grew in 2019 and 2018 as planned, to 1,200 units from 1,000.\n") == []
+
+
+def hit(text: str, chunk_id: str = "c1"):
+    return SimpleNamespace(text=text, context="", chunk_id=chunk_id, doc_id="d", start=0, end=len(text))
+
+
+def cells_for(text: str):
+    [table] = tables_in(text)
+    return compute.shown_tables([(table, [hit(text)])])
+
+
+def test_a_plan_over_cells_is_evaluated_and_shown_with_its_operands():
+    shown, cells = cells_for(SEGMENTS)
+    assert "| Automotive | $ 5,686 | $ 6,092 | $ 5,228 |" in shown and shown.startswith("Table 1 (in millions):")
+    result = compute.evaluated('(cell("Automotive", "2019") - cell("Automotive", "2018")) / cell("Automotive", "2018")'
+                               ' * 100', cells)
+    assert result.kind == "percent" and round(result.value, 2) == -6.66
+    assert compute.result_shown(result) == "-6.66%"
+    assert compute.formula_shown(result) == "(5,686 - 6,092) / 6,092 × 100"
+    change = compute.evaluated('cell("Sensors", "2017") - cell("Sensors", "2018")', cells)
+    assert (change.kind, compute.result_shown(change)) == ("amount", "-$1,732 million")
+    ratio = compute.evaluated('cell("Sensors", "2019") / cell("Total", "2019")', cells)
+    assert ratio.kind == "ratio" and compute.result_shown(ratio) == "0.07"
+
+
+def test_a_plan_that_names_no_cell_of_the_tables_or_divides_by_zero_gives_nothing():
+    _, cells = cells_for(SEGMENTS)
+    assert compute.evaluated('cell("Pumps", "2019") - cell("Automotive", "2018")', cells) is None
+    assert compute.evaluated('cell("Sensors", "2019") / cell("Energy", "2018")', cells) is None
+    assert compute.evaluated("(3 + 4) / 2", cells) is None  # no operand to cite
+
+
+def test_the_plan_s_grammar_allows_only_the_tables_rows_and_columns():
+    from localcr.llm import load_grammar
+
+    _, cells = cells_for(SEGMENTS.replace("| Total", '| Say "hi" | 1 | 2 | 3 |\n| Total'))
+    grammar = compute.grammar_of(cells)
+    assert '"\\"Automotive\\""' in grammar and '"\\"2017\\""' in grammar and "\"Say 'hi'\\\"" in grammar
+    load_grammar(grammar)  # llama.cpp parses it
+
+
+def test_the_route_computes_only_where_a_table_has_a_row_the_question_names():
+    tables = [(table, [hit(SEGMENTS)]) for table in tables_in(SEGMENTS)]
+    assert compute.named_tables("What was the percentage change in Automotive sales from 2018 to 2019?", tables)
+    assert not compute.named_tables("What was the average temperature in Oslo in 2019?", tables)
+    assert not compute.asks_for_computation("Who founded the company in 1921?")
+
+
+def figures_of(result):
+    return [route.Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent) for o in result.operands]
+
+
+def test_a_computed_answer_stands_only_where_each_operand_is_in_the_chunk_it_cites():
+    _, cells = cells_for(SEGMENTS)
+    result = compute.evaluated('cell("Automotive", "2019") - cell("Automotive", "2018")', cells)
+    question = "What was the change in Automotive from 2018 to 2019?"
+    assert route.check(question, result.value, "amount", figures_of(result), "million") == ""
+    elsewhere = [route.Figure(f.shown, hit("Sensors 914 918"), f.years, f.percent) for f in figures_of(result)]
+    assert route.check(question, result.value, "amount", elsewhere, "million") == "$ 5,686 is not in the source it cites"
+
+
+@pytest.mark.parametrize("question, plan, why", [
+    ("What was the change in Automotive from 2017 to 2018?", 'cell("Automotive", "2019") - cell("Automotive", "2018")',
+     "$ 5,686 is of 2019, not a year the question names"),
+    ("What was the percentage change in Automotive from 2018 to 2019?",
+     'cell("Automotive", "2019") - cell("Automotive", "2018")', "the question asks for a percentage and the result is none"),
+    ("What share of the total was Automotive in 2019, as a percentage of total sales?",
+     'cell("Total", "2019") / cell("Sensors", "2019") * 100', "a share of a whole cannot be 1,471.33%"),
+    ("What were sales per share in 2019?", 'cell("Total", "2019") - cell("Sensors", "2019")',
+     "a figure per share or per unit is not in million"),
+])
+def test_a_computed_answer_of_another_period_kind_or_an_implausible_size_is_withdrawn(question, plan, why):
+    _, cells = cells_for(SEGMENTS)
+    result = compute.evaluated(plan, cells)
+    assert route.check(question, result.value, result.kind, figures_of(result), result.scale) == why
+
+
+def test_an_average_must_divide_the_sum_not_its_last_term():
+    question = "What was the average Automotive sales in 2018 and 2019?"
+    assert route.not_averaged(question, 'cell("A", "2019") + cell("A", "2018") / 2') == "the formula divides no sum"
+    assert route.not_averaged(question, '(cell("A", "2019") + cell("A", "2018")) / 2') == ""
+
+
+def test_a_range_of_years_names_the_years_inside_it():
+    assert route.asked_years("What was the average rate over 2017-2019?") == {2017, 2018, 2019}
+    assert route.asked_years("from FY18 to FY20") == {2018, 2020}
