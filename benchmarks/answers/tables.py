@@ -120,9 +120,9 @@ def main() -> None:
                 took = time.perf_counter() - started
                 ok = right(query, answer)
                 scores[query["answer_type"]].append(ok)
-                is_computed = "computed" in (answer.note or "")
+                is_computed = "computed in Python" in answer.note
                 computed += is_computed
-                withdrawn += "withdrawn" in (answer.note or "")
+                withdrawn += "a computed answer was withdrawn" in answer.note
                 if not answer.cached:
                     timings.append(took)
                     if answer.timings.get("prompt_tokens") and answer.timings.get("total_s"):
