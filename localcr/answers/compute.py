@@ -24,9 +24,11 @@ HEAD_CHUNKS = 2  # chunks before a hit that opens inside a table, read for the t
 ARITHMETIC = re.compile(
     r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|differen\w*|percent(?:age)?|proportion|ratio|average|mean|sum|"
     r"combined|altogether|total|growth|grew|declin\w*|how much (?:more|less|higher|lower)|times)\b|%", re.I)
-# How alike a row's label must be to the question (the share of the label's terms the question holds) for the
-# table to be one the question is about.
+# How alike a row's label must be to the question for the table to be one the question is about: the share of the
+# label's terms the question holds, or as many terms as this held in common (a long label: "Indemnification
+# receivable from SSL for pre-closing taxes (see Note 13)" for "indemnification receivable").
 MIN_ROW_MATCH = 0.6
+MIN_SHARED_TERMS = 2
 
 _SYSTEM = "You turn questions about a table into arithmetic over the table's cells."
 _INSTRUCTION = """Write the arithmetic that answers the question from the table's cells, citing each cell as cell("row", "column") with
@@ -136,16 +138,17 @@ def asks_for_computation(question: str) -> bool:
 
 
 def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[Table, list]]:
-    """The tables with a row the question names (MIN_ROW_MATCH of the row label's terms in the question): the
-    evidence that computing can answer it."""
+    """The tables with a row the question names (MIN_ROW_MATCH of the row label's terms in the question, or
+    MIN_SHARED_TERMS of them; years are no name): the evidence that computing can answer it."""
     from localcr.lexical import tokenize
 
     asked = set(tokenize(question))
     named = []
     for table, chunks in tables:
         for label, _ in table.rows:
-            terms = set(tokenize(label))
-            if terms and len(terms & asked) / len(terms) >= MIN_ROW_MATCH:
+            terms = {term for term in tokenize(label) if not term.isdigit()}
+            shared = len(terms & asked)
+            if shared and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS):
                 named.append((table, chunks))
                 break
     return named

@@ -36,7 +36,7 @@ class QueryBatcher:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Passages embedded at once on the caller's thread, uncached (a refusal's sentences weighed against its
-        question: localcr.answers.closest_window); rare enough not to queue behind the queries."""
+        question: localcr.answers.reader.closest_window); rare enough not to queue behind the queries."""
         return self.embedder.encode(texts)
 
     def _embed_forever(self) -> None:
