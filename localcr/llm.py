@@ -85,16 +85,37 @@ def build_info() -> str:
         flags = "not built by setup.sh"
     gpu = ("GPU offload: yes (n_gpu_layers in models.toml)" if llama_cpp.llama_supports_gpu_offload()
            else "GPU offload: no (a CPU build)")
-    return f"llama-cpp-python {llama_cpp.__version__} ({flags}); CPU features in use: {' '.join(cpu_features())}; {gpu}"
+    pinned = f" (localcr reads {' '.join(cpu_features())}: ${CPU_FEATURES_VARIABLE})" if CPU_FEATURES_VARIABLE in os.environ else ""
+    return f"llama-cpp-python {llama_cpp.__version__} ({flags}); CPU features in use: {' '.join(_built_features())}{pinned}; {gpu}"
+
+
+# Pins the CPU features localcr reads (cpu_features), space- or comma-separated as llama.cpp names them: e.g.
+# "SSE3 SSSE3 AVX AVX2 F16C FMA BMI2" makes an AVX-512 machine estimate as an AVX2-only CPU would.
+CPU_FEATURES_VARIABLE = "LOCALCR_CPU_FEATURES"
+
+
+def cpu_features() -> tuple[str, ...]:
+    """The CPU features this llama.cpp build uses (AVX2, AVX512, NEON, ...), as llama.cpp reports them: the one
+    place localcr reads them (typical LLM rates before a run has measured this machine's follow the CPU's kind).
+
+    $LOCALCR_CPU_FEATURES pins them (llama.cpp's names, space- or comma-separated; an empty value: none), so that
+    what depends on the CPU's kind can be run as on another CPU, such as the test suite with an AVX2-only CPU's
+    features on an AVX-512 machine (tests/README.md). It changes what localcr estimates, not what llama.cpp runs."""
+    pinned = os.environ.get(CPU_FEATURES_VARIABLE)
+    return _built_features() if pinned is None else _pinned_features(pinned)
 
 
 @functools.cache
-def cpu_features() -> tuple[str, ...]:
-    """The CPU features this llama.cpp build uses (AVX2, AVX512, NEON, ...), as llama.cpp reports them."""
+def _built_features() -> tuple[str, ...]:
     import llama_cpp
 
     info = llama_cpp.llama_print_system_info().decode()
     return tuple(f.split("=")[0].split(":")[-1].strip() for f in info.split("|") if "= 1" in f)
+
+
+@functools.cache
+def _pinned_features(value: str) -> tuple[str, ...]:
+    return tuple(value.replace(",", " ").split())
 
 
 @contextlib.contextmanager

@@ -24,6 +24,12 @@ from click.testing import CliRunner
 
 import localcr  # noqa: F401  (switches the model hub off before any test imports transformers)
 
+# The features llama.cpp reports on an x86 CPU with AVX2 and no AVX-512, and on one with AVX-512, for tests that pin
+# the CPU's features ($LOCALCR_CPU_FEATURES, read by localcr.llm.cpu_features); the whole suite runs as on an AVX2 CPU
+# with LOCALCR_CPU_FEATURES set to AVX2_FEATURES (tests/README.md).
+AVX2_FEATURES = "SSE3 SSSE3 AVX AVX2 F16C FMA BMI2 LLAMAFILE OPENMP REPACK"
+AVX512_FEATURES = "SSE3 SSSE3 AVX AVX_VNNI AVX2 F16C FMA BMI2 AVX512 AVX512_VBMI AVX512_VNNI AVX512_BF16 LLAMAFILE OPENMP REPACK"
+
 CONNECT_ATTEMPTS: list[tuple] = []
 LOOPBACK = {"allowed": False}  # set for tests marked `loopback` (a served index on this machine)
 
