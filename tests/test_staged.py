@@ -428,6 +428,72 @@ def test_commits_are_paced_by_what_they_cost(monkeypatch):
         assert made.coverage.unembedded == (set() if dense else {d.doc_id for d in docs})
 
 
+def test_the_embedding_bar_counts_every_window_before_it_starts(monkeypatch):
+    """The embedding bar's total is the windows to embed from its start, not the chunks growing to windows as each
+    group is cut (28 filings' bar said 10,927 and then 19,883, its time left half of what remained): the windows are
+    counted by the embedder's own windowing (a backend counting words here), which cuts a long chunk into several."""
+    from types import SimpleNamespace
+
+    from localcr import pipeline as P
+    from localcr.documents import Chunk, Document
+    from localcr.embeddings import Embedder
+    from localcr.embeddings.backend import Backend
+
+    class Words(Backend):
+        dimension, max_length, added_tokens = 4, 40, 2
+
+        def count_tokens(self, texts):
+            return [len(t.split()) for t in texts]
+
+        def clip(self, text, n):
+            return " ".join(text.split()[:n])
+
+    model = Embedder.__new__(Embedder)
+    model.backend, model.spec, model.max_length, model.dimension = Words(), SimpleNamespace(document_prefix=""), 40, 4
+    monkeypatch.setattr(model, "recorded_rate", lambda: None)
+    monkeypatch.setattr(model, "record_rate", lambda *args: None)
+    bars = []
+
+    class Bar:
+        def __init__(self, total, **options):
+            self.total, self.started_with, self.done = total, total, 0
+            bars.append(self)
+
+        def update(self, n):
+            self.done += n
+
+        def refresh(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class Executor:
+        def embed(self, model, texts, progress=None):
+            progress(len(texts))
+            return np.zeros((len(texts), 4), dtype=np.float32), len(texts)
+
+    class Commits:
+        def commit(self, docs, made, vectors, window_rows):
+            pass
+
+    monkeypatch.setattr(P, "tqdm", Bar)
+    long_text = ". ".join(f"Sentence {n} of a long filing says what its segment earned in the year" for n in range(30))
+    docs = [Document(f"d{i}", f"d{i}", "text", "x", 1) for i in range(40)]
+    chunks_by_doc = {d.doc_id: [Chunk(f"{d.doc_id}#{n}", d.doc_id, n, 0, 1, long_text if i % 3 == 0 else "A short note.",
+                                      context=f"File {d.doc_id}.") for n in range(10)] for i, d in enumerate(docs)}
+    made = P.Made(model, chunks_by_doc, [], None, None, {}, {}, coverage=P.Coverage(set(), set(), set()))
+    summary = P.BuildSummary(directory="ix")
+    P._embed_all(docs, P._Batches(made, Executor(), Commits(), summary), progress=True, log=print)
+    chunks = sum(map(len, chunks_by_doc.values()))
+    assert len(bars) == 1 and summary.windows > 1.5 * chunks  # a long chunk is several windows
+    assert bars[0].started_with == bars[0].total == bars[0].done == summary.windows
+    assert model.count_windows([c for d in docs for c in chunks_by_doc[d.doc_id]]) == summary.windows
+
+
 @pytest.mark.model
 def test_the_embedding_estimate_is_this_machine_s_last_pace(tmp_path, monkeypatch):
     """What a build's "embedding ..., about N min" comes from: the windows a second and the windows a chunk of the

@@ -60,12 +60,23 @@ class Embedder:
     def windows(self, chunks: list[Chunk]) -> list[Window]:
         """Split each chunk into embeddable windows of "context + piece" that fit the model's length; a chunk
         too long for one window is cut at the boundaries its kind knows."""
+        return [Window(row, spell_out_identifiers(text)) for row, text in self._pieces(chunks)]
+
+    def count_windows(self, chunks: list[Chunk]) -> int:
+        """How many windows `windows` cuts these chunks into, without writing their texts out: a progress bar's
+        total before the first is embedded (a long filing's chunks are about two windows each, so a total of chunks
+        grew by 80% as the windows came, and the bar's time left said half of what remained). It counts their tokens
+        as windows does: about 1% of embedding them (3,537 windows of code and prose counted in 1.0 s, embedded in
+        150 s, on 2 loaded cores)."""
+        return sum(1 for _ in self._pieces(chunks))
+
+    def _pieces(self, chunks: list[Chunk]):
+        """(chunk row, "prefix + context + piece") of each window, in order."""
         budget = self.max_length - self.backend.added_tokens - 1  # and the newline between context and text
         contexts = list(dict.fromkeys(c.context for c in chunks))  # a document's chunks share a few contexts
         counted = dict(zip(contexts, self.count_tokens(contexts)))
         context_tokens = [counted[c.context] for c in chunks]
         text_tokens = self.count_tokens([c.text for c in chunks])
-        out: list[Window] = []
         for row, (chunk, n_context, n_text) in enumerate(zip(chunks, context_tokens, text_tokens)):
             context = chunk.context
             if n_context > budget * CONTEXT_SHARE:
@@ -74,14 +85,13 @@ class Embedder:
             room = budget - n_context
             prefix = self.spec.document_prefix + (context + "\n" if context else "")
             if n_text <= room:
-                out.append(Window(row, spell_out_identifiers(prefix + chunk.text)))
+                yield row, prefix + chunk.text
                 continue
             levels = levels_for(chunk.kind)
             for group in pack(split_spans(chunk.text, self.count_tokens, room, levels, tokens=n_text), room):
                 piece = chunk.text[group[0][0]:group[-1][1]].strip()
                 if piece:
-                    out.append(Window(row, spell_out_identifiers(prefix + piece)))
-        return out
+                    yield row, prefix + piece
 
     def embed(self, texts: list[str], progress=None, encode_batches=None) -> tuple[np.ndarray, int]:
         """Vectors for texts, from the disk cache where possible, and how many had to be computed;
