@@ -15,6 +15,7 @@ import numpy as np
 
 from localcr import store
 from localcr.backends.locations import is_milvus
+from localcr.cache import cache_dir
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import Registry
 from localcr.pipeline import (CONTEXT_MODES, BuildSummary, Made, coverage_text, make_chunks, manifest_of, plan_changes,
@@ -62,7 +63,9 @@ def build_index(
         raise ArgumentError(("lexical", lexical), " is for a Milvus index; a local index analyses text itself")
     directory = Path(directory)
     store.read_marker(directory)  # refuse a foreign directory before the lock file is written into it
-    with store.writer_lock(directory):
+    needed: list[int] = []  # the build's estimate, once made (_Commits.check_space)
+    with store.writer_lock(directory), store.full_disk_in_one_line(directory, lambda: needed[0] if needed else None,
+                                                                   cache_dir()):
         marker = store.read_marker(directory)
         store.remove_stale_builds(directory)
         last = store.current_manifest(directory, marker)
@@ -93,7 +96,7 @@ def build_index(
         commits = _Commits(directory, marker, [_tombstoned(s, {i: located[i] for i in gone}) for s in sound],
                            {i: where for i, where in located.items() if i not in gone}, settings, plan, summary,
                            stopwords_changed=set(plan.index_languages) != set(last.get("languages", plan.index_languages)),
-                           log=log)
+                           log=log, needed=needed)
         made = make_chunks(plan, settings, last, whole, contexts_from, registry, progress, summary, log, ray, staged=commits)
         # the live totals, from the manifest (compaction keeps them): no need to open the whole index
         summary.documents = sum(s["documents"] - len(s["dead"]) for s in commits.segments)
@@ -112,8 +115,10 @@ class _Commits:
     leaves the last generation it published."""
 
     def __init__(self, directory: Path, marker, segments: list[dict], located: dict[str, tuple[str, int]], settings, plan,
-                 summary: BuildSummary, stopwords_changed: bool, log):
+                 summary: BuildSummary, stopwords_changed: bool, log, needed: list[int] | None = None):
         self.directory, self.marker, self.segments, self.log = directory, marker, segments, log
+        self.needed = needed if needed is not None else []  # the build's space estimate, made before the first commit
+        self.written = 0  # bytes of the segments this build wrote
         self.located = located  # each live document's segment and number of chunks
         self.settings, self.plan, self.summary = settings, plan, summary
         self.stopwords_changed = stopwords_changed
@@ -134,6 +139,8 @@ class _Commits:
     def commit(self, docs: list, made: Made, vectors, window_rows) -> None:
         """Commit these documents' chunks as they are now, with the vectors of their windows (none: for the lexical
         leg alone) and each window's chunk row among the documents' chunks."""
+        if not self.needed:
+            self.needed.append(self.check_space(made))
         replaced = {d.doc_id: self.located[d.doc_id] for d in docs if d.doc_id in self.located}
         self.segments = [s for s in (_tombstoned(s, replaced) for s in self.segments) if len(s["dead"]) < s["documents"]]
         if docs:
@@ -142,6 +149,7 @@ class _Commits:
             segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, postings,
                                           shas=self.shas)
             self.segments.append(segment)
+            self.written += sum(f[0] for f in segment["files"].values())
             self.located.update({d.doc_id: (segment["name"], len(made.chunks_by_doc[d.doc_id])) for d in docs})
             self.held.update(digests)
         contexts = made.context_meta
@@ -150,12 +158,41 @@ class _Commits:
             **manifest, "segments": self.segments, "documents": sum(s["documents"] for s in self.segments),
             "chunks": sum(s["chunks"] for s in self.segments)})
         self.marker = {**(self.marker or {}), "current": generation}
-        if len(self.segments) > MAX_SEGMENTS or _dead_share(self.segments) > MAX_DEAD_SHARE or self.stopwords_changed:
+        if self.stopwords_changed or ((len(self.segments) > MAX_SEGMENTS or _dead_share(self.segments) > MAX_DEAD_SHARE)
+                                      and self._room_to_compact()):  # new stop words: every segment analysed again
             compact(self.directory, log=self.log, locked=True)
             self.marker = store.read_marker(self.directory)
             self.segments = store.current_manifest(self.directory, self.marker)["segments"]
             self.located = {i: (d.segment, d.chunks) for i, d in store.live_documents(self.directory, {"segments": self.segments}).items()}
         self.stopwords_changed = False
+
+    def check_space(self, made: Made) -> int:
+        """Before this build writes anything: the free space it needs (build_space of every chunk it will commit:
+        the plan's, those improved and those embedded from the index), or a LocalcrError saying how much where the
+        index's disk has less, the index left as it was."""
+        chunks = [c for chunks in made.chunks_by_doc.values() for c in chunks]
+        carded = [c for d in made.needs_card for c in made.chunks_by_doc.get(d.doc_id, [])]
+        need, new = build_space(chunks, made.model.count_windows(chunks) if chunks else 0, made.model.dimension, carded)
+        free = store.free_bytes(self.directory)
+        if need > free:
+            raise LocalcrError(f"{self.directory}: this build needs about {store.megabytes(need)} free on its disk and "
+                               f"{store.megabytes(free)} are ({store.megabytes(new)} of new segments, their text "
+                               f"written first for the lexical leg); nothing was written and the index is as it was: "
+                               "free some space, or build the index on another disk")
+        return need
+
+    def _room_to_compact(self) -> bool:
+        """Whether the disk holds another copy of the live index beside what this build still has to write (by its
+        estimate); if not, the build goes on uncompacted (searches are a little slower until `localcr compact`) and
+        says so."""
+        compaction, free = store.live_bytes(self.segments), store.free_bytes(self.directory)
+        left = max(0, self.needed[0] - self.written) if self.needed else 0
+        if compaction + left <= free:
+            return True
+        self.log(f"warning: not compacting {self.directory} during this build: compaction writes about "
+                 f"{store.megabytes(compaction)}, the build about {store.megabytes(left)} more, and its disk has "
+                 f"{store.megabytes(free)} free (`localcr compact` merges the segments later)")
+        return False
 
     def _postings(self, docs: list, chunks_by_doc: dict, digests: dict[str, str]):
         """These documents' BM25 postings: copied from the index where it holds their chunks as they are now (the
@@ -193,6 +230,19 @@ def _tombstoned(segment: dict, gone: dict[str, tuple[str, int]]) -> dict:
     return {**segment, "dead": sorted(set(segment["dead"]) | dead.keys()), "dead_chunks": segment["dead_chunks"] + sum(dead.values())}
 
 
+def build_space(chunks: list, windows: int, dimension: int, carded: list = ()) -> tuple[int, int]:
+    """About the free space a build of these chunks and windows needs, and the size of the segments it leaves
+    (store.segment_bytes): a staged build commits its chunks' text for the lexical leg first, then again with their
+    vectors (a carded chunk a time more, with its card), and the segments a commit tombstones stay as long as the
+    generation before lists them (searches may be reading it). Compacting during the build needs the live index's size
+    more: it runs only where the disk has that too (_Commits._room_to_compact)."""
+    text = sum(len(c.text.encode()) + len(c.context.encode()) for c in chunks)
+    new = store.segment_bytes(text, windows, dimension)
+    lexical = store.segment_bytes(text + sum(len(c.text.encode()) + len(c.context.encode()) + 200 for c in carded), 0,
+                                  dimension)
+    return new + lexical, new
+
+
 def _dead_share(segments: list[dict]) -> float:
     chunks = sum(s["chunks"] for s in segments)
     return sum(s.get("dead_chunks", 0) for s in segments) / max(chunks, 1)
@@ -205,13 +255,17 @@ def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> 
     the index as it was."""
     directory = Path(directory)
     if not locked:
-        with store.writer_lock(directory):
+        with store.writer_lock(directory), store.full_disk_in_one_line(directory):
             store.remove_stale_builds(directory)
             return compact(directory, log=log, locked=True)
     marker = store.read_marker(directory)
     if marker is None:
         raise LocalcrError(f"{directory}: empty, not an index yet; build one with `localcr index`")
     reader = store.StoreReader(directory)
+    need, free = store.live_bytes(reader.manifest["segments"]), store.free_bytes(directory)
+    if need > free:
+        raise LocalcrError(f"{directory}: compacting writes the index's live chunks again, about {store.megabytes(need)}, "
+                           f"and its disk has {store.megabytes(free)} free; nothing was written: free some space first")
     from localcr.lexical import Postings, stopwords_of
 
     docs, chunks_by_doc = reader.stored_documents()

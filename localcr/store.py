@@ -22,6 +22,7 @@ lists are removed by the next writer.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -164,10 +166,11 @@ def writer_lock(directory: Path):
         holder = handle.read().strip() or "another process"
         handle.close()
         raise LocalcrError(f"{directory}: another `localcr index` ({holder}) is writing this index; wait for it to finish") from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"pid {os.getpid()}")
-    handle.flush()
+    try:  # unbuffered: a full disk fails here, not again when the handle closes
+        os.ftruncate(handle.fileno(), 0)
+        os.pwrite(handle.fileno(), f"pid {os.getpid()}".encode(), 0)
+    except OSError:  # the holder's pid is only for the message of a writer that waits
+        pass
     try:
         yield
     finally:
@@ -371,6 +374,95 @@ def remove_stale_builds(directory: Path) -> None:
     """Staging directories of writers that died; call it holding the writer lock."""
     for path in [*directory.glob(f"{STAGING_PREFIX}*"), *(directory / SEGMENTS).glob(f"{STAGING_PREFIX}*")]:
         shutil.rmtree(path, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------- space on disk
+
+# What a segment holds on disk, measured on this format (`localcr stats`' "on disk"): its store and BM25 postings
+# about twice the UTF-8 bytes of its chunks' texts and contexts (store.sqlite 1.3-1.7 times, lexical/ up to once more),
+# and a dense window its float32 vector (vectors.npy), its bfloat16 copy with about DENSE_CONNECTIVITY links of 8 bytes
+# in the graph (dense.usearch: 990 bytes a 384-d window) and its chunk row (windows.npy).
+TEXT_BYTES_FACTOR = 2.0
+
+
+def segment_bytes(text_bytes: int, windows: int, dimension: int) -> int:
+    """About the size of a segment of chunks whose texts and contexts take text_bytes (UTF-8) and of these windows."""
+    return int(TEXT_BYTES_FACTOR * text_bytes + windows * (4 * dimension + 2 * dimension + 8 * DENSE_CONNECTIVITY + 8))
+
+
+def live_bytes(segments: list[dict]) -> int:
+    """About the size of these segments' live chunks (manifest entries: each file's size as written, times the
+    segment's share of chunks not tombstoned): what a compaction writes again."""
+    return int(sum(sum(f[0] for f in s.get("files", {}).values()) * (1 - s["dead_chunks"] / max(1, s["chunks"]))
+                   for s in segments))
+
+
+def free_bytes(directory: Path) -> int:
+    """The bytes this process may still write on the filesystem of an index directory (or of its nearest existing
+    parent)."""
+    while not directory.exists() and directory.parent != directory:
+        directory = directory.parent
+    return shutil.disk_usage(directory).free
+
+
+def megabytes(n: float) -> str:
+    return f"{n / 1e6:.2f} MB" if n < 1e7 else f"{n / 1e6:.0f} MB" if n < 1e9 else f"{n / 1e9:.1f} GB"
+
+
+# A write that failed with less than this left on its filesystem failed for want of space, whatever it raised:
+# usearch says only "Failed to serialize into stream" (a RuntimeError), numpy's save "N requested and M written"
+# (an OSError without errno); a disk fills to its last block before a write fails.
+FULL_BELOW_BYTES = 1 << 20
+
+
+def is_disk_full(exc: BaseException, places: list[Path]) -> bool:
+    """Whether this exception, raised while writing an index, means a disk is full (or the user's quota spent):
+    ENOSPC or EDQUOT, SQLite's SQLITE_FULL ("database or disk is full"), or any write error with less than
+    FULL_BELOW_BYTES left where it writes (the index directory, the cache). Ask before removing what it left."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        return True
+    return isinstance(exc, (OSError, RuntimeError, sqlite3.OperationalError)) and _full_place(places) is not None
+
+
+def _full_place(places: list[Path]) -> Path | None:
+    for place in places:
+        try:
+            if free_bytes(place) < FULL_BELOW_BYTES:
+                return place
+        except OSError:
+            pass
+    return None
+
+
+@contextmanager
+def full_disk_in_one_line(directory: Path, needed: Callable[[], int | None] = lambda: None, cache: Path | None = None):
+    """Writes into an index directory, under its writer lock, whose failure for want of space (is_disk_full) is one
+    LocalcrError: the half-written segment or generation removed (their space is free again), the marker still
+    naming the last generation published, which is complete and searchable. needed(): the build's estimate, where
+    one was made. The disk named is the index's, or that of localcr's cache (`cache`) where that one filled up."""
+    try:
+        yield
+    except (OSError, RuntimeError, sqlite3.Error) as exc:
+        places = [directory] + ([cache] if cache else [])
+        if not is_disk_full(exc, places):
+            raise
+        full = _full_place(places) or directory
+        remove_stale_builds(directory)
+        (directory / (MARKER + ".tmp")).unlink(missing_ok=True)
+        try:
+            marker = read_marker(directory) if (directory / MARKER).exists() else None
+        except LocalcrError:
+            marker = None
+        state = (f"the index is its last complete generation ({marker['current']}), intact and searchable"
+                 if marker else "no index was published yet")
+        disk = "its disk" if full == directory else f"the disk of localcr's cache ({full})"
+        need = needed()
+        raise LocalcrError(f"{directory}: {disk} is full ({megabytes(free_bytes(full))} free once this run's half-written "
+                           f"files were removed), so the run stopped and {state}; "
+                           + (f"the run needs about {megabytes(need)} free: " if need else "")
+                           + "free some space and run it again (`localcr index` goes on where it stopped)") from None
 
 
 def _remove_unused(directory: Path, keep: set[str]) -> None:
