@@ -175,3 +175,51 @@ def test_an_average_must_divide_the_sum_not_its_last_term():
 def test_a_range_of_years_names_the_years_inside_it():
     assert route.asked_years("What was the average rate over 2017-2019?") == {2017, 2018, 2019}
     assert route.asked_years("from FY18 to FY20") == {2018, 2020}
+
+
+def test_a_pdf_s_headings_in_their_many_forms_name_the_columns():
+    text = ("Reconciliation of profit to EBITDA is as follows:\n30 June 2019 30 June 2018 Change\n$’000 $’000 %\n"
+            "Net profit/(loss) after tax (9,819) 6,639 (248%)\nAdd: finance costs 54,897 25,803 113%\n\n"
+            "December 31\n2019 2 0 1 8\nU.S. $ in thousands\nOperating loss carryforward 73,260 57,768\n"
+            "Valuation allowance (19,911) (15,916)\n\n($ in millions)\nFor the year ended December 31: 2019 2018 2017\n"
+            "Cost $100 $82 $91\nSelling, general and administrative 453 361 384\n")
+    first, second, third = tables_in(text)
+    assert first.columns == ["30 June 2019", "30 June 2018", "Change"]
+    profit = cells_of(first)[("Net profit/(loss) after tax", "Change")]
+    assert (profit.value, profit.percent) == (-248.0, True)
+    assert cells_of(first)[("Add: finance costs", "30 June 2018")].scale == "thousand"
+    assert second.columns == ["2019", "2018"] and cells_of(second)[("Valuation allowance", "2018")].value == -15916
+    assert third.columns == ["2019", "2018", "2017"] and "For the year ended December 31" not in dict(third.rows)
+    assert cells_of(third)[("Cost", "2017")].amount == 91e6
+
+
+def test_rows_of_one_label_under_two_groups_are_named_by_their_group():
+    text = "|  | 2019 | 2018 |\n|---|---|---|\n| Current: |  |  |\n| State | 49 | 44 |\n| Deferred: |  |  |\n| State | 7 | 9 |\n"
+    [table] = tables_in(text)
+    assert [label for label, _ in table.rows] == ["Current: State", "Deferred: State"]
+
+
+@pytest.mark.parametrize("question, written, oriented", [
+    ("What was the change in Sensors from 2018 to 2019?", 'cell("Sensors", "2018") - cell("Sensors", "2019")',
+     'cell("Sensors", "2019") - cell("Sensors", "2018")'),
+    ("What was the percentage increase in Sensors between 2018 and 2019?",
+     '(cell("Sensors", "2018") - cell("Sensors", "2019")) / cell("Sensors", "2019") * 100',
+     '(cell("Sensors", "2019") - cell("Sensors", "2018")) / cell("Sensors", "2018") * 100'),
+    ("What is the difference in Sensors between 2018 and 2019?", 'cell("Sensors", "2019") - cell("Sensors", "2018")',
+     'cell("Sensors", "2018") - cell("Sensors", "2019")'),
+    ("What is the difference between Sensors and Energy in 2019?", 'cell("Energy", "2019") - cell("Sensors", "2019")',
+     'cell("Energy", "2019") - cell("Sensors", "2019")'),
+])
+def test_a_change_runs_from_the_earlier_period_and_a_difference_in_the_order_asked(question, written, oriented):
+    _, cells = cells_for(SEGMENTS)
+    assert compute.oriented(written, cells, question) == oriented
+
+
+def test_a_plan_that_compares_a_figure_with_itself_or_gives_an_unasked_percentage_is_withdrawn():
+    _, cells = cells_for(SEGMENTS)
+    same = compute.evaluated('(cell("Sensors", "2019") - cell("Sensors", "2019")) / cell("Sensors", "2019") * 100', cells)
+    assert route.plan_faults("What is the percentage change in Sensors?", same) == "the formula compares a figure with itself"
+    unasked = compute.evaluated('(cell("Sensors", "2019") - cell("Sensors", "2018")) / cell("Sensors", "2018") * 100', cells)
+    assert route.plan_faults("What is the increase in Sensors from 2018 to 2019?", unasked) == \
+        "the question asks for no percentage"
+    assert route.plan_faults("What is the growth rate of Sensors from 2018 to 2019?", unasked) == ""

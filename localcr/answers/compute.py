@@ -261,6 +261,41 @@ def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed |
     return Computed(formula, value, operands, kind_of(expression, operands))
 
 
+# A change is asked in these words: it runs from the earlier period to the later one.
+_CHANGE = re.compile(r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|grow\w*|grew|declin\w*|movement)\b", re.I)
+_DIFFERENCE = re.compile(r"\bdifferen\w*\b", re.I)
+# The shapes of a change and a percentage change over placeholders.
+_CHANGE_SHAPES = re.compile(r"\(?v1 - v2\)?(?: / v3(?: \* 100)?)?")
+
+
+def oriented(formula: str, cells: dict[tuple[str, str], Operand], question: str) -> str:
+    """A change of one row between two periods written the way the question asks for it, whatever order the
+    model wrote it in: a change (an increase, a growth) is the later period less the earlier, a percentage change
+    divides by the earlier; a difference between two periods takes the first the question names less the second.
+    Any other formula is left as written."""
+    references = _REFERENCE.findall(formula)
+    if len(references) not in (2, 3) or not _CHANGE_SHAPES.fullmatch(placeholders(formula)):
+        return formula
+    first, second = (cells[reference].cell for reference in references[:2])
+    if len(references) == 3 and references[2] not in references[:2]:
+        return formula
+    if first.row != second.row or len(first.years) != 1 or len(second.years) != 1 or first.years == second.years:
+        return formula
+    (year_one,), (year_two,) = first.years, second.years
+    if _CHANGE.search(question):
+        swap = year_one < year_two
+    elif _DIFFERENCE.search(question) and (named := [int(y) for y in re.findall(r"(?:19|20)\d\d", question)]):
+        order = [year for year in dict.fromkeys(named) if year in (year_one, year_two)]
+        swap = len(order) == 2 and order[0] == year_two
+    else:
+        return formula
+    if not swap:
+        return formula
+    wanted = [references[1], references[0]] + ([references[0]] if len(references) == 3 else [])
+    written = iter(wanted)
+    return _REFERENCE.sub(lambda _: 'cell("{}", "{}")'.format(*next(written)), formula)
+
+
 def placeholders(formula: str) -> str:
     """The formula with each cell reference written as a name (v1, v2, ...), for `ast` to parse."""
     count = iter(range(1, 1000))

@@ -78,11 +78,11 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     if compute.asks_for_computation(question) and (named := compute.named_tables(question, tables)):
         shown, cells = compute.shown_tables(named)
         formula = compute.plan(answerer.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
-        result = compute.evaluated(formula, cells) if formula else None
+        result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
         if result is not None:
             operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent) for o in result.operands]
             withdrawn = check(question, result.value, result.kind, operands, _amount_scale(result)) or \
-                not_averaged(question, result.formula)
+                not_averaged(question, result.formula) or plan_faults(question, result)
             if not withdrawn:
                 return table_answer(question, result, answerer.spec.name), ""
     work = figures.worked(index, question, hits, answerer, fresh=fresh, **search_options)
@@ -138,6 +138,17 @@ def not_averaged(question: str, formula: str) -> str:
         return ""
     body = ast.parse(compute.placeholders(formula), mode="eval").body
     return "" if isinstance(body, ast.BinOp) and isinstance(body.op, ast.Div) else "the formula divides no sum"
+
+
+def plan_faults(question: str, result: compute.Computed) -> str:
+    """Why a plan does not compute what the question asks, or "": a figure compared with itself ("(795 - 795) /
+    795"), or a percentage the question does not ask for (a "* 100" on an increase in a count)."""
+    if len(result.operands) > 1 and len({(o.cell.row, o.cell.column) for o in result.operands}) == 1:
+        return "the formula compares a figure with itself"
+    if re.search(r"\*\s*100\b", result.formula) and not _PERCENT_ASKED.search(question) \
+            and not re.search(r"\b(rate|ratio|margin)\b", question, re.I):
+        return "the question asks for no percentage"
+    return ""
 
 
 def asked_years(question: str) -> set[int]:

@@ -24,19 +24,18 @@ _SEPARATOR = re.compile(r"^:?-{2,}:?$")
 YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
 # Scales as tables state them, and what each multiplies by.
 _SCALE = re.compile(r"(?:in|amounts? in|expressed in)\s+(?:[$€£]\s*|(?:US|U\.S\.)?\s*dollars?\s+|euros?\s+|pounds?\s+)?"
-                    r"(thousands|millions|billions)\b|[$€£]\s?'?(000|m|mn|bn|k)\b|\bin\s+[$€£]\s?(thousand|million|billion)s?\b|"
-                    r"[$€£]\s?(thousand|million|billion)s?\b|\b(?:US)?\$\s?'000\b|\b'000\b", re.I)
+                    r"(thousands|millions|billions)\b|[$€£]\s?['’]?(000|m|mn|bn|k)\b|\bin\s+[$€£]\s?(thousand|million|billion)s?\b|"
+                    r"[$€£]\s?(thousand|million|billion)s?\b|['’]000\b", re.I)
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 _SCALE_WORDS = {"thousands": "thousand", "millions": "million", "billions": "billion", "000": "thousand",
                 "k": "thousand", "m": "million", "mn": "million", "bn": "billion", "thousand": "thousand",
                 "million": "million", "billion": "billion"}
 _CURRENCY = re.compile(r"[$€£¥]|\bUSD\b|\bEUR\b|\bGBP\b")
 # A PDF text row: a label, then cells ("Automotive $ 5,686 $ 6,092 (1,234) — 12.5 %").
-_TEXT_CELL = re.compile(r"(?:(?<=\s)|^)(?:\(?[-−]?[$€£]?\s?\d{1,3}(?:,\d{3})+(?:\.\d+)?\)?|\(?[-−]?[$€£]?\s?\d+(?:\.\d+)?\)?)"
-                        r"\s?%?(?=\s|$)|(?<=\s)[—–-](?=\s|$)")
-# A text line that heads columns: two or more years or dates and nothing else.
+_TEXT_CELL = re.compile(r"(?:(?<=\s)|^)\(?[-−]?[$€£]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%?\)?"
+                        r"(?=\s|$)|(?<=\s)[$€£]?[—–-](?=\s|$)")
+# A year or date heading a column: "2019", "Dec 29, 2018", "30 June 2019", "December 31, 2019".
 _DATE = r"(?:(?:\d{1,2}\s+)?[A-Z][a-z]{2,8}\.?\s+(?:\d{1,2},?\s+)?)?(?:19|20)\d\d"
-_HEAD_LINE = re.compile(rf"^(?:[A-Za-z ,]{{0,40}}\s)?{_DATE}(?:\s+{_DATE})+$")
 
 
 @dataclass(frozen=True)
@@ -67,6 +66,7 @@ class Table:
     columns: list[str]
     rows: list[tuple[str, list[Cell | None]]] = field(default_factory=list)  # (label, a cell per column)
     caption: str = ""  # the heading lines above and inside it: where its scale is said
+    groups: list[str] = field(default_factory=list)  # each row's group: the label-only row above it ("Current:")
 
     def cells(self) -> list[Cell]:
         return [cell for _, cells in self.rows for cell in cells if cell is not None]
@@ -175,6 +175,7 @@ def _piped(block: list[str], above: list[str], context: str) -> Table | None:
             row_cells.append(Cell(label or group, column, read[0], written, percent, "" if percent else scale,
                                   "" if percent else unit))
         table.rows.append((label or group, row_cells))
+        table.groups.append(group if label else "")
     return _named_apart(table)
 
 
@@ -216,42 +217,103 @@ def _unique(names: list[str]) -> list[str]:
 
 
 def _named_apart(table: Table) -> Table:
-    """Rows of the same label (an "Other" under two groups) named apart by the order they come in."""
-    labels = _unique([label for label, _ in table.rows])
+    """Rows of the same label named apart: by their group where they have one ("Current: State", "Deferred:
+    State"), else by the order they come in ("Other (2)")."""
+    groups = table.groups or [""] * len(table.rows)
+    counts: dict[str, int] = {}
+    for label, _ in table.rows:
+        counts[label] = counts.get(label, 0) + 1
+    labels = _unique([f"{group}: {label}" if counts[label] > 1 and group else label
+                      for (label, _), group in zip(table.rows, groups)])
     table.rows = [(label, [None if c is None else Cell(label, c.column, c.value, c.shown, c.percent, c.scale, c.unit)
                            for c in cells]) for label, (_, cells) in zip(labels, table.rows)]
     return table
 
 
+def _text_row(line: str) -> tuple[str, list[re.Match]] | None:
+    """A PDF text line as a row: a label, then only cells to the end of the line; None for prose or a heading."""
+    cells = list(_TEXT_CELL.finditer(line))
+    while cells and line[cells[-1].end():].strip():
+        return None
+    if not cells:
+        return None
+    # the cells are the line's tail: each follows the one before with only spaces between
+    first = len(cells) - 1
+    while first > 0 and not line[cells[first - 1].end():cells[first].start()].strip():
+        first -= 1
+    label = line[:cells[first].start()].strip(" $€£:")
+    if not re.search(r"[A-Za-z]{2}", label) or len(label) > 120:
+        return None
+    if all(re.fullmatch(r"(?:19|20)\d\d", match[0].strip()) for match in cells[first:]):
+        return None  # "For the year ended December 31: 2019 2018 2017" heads the columns
+    return label, cells[first:]
+
+
+def _heads_above(lines: list[str], width: int) -> tuple[list[str], str]:
+    """Column heads for `width` cells from the lines just above a text table, and those lines as its caption. The
+    last line that names a year, read as its dates and the single words after the first date ("30 June 2019 30
+    June 2018 Change", "(In Millions) Dec 29, 2018 Acquisitions Transfers Other Dec 28, 2019"), where that gives
+    as many heads as cells; else the years or dates the lines name, then "column N". A year a PDF spaced out
+    ("2 0 1 8") is read whole."""
+    lines = [re.sub(r"\b([12]) ([09]) (\d) (\d)\b", r"\1\2\3\4", line) for line in lines]
+    caption = " ".join(lines)
+    dated = [line for line in lines if re.search(_DATE, line)]
+    if dated:
+        pieces = re.split(f"({_DATE})", dated[-1])
+        heads = []
+        for i, piece in enumerate(pieces[1:], start=1):
+            heads += [" ".join(piece.split())] if i % 2 else piece.split()
+        if len(heads) == width:
+            return _unique(heads), caption
+    dates = [" ".join(date.split()) for date in re.findall(_DATE, caption)]
+    heads = dates[-width:] if len(dates) >= width else dates + [f"column {j + 2}" for j in range(len(dates), width)]
+    return _unique(heads), caption
+
+
 def _text_tables(lines: list[str], context: str) -> list[Table]:
-    """Tables of a PDF's text layer: a line of two or more years or dates heads the rows of as many cells under it,
-    until a line that is neither such a row nor a label alone."""
-    tables, table, caption = [], None, []
-    for line in lines:
+    """Tables of a PDF's text layer: runs of two or more lines that are a label followed by cells, a short line of
+    words alone heading the rows under it; the columns are named by the lines just above the run."""
+    tables, run, above = [], [], []
+    for line in lines + [""]:
         stripped = " ".join(line.split())
-        if _is_piped(line):
-            table = None
+        row = None if _is_piped(line) else _text_row(stripped)
+        if row is not None:
+            run.append((stripped, row))
             continue
-        if _HEAD_LINE.match(stripped):
-            heads = _unique(re.findall(_DATE, stripped))
-            table = Table(heads, caption=" ".join(caption[-3:] + [stripped]))
-            tables.append(table)
+        if run and stripped and len(stripped) <= 60 and not re.search(r"\d", stripped):
+            run.append((stripped, None))  # a group's heading inside the table
             continue
-        caption.append(stripped)
-        if table is None:
-            continue
-        cells = list(_TEXT_CELL.finditer(stripped))
-        if not cells:
-            if len(stripped) > 80:  # prose: the table has ended
-                table = None
-            else:
-                table.caption += " " + stripped if not table.rows else ""
-            continue
-        label = stripped[:cells[0].start()].strip(" $:")
-        values = [figure(match[0]) for match in cells]
-        if not re.search(r"[A-Za-z]{2}", label) or len(values) != len(table.columns) or None in values:
-            continue
-        scale, unit = scale_of(table.caption) or scale_of(context), unit_of(stripped)
-        table.rows.append((label, [Cell(label, column, value, match[0].strip(), percent, "" if percent else scale,
-                                        unit) for column, (value, percent), match in zip(table.columns, values, cells)]))
+        if len([row for _, row in run if row]) >= 2:
+            tables.append(_text_table(run, above[-3:], context))
+            above = []
+        else:
+            above += [text for text, _ in run]
+        run = []
+        if stripped:
+            above.append(stripped)
     return [_named_apart(t) for t in tables if t.rows]
+
+
+def _text_table(run: list, above: list[str], context: str) -> Table:
+    widths = [len(row[1]) for _, row in run if row]
+    width = max(set(widths), key=widths.count)
+    heads, caption = _heads_above(above, width)
+    table = Table(heads, caption=caption)
+    scale = scale_of(caption) or scale_of(context)
+    unit = next((unit_of(line) for line, row in run if row and unit_of(line)), "") or unit_of(caption)
+    group = ""
+    for line, row in run:
+        if row is None:
+            group = line.rstrip(":")
+            continue
+        label, cells = row
+        if len(cells) != width:
+            continue
+        values = [figure(match[0]) for match in cells]
+        if None in values:
+            continue
+        table.rows.append((label, [Cell(label, head, value, match[0].strip(), percent, "" if percent else scale,
+                                        "" if percent else unit)
+                                   for head, (value, percent), match in zip(heads, values, cells)]))
+        table.groups.append(group)
+    return table
