@@ -33,7 +33,7 @@ from _common import ANSWERS_SEED, machine, parser, table  # noqa: E402
 TYPES = ("arithmetic", "span", "multi-span", "count")
 HALVES = ("tune", "held-out")
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "percent": 1.0, "": 1.0}
-_NUMBER = re.compile(r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?\)?")
+_NUMBER = re.compile(r"\(?-?[$€£]?\s?\d[\d,]*(?:\.\d+)?\)?")
 
 
 def half_of(doc: str) -> str:
@@ -51,7 +51,7 @@ def numbers_in(text: str) -> list[float]:
         if not digits or digits.count(".") > 1:
             continue
         value = float(digits)
-        found.append(-value if shown.lstrip("$ ").startswith(("-", "(")) else value)
+        found.append(-value if shown.lstrip("$€£ ").startswith(("-", "(")) else value)
     return found
 
 

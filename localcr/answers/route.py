@@ -22,6 +22,7 @@ MAX_CHANGE_PERCENT = 10_000.0
 _PERCENT_ASKED = re.compile(r"\bpercent(?:age)?\b|%|\bproportion\b|\bshare of\b|\bmargin\b|\bgrowth rate\b", re.I)
 _SHARE_ASKED = re.compile(r"\b(?:as a |in )?(?:percent(?:age)?|proportion|share) of\b|\bmargin\b", re.I)
 _CHANGE_ASKED = re.compile(r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|differen\w*|grew|growth|declin\w*)\b", re.I)
+_AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
 _YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:-|–|to|through|and)\s*((?:19|20)\d\d)")
 
 
@@ -81,7 +82,8 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
         result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
         if result is not None:
             operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent) for o in result.operands]
-            withdrawn = check(question, result.value, result.kind, operands, _amount_scale(result)) or \
+            withdrawn = check(question, result.value, result.kind, operands, _amount_scale(result),
+                              reach_back=bool(_AVERAGE.search(question))) or \
                 not_averaged(question, result.formula) or plan_faults(question, result)
             if not withdrawn:
                 return table_answer(question, result, answerer.spec.name), ""
@@ -134,7 +136,7 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
 
 def not_averaged(question: str, formula: str) -> str:
     """Why a plan for an average is none ("a + b + c / 3" divides only the last), or ""."""
-    if not re.search(r"\b(?:average|mean)\b", question, re.I):
+    if not _AVERAGE.search(question):
         return ""
     body = ast.parse(compute.placeholders(formula), mode="eval").body
     return "" if isinstance(body, ast.BinOp) and isinstance(body.op, ast.Div) else "the formula divides no sum"
