@@ -209,6 +209,8 @@ def test_rows_of_one_label_under_two_groups_are_named_by_their_group():
      'cell("Sensors", "2018") - cell("Sensors", "2019")'),
     ("What is the difference between Sensors and Energy in 2019?", 'cell("Energy", "2019") - cell("Sensors", "2019")',
      'cell("Energy", "2019") - cell("Sensors", "2019")'),
+    ("What was the change in Pumps from 2018 to 2019?", 'cell("Pumps", "2018") - cell("Pumps", "2019")',
+     'cell("Pumps", "2018") - cell("Pumps", "2019")'),  # no such row: left for `evaluated` to refuse
 ])
 def test_a_change_runs_from_the_earlier_period_and_a_difference_in_the_order_asked(question, written, oriented):
     _, cells = cells_for(SEGMENTS)

@@ -274,7 +274,8 @@ def oriented(formula: str, cells: dict[tuple[str, str], Operand], question: str)
     divides by the earlier; a difference between two periods takes the first the question names less the second.
     Any other formula is left as written."""
     references = _REFERENCE.findall(formula)
-    if len(references) not in (2, 3) or not _CHANGE_SHAPES.fullmatch(placeholders(formula)):
+    if len(references) not in (2, 3) or not _CHANGE_SHAPES.fullmatch(placeholders(formula)) \
+            or any(reference not in cells for reference in references):
         return formula
     first, second = (cells[reference].cell for reference in references[:2])
     if len(references) == 3 and references[2] not in references[:2]:
