@@ -225,3 +225,18 @@ def test_a_plan_that_compares_a_figure_with_itself_or_gives_an_unasked_percentag
     assert route.plan_faults("What is the increase in Sensors from 2018 to 2019?", unasked) == \
         "the question asks for no percentage"
     assert route.plan_faults("What is the growth rate of Sensors from 2018 to 2019?", unasked) == ""
+
+
+def test_an_operand_of_a_column_with_no_head_is_of_no_period_the_question_can_name():
+    text = "Receivables\nTrade 601 118\nOther receivables 4,223 4,082\n"
+    [table] = tables_in(text)
+    assert table.columns == ["column 2", "column 3"]
+    _, cells = compute.shown_tables([(table, [hit(text)])])
+    result = compute.evaluated('cell("Other receivables", "column 2") - cell("Other receivables", "column 3")', cells)
+    operands = [route.Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent, False) for o in result.operands]
+    assert route.check("What is the change in Other receivables from 2018 to 2019?", result.value, result.kind,
+                       operands, "") == "the period of 4,223 is not known (its column has no head)"
+
+
+def test_a_pdf_line_that_runs_several_rows_together_is_no_row():
+    assert tables_in("2019 2018\nEmployee terminations costs $53.0 $39.2, Fiscal 2018: $2.0 1.5\nOther 3 4\n") == []

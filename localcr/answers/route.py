@@ -34,6 +34,7 @@ class Figure:
     hit: object
     years: set[int]
     percent: bool
+    dated: bool = True  # whether its column has a head that says what it is (not "column 3": a head not found)
 
 
 def answer_stream(index, question: str, hits: list, answerer, *, compute_answers: bool = True, fresh: bool = False,
@@ -81,7 +82,8 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
         formula = compute.plan(answerer.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
         result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
         if result is not None:
-            operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent) for o in result.operands]
+            operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent,
+                               not o.cell.column.startswith("column ")) for o in result.operands]
             withdrawn = check(question, result.value, result.kind, operands, _amount_scale(result),
                               reach_back=bool(_AVERAGE.search(question))) or \
                 not_averaged(question, result.formula) or plan_faults(question, result)
@@ -108,7 +110,7 @@ def _amount_scale(result: compute.Computed) -> str:
 def check(question: str, value: float, kind: str, operands: list[Figure], scale: str, *,
           reach_back: bool = False) -> str:
     """Why a computed result may not stand, or "" where it may: each operand is in the chunk it cites (as written,
-    scale apart), of a period the question names (with reach_back, also the year before the first: an average
+    scale apart), of a period the question names (and of a known one: a column whose head was not found is of none) (with reach_back, also the year before the first: an average
     balance of FY2019 opens in FY2018), the result of the kind the question asks for (a percentage, a change) and
     of a plausible size (a share of a whole within 100%, a per-share figure in no millions)."""
     for operand in operands:
@@ -120,6 +122,8 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
         for operand in operands:
             if operand.years and not operand.years & allowed:
                 return f"{operand.shown} is of {'/'.join(map(str, sorted(operand.years)))}, not a year the question names"
+            if not operand.years and not operand.dated:
+                return f"the period of {operand.shown} is not known (its column has no head)"
     if _PERCENT_ASKED.search(question) and kind != "percent" and not re.search(r"percentage points?", question, re.I):
         return "the question asks for a percentage and the result is none"
     if _CHANGE_ASKED.search(question) and not _PERCENT_ASKED.search(question) and kind == "ratio":

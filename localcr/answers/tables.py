@@ -242,8 +242,8 @@ def _text_row(line: str) -> tuple[str, list[re.Match]] | None:
     while first > 0 and not line[cells[first - 1].end():cells[first].start()].strip():
         first -= 1
     label = line[:cells[first].start()].strip(" $€£:")
-    if not re.search(r"[A-Za-z]{2}", label) or len(label) > 120:
-        return None
+    if not re.search(r"[A-Za-z]{2}", label) or len(label) > 120 or re.search(r"[$€£]\s?\(?\d", label):
+        return None  # no label, prose, or rows a PDF ran into one line ("costs $53.0 $39.2, Fiscal 2018: $2.0")
     if all(re.fullmatch(r"(?:19|20)\d\d", match[0].strip()) for match in cells[first:]):
         return None  # "For the year ended December 31: 2019 2018 2017" heads the columns
     return label, cells[first:]
