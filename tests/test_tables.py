@@ -240,3 +240,8 @@ def test_an_operand_of_a_column_with_no_head_is_of_no_period_the_question_can_na
 
 def test_a_pdf_line_that_runs_several_rows_together_is_no_row():
     assert tables_in("2019 2018\nEmployee terminations costs $53.0 $39.2, Fiscal 2018: $2.0 1.5\nOther 3 4\n") == []
+
+
+def test_a_figure_is_held_as_written_a_dash_as_a_dash():
+    assert compute.holds("| Energy | 699 | — | 685 |", "—") and compute.holds("Land $ 1,949 $ 2,185", "$ 1,949")
+    assert not compute.holds("Land $ 11,949", "1,949") and not compute.holds("Land 1,949.5", "1,949")

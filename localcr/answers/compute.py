@@ -189,8 +189,11 @@ def _holder(chunks: list, label: str, cell: Cell):
 
 
 def holds(text: str, shown: str) -> bool:
-    """Whether a chunk's text holds a figure as written: its digits with the same separators, standing alone."""
+    """Whether a chunk's text holds a figure as written: its digits with the same separators, standing alone (a
+    dash, as a dash)."""
     digits = re.search(r"\d[\d,]*(?:\.\d+)?", shown)
+    if not digits and shown.strip():
+        return shown.strip() in text
     return bool(digits) and re.search(rf"(?<![\d.,]){re.escape(digits[0])}(?![\d]|[.,]\d)", text) is not None
 
 
