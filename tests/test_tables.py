@@ -112,6 +112,11 @@ def test_a_plan_over_cells_is_evaluated_and_shown_with_its_operands():
     assert (change.kind, compute.result_shown(change)) == ("amount", "-$1,732 million")
     ratio = compute.evaluated('cell("Sensors", "2019") / cell("Total", "2019")', cells)
     assert ratio.kind == "ratio" and compute.result_shown(ratio) == "0.07"
+    turnover = compute.evaluated('(cell("Sensors", "2019") + cell("Energy", "2019")) / ((cell("Total", "2019") + '
+                                 'cell("Total", "2018")) / 2)', cells)
+    assert turnover.kind == "ratio"
+    average = compute.evaluated('(cell("Sensors", "2019") + cell("Sensors", "2018")) / 2', cells)
+    assert (average.kind, compute.result_shown(average)) == ("amount", "$916 million")
 
 
 def test_a_plan_that_names_no_cell_of_the_tables_or_divides_by_zero_gives_nothing():

@@ -9,6 +9,7 @@ with each operand, its row, column and the source it was read from; `checked` th
 """
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import dataclass
@@ -308,10 +309,14 @@ def placeholders(formula: str) -> str:
 
 def kind_of(expression: str, operands: list[Operand]) -> str:
     """What the result is: a percentage (a quotient times 100, or arithmetic over percentages without a quotient
-    of them), a ratio (a quotient of cells) or an amount in the operands' scale (sums, differences, averages)."""
-    divides_cells = re.search(r"v\d+\)?\s*/\s*\(?\s*v\d+|\)\s*/\s*\(?\s*v\d+", expression)
+    of them), a ratio (a quotient whose divisor holds a cell) or an amount in the operands' scale (sums,
+    differences, averages)."""
     if re.search(r"\*\s*100\b|\b100\s*\*", expression):
         return "percent"
+    tree = ast.parse(expression, mode="eval")
+    divides_cells = any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+                        and any(isinstance(part, ast.Name) for part in ast.walk(node.right))
+                        for node in ast.walk(tree))
     if divides_cells:
         return "ratio"
     if all(o.cell.percent for o in operands):
