@@ -78,10 +78,15 @@ def pytest_xdist_auto_num_workers(config):
 
 # The files whose tests take longest (tests/README.md), longest first. xdist hands a worker a whole file at a time, in
 # collection order (addopts: --no-loadscope-reorder, not by how many tests a file has): a long file handed out last
-# kept one core busy while the other had nothing left to do.
-LONGEST_FIRST = ("test_milvus.py", "test_staged.py", "test_ray.py", "test_contexts.py", "test_cli.py", "test_page.py",
-                 "test_bundled.py", "test_serve.py", "test_expansion.py", "test_ask.py", "test_segments.py", "test_mcp.py",
-                 "test_rerank.py", "test_onnx.py")
+# kept one core busy while the other had nothing left to do. Ordered by their time on an AVX2 pair, where the bundled
+# LLMs read prompts 4 times slower than on an AVX-512 one: a file's time on AVX-512 and 3 times its LLM's (on AVX-512,
+# at cde97cf: test_ask 105 s of which 89 s in llama.cpp, test_computed_answers 69 and 62, test_staged 85 and 34,
+# test_contexts 53 and 29, test_cli 48 and 23, test_milvus 100 and none), so that the files the LLM makes long
+# start first there; on AVX-512 the order costs nothing (the suite's 787 s of tests are spread over 4 workers).
+LONGEST_FIRST = ("test_ask.py", "test_computed_answers.py", "test_staged.py", "test_contexts.py", "test_cli.py",
+                 "test_milvus.py", "test_page.py", "test_serve.py", "test_bundled.py", "test_expansion.py", "test_ray.py",
+                 "test_mcp.py", "test_onnx.py", "test_segments.py", "test_navigation.py", "test_eval_cli.py",
+                 "test_rerank.py")
 
 
 def pytest_collection_modifyitems(items):
