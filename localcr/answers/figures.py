@@ -668,16 +668,16 @@ def worked(index, question: str, hits: list, answerer, *, fresh: bool = False, *
     that it leaves undefined."""
     if not hits or not asks_for_figure(question):
         return None
+    filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
+    subjects, documents = documents_about(index, question, hits, **filters)
+    if not any(_holds_table(index, doc_id) for doc_id in documents):
+        return None  # its figures are read from table rows: documents with none have no plan made for them
     common = metric_plan(question)
     planned = common or _model_plan(answerer, question, fresh)
     if planned is None:
         return None
     figure, formula = planned
     formula = averaged(question, in_latest_year(question, formula))
-    filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
-    subjects, documents = documents_about(index, question, hits, **filters)
-    if not documents:
-        return None
     result = _computed(index, formula, subjects, documents, search_options)
     if result is None:
         return None
@@ -686,6 +686,21 @@ def worked(index, question: str, hits: list, answerer, *, fresh: bool = False, *
         if (other := _computed(index, in_year(formula, year), subjects, documents, search_options)) is not None:
             results.append(other)
     return Worked(figure, sorted(results, key=lambda r: year_of(r.formula)), common is not None)
+
+
+def _holds_table(index, doc_id: str) -> bool:
+    """Whether any chunk of a document holds a table (localcr.answers.tables)."""
+    from localcr.answers.tables import tables_in
+
+    return any(tables_in(hit.text) for hit in index.document_hits(doc_id))
+
+
+def filing_metric(question: str) -> bool:
+    """Whether a question asks for a filing's metric this path knows better than a plan over the hits' tables: a
+    common metric it names without defining, or one it defines ("... is defined as ...")."""
+    from localcr.answers import metrics as financial_metrics
+
+    return asks_for_figure(question) and (metric_plan(question) is not None or financial_metrics.defines(question))
 
 
 def metric_plan(question: str) -> tuple[str, str] | None:

@@ -70,35 +70,52 @@ def _unmatched(index, hits: list, search_options: dict) -> str:
 def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool = False,
                     search_options: dict) -> tuple[object | None, str]:
     """(the computed Answer, "") where one stands; (None, why it was withdrawn) where one failed the check; (None,
-    "") where the sources hold no table to compute from, or no plan came of it. Arithmetic over the hits' own
-    tables first; then a filing's figure read across its document (localcr.answers.figures), for a question that
-    asks for one."""
+    "") where there is no table to compute from, or no plan came of it. Two ways to compute: arithmetic over the
+    hits' own tables, and a filing's figure read by line item across its documents (localcr.answers.figures); the
+    second goes first for a filing's metric that it defines or knows (a DPO, a quick ratio), the first otherwise."""
     tables = compute.sources_tables(index, hits)
-    if not tables:
-        return None, ""
+    steps = (_from_filing, _from_tables) if figures.filing_metric(question) else (_from_tables, _from_filing)
     withdrawn = ""
-    if compute.asks_for_computation(question) and (named := compute.named_tables(question, tables)):
-        shown, cells = compute.shown_tables(named)
-        formula = compute.plan(answerer.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
-        result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
-        if result is not None:
-            operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent,
-                               not o.cell.column.startswith("column ")) for o in result.operands]
-            withdrawn = check(question, result.value, result.kind, operands, _amount_scale(result),
-                              reach_back=bool(_AVERAGE.search(question))) or \
-                not_averaged(question, result.formula) or plan_faults(question, result)
-            if not withdrawn:
-                return table_answer(question, result, answerer.spec.name), ""
+    for step in steps:
+        answer, why = step(index, question, hits, tables, answerer, fresh, search_options)
+        if answer is not None:
+            return answer, ""
+        withdrawn = withdrawn or why
+    return None, withdrawn
+
+
+def _from_tables(index, question: str, hits: list, tables: list, answerer, fresh: bool, search_options: dict):
+    """Arithmetic over the hits' own tables, where the question asks for some and names a row of one."""
+    if not (tables and compute.asks_for_computation(question)):
+        return None, ""
+    named = compute.named_tables(question, tables)
+    if not named:
+        return None, ""
+    shown, cells = compute.shown_tables(named)
+    formula = compute.plan(answerer.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
+    result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
+    if result is None:
+        return None, ""
+    operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent, not o.cell.column.startswith("column "))
+                for o in result.operands]
+    withdrawn = check(question, result.value, result.kind, operands, _amount_scale(result),
+                      reach_back=bool(_AVERAGE.search(question))) or \
+        not_averaged(question, result.formula) or plan_faults(question, result)
+    return (None, withdrawn) if withdrawn else (table_answer(question, result, answerer.spec.name), "")
+
+
+def _from_filing(index, question: str, hits: list, tables: list, answerer, fresh: bool, search_options: dict):
+    """A filing's figure read across its documents (localcr.answers.figures), each year's result checked."""
     work = figures.worked(index, question, hits, answerer, fresh=fresh, **search_options)
     if work is None:
-        return None, withdrawn
+        return None, ""
     for result in work.results:
         operands = [Figure(r.shown, r.hit, {r.operand.year}, r.percent) for r in result.readings]
         shown = figures.shown_result(question, result.formula, result.value, result.readings)
         kind = "percent" if shown.endswith("%") else "amount" if figures.is_amount(result.formula) else "ratio"
         value = float(shown.rstrip("%").split()[0].replace(",", "")) if kind == "percent" else result.value
         scale = shown.split()[1] if kind == "amount" and len(shown.split()) > 1 else ""
-        if why := check(question, value, kind, operands, scale, reach_back=True):
+        if why := check(question, value, kind, operands, scale, reach_back=True, judged=True):
             return None, why
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
 
@@ -108,9 +125,10 @@ def _amount_scale(result: compute.Computed) -> str:
 
 
 def check(question: str, value: float, kind: str, operands: list[Figure], scale: str, *,
-          reach_back: bool = False) -> str:
+          reach_back: bool = False, judged: bool = False) -> str:
     """Why a computed result may not stand, or "" where it may: each operand is in the chunk it cites (as written,
-    scale apart), of a period the question names (and of a known one: a column whose head was not found is of none) (with reach_back, also the year before the first: an average
+    scale apart), of a period the question names (and of a known one: a column whose head was not found is of none)
+    (judged: a filing's figure, which a judgement compares across years: "improved" asks for no change as such) (with reach_back, also the year before the first: an average
     balance of FY2019 opens in FY2018), the result of the kind the question asks for (a percentage, a change) and
     of a plausible size (a share of a whole within 100%, a per-share figure in no millions)."""
     for operand in operands:
@@ -126,7 +144,7 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
                 return f"the period of {operand.shown} is not known (its column has no head)"
     if _PERCENT_ASKED.search(question) and kind != "percent" and not re.search(r"percentage points?", question, re.I):
         return "the question asks for a percentage and the result is none"
-    if _CHANGE_ASKED.search(question) and not _PERCENT_ASKED.search(question) and kind == "ratio":
+    if not judged and _CHANGE_ASKED.search(question) and not _PERCENT_ASKED.search(question) and kind == "ratio":
         return "the question asks for a change and the result is a ratio"
     if _SHARE_ASKED.search(question) and kind == "percent" and abs(value) > MAX_SHARE_PERCENT:
         return f"a share of a whole cannot be {compute.number_shown(value)}%"
