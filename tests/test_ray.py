@@ -26,9 +26,12 @@ ROOT = Path(localcr.__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def local_ray():
+    """Ray waits 30 s for its GCS server to write its port: on a pair of cores busy with the suite's LLM tests that
+    timed out ("Timed out waiting for file .../gcs_server_port_..."), so the tests give it 120 s."""
     from localcr.execution.ray import connect
 
-    with loopback_allowed():
+    with loopback_allowed(), pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_gcs_server_port_wait_time_s", os.environ.get("RAY_gcs_server_port_wait_time_s", "120"))
         assert connect("auto")  # what --ray auto does: ray.init with the machine's CPUs
         try:
             yield ray
