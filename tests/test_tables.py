@@ -250,3 +250,13 @@ def test_a_pdf_line_that_runs_several_rows_together_is_no_row():
 def test_a_figure_is_held_as_written_a_dash_as_a_dash():
     assert compute.holds("| Energy | 699 | — | 685 |", "—") and compute.holds("Land $ 1,949 $ 2,185", "$ 1,949")
     assert not compute.holds("Land $ 11,949", "1,949") and not compute.holds("Land 1,949.5", "1,949")
+
+
+def test_a_pdf_table_goes_on_past_its_unlabelled_subtotals_and_long_group_headings():
+    text = ("2019 2018\nNotes $'000 $'000\nCurrent\nTrade receivables 3,770 3,054\nAllowance for expected credit losses"
+            " (135) (23)\n3,635 3,031\nOther receivables 4,223 4,082\nDerivative liabilities designated and effective "
+            "as hedging instruments\nCross currency swaps 1,429 —\n")
+    [table] = tables_in(text)
+    assert table.columns == ["2019", "2018"] and table.cells()[0].scale == "thousand"
+    assert cells_of(table)[("Other receivables", "2018")].value == 4082
+    assert cells_of(table)[("Cross currency swaps", "2018")].value == 0

@@ -34,6 +34,8 @@ _CURRENCY = re.compile(r"[$€£¥]|\bUSD\b|\bEUR\b|\bGBP\b")
 # A PDF text row: a label, then cells ("Automotive $ 5,686 $ 6,092 (1,234) — 12.5 %").
 _TEXT_CELL = re.compile(r"(?:(?<=\s)|^)\(?[-−]?[$€£]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%?\)?"
                         r"(?=\s|$)|(?<=\s)[$€£]?[—–-](?=\s|$)")
+# A line of years alone (a PDF may space one out: "2019 2 0 1 8"): a table's heading, never its subtotal.
+_YEARS_ONLY = re.compile(r"(?:(?:19|20)\d\d|[12] [09] \d \d)(?:\s+(?:(?:19|20)\d\d|[12] [09] \d \d))*")
 # A year or date heading a column: "2019", "Dec 29, 2018", "30 June 2019", "December 31, 2019".
 _DATE = r"(?:(?:\d{1,2}\s+)?[A-Z][a-z]{2,8}\.?\s+(?:\d{1,2},?\s+)?)?(?:19|20)\d\d"
 
@@ -280,8 +282,11 @@ def _text_tables(lines: list[str], context: str) -> list[Table]:
         if row is not None:
             run.append((stripped, row))
             continue
-        if run and stripped and len(stripped) <= 60 and not re.search(r"\d", stripped):
+        if run and stripped and len(stripped) <= 120 and not re.search(r"\d|\.$", stripped):
             run.append((stripped, None))  # a group's heading inside the table
+            continue
+        if run and re.fullmatch(r"[\d\s,.$€£()%—–-]+", stripped) and not _YEARS_ONLY.fullmatch(stripped):
+            run.append(("", None))  # a subtotal without a label: the table goes on
             continue
         if len([row for _, row in run if row]) >= 2:
             tables.append(_text_table(run, above[-3:], context))
@@ -304,7 +309,7 @@ def _text_table(run: list, above: list[str], context: str) -> Table:
     group = ""
     for line, row in run:
         if row is None:
-            group = line.rstrip(":")
+            group = line.rstrip(":") or group
             continue
         label, cells = row
         if len(cells) != width:
