@@ -21,10 +21,11 @@ PLAN_MAX_TOKENS = 160
 MAX_TABLE_ROWS = 60
 HEAD_CHUNKS = 2  # chunks before a hit that opens inside a table, read for the table's header  # rows of the sources' tables shown to the plan: past them a table is cut
 # A question that asks for a computation, in words any report, sheet or note uses: what a table's cells are
-# combined by. A lookup ("What were net sales in 2019?") is the reader's.
+# combined by. A lookup ("What were net sales in 2019?", "What is the total amount of inventories?") is the reader's
+# or, in a filing, the figures path's (a plan over the hits' tables read "total liabilities" for total current ones).
 ARITHMETIC = re.compile(
     r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|differen\w*|percent(?:age)?|proportion|ratio|average|mean|sum|"
-    r"combined|altogether|total|growth|grew|declin\w*|how much (?:more|less|higher|lower)|times)\b|%", re.I)
+    r"combined|altogether|in total|growth|grew|declin\w*|how much (?:more|less|higher|lower)|times)\b|%", re.I)
 # How alike a row's label must be to the question for the table to be one the question is about: the share of the
 # label's terms the question holds, or as many terms as this held in common (a long label: "Indemnification
 # receivable from SSL for pre-closing taxes (see Note 13)" for "indemnification receivable").
