@@ -71,10 +71,12 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
                     search_options: dict) -> tuple[object | None, str]:
     """(the computed Answer, "") where one stands; (None, why it was withdrawn) where one failed the check; (None,
     "") where there is no table to compute from, or no plan came of it. Two ways to compute: arithmetic over the
-    hits' own tables, and a filing's figure read by line item across its documents (localcr.answers.figures); the
-    second goes first for a filing's metric that it defines or knows (a DPO, a quick ratio), the first otherwise."""
+    hits' own tables, and a filing's figure read by line item across its documents (localcr.answers.figures). A
+    filing's metric that the question defines or that the figures path knows (a DPO, a quick ratio) is its alone:
+    where it finds no operand, a plan over whatever tables the hits hold computed something else (an inventory
+    turnover from the income statement alone, its balance sheet filtered out)."""
     tables = compute.sources_tables(index, hits)
-    steps = (_from_filing, _from_tables) if figures.filing_metric(question) else (_from_tables, _from_filing)
+    steps = (_from_filing,) if figures.filing_metric(question) else (_from_tables, _from_filing)
     withdrawn = ""
     for step in steps:
         answer, why = step(index, question, hits, tables, answerer, fresh, search_options)
