@@ -6,7 +6,8 @@ added wait; tatqa-dev's arithmetic questions should be computed. No LLM runs: th
     .venv/bin/python benchmarks/answers/routing.py --data ../shared/data [--sets xquad-en,ordinary-en,tatqa-dev]
 
 A question is routed to computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
-document where the set names one) hold a table with a row the question names and the question asks for arithmetic;
+document where the set names one) hold a table with a row the question names and the question asks for arithmetic,
+or when it asks for a filing's figure about documents that hold a table (the figures path then makes its plan);
 the table prints how many were, and the median time the decision took on top of the search. Table to stdout and
 benchmarks/results/routing.md.
 """
@@ -42,7 +43,7 @@ def questions(set_name: str, data: Path) -> tuple[str, list[dict]]:
 
 
 def measure(set_name: str, args) -> list:
-    from localcr.answers import compute
+    from localcr.answers import compute, figures
     from localcr.answers.reader import DEFAULT_SOURCES
     from localcr.index import build_index
     from localcr.models import load_registry
@@ -61,7 +62,8 @@ def measure(set_name: str, args) -> list:
         started = time.perf_counter()
         tables = compute.sources_tables(index, hits)
         to_compute = bool(tables and compute.asks_for_computation(row["query"])
-                          and compute.named_tables(row["query"], tables))
+                          and compute.named_tables(row["query"], tables)) \
+            or bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
         costs.append(time.perf_counter() - started)
         if to_compute:
             routed.append(row["query"])

@@ -666,12 +666,10 @@ def worked(index, question: str, hits: list, answerer, *, fresh: bool = False, *
     years ("has its quick ratio improved between FY2022 and FY2023?") gets the same formula computed for each year
     it names. The answerer's model is loaded only for a question that asks for a figure and names no common metric
     that it leaves undefined."""
-    if not hits or not asks_for_figure(question):
-        return None
     filters = {name: search_options[name] for name in ("glob", "kind", "lang") if search_options.get(name) is not None}
-    subjects, documents = documents_about(index, question, hits, **filters)
-    if not any(_holds_table(index, doc_id) for doc_id in documents):
-        return None  # its figures are read from table rows: documents with none have no plan made for them
+    subjects, documents = subject_documents(index, question, hits, **filters)
+    if not documents:
+        return None
     common = metric_plan(question)
     planned = common or _model_plan(answerer, question, fresh)
     if planned is None:
@@ -686,6 +684,19 @@ def worked(index, question: str, hits: list, answerer, *, fresh: bool = False, *
         if (other := _computed(index, in_year(formula, year), subjects, documents, search_options)) is not None:
             results.append(other)
     return Worked(figure, sorted(results, key=lambda r: year_of(r.formula)), common is not None)
+
+
+def subject_documents(index, question: str, hits: list, **filters) -> tuple[list[str], list[str]]:
+    """The question's subjects and their documents where this path makes a plan, else ([], []): a question that
+    asks for a figure of a subject it names (a filing's figure is some company's: "What is the average flow of the
+    pump introduced in 2021?" asks for none), about documents of which one holds a table (its figures are read
+    from table rows)."""
+    if not hits or not asks_for_figure(question):
+        return [], []
+    subjects, documents = documents_about(index, question, hits, **filters)
+    if not subjects or not any(_holds_table(index, doc_id) for doc_id in documents):
+        return [], []
+    return subjects, documents
 
 
 def _holds_table(index, doc_id: str) -> bool:
