@@ -516,3 +516,14 @@ def served(indexed) -> Served:
     server = start_server(indexed.index, indexed.cache, corpus=indexed.corpus)
     yield server
     stop_server(server)
+
+
+@pytest.fixture(scope="module")
+def answerer(index):
+    """One answerer (the registry's LLM, loaded once) for a module's `index` fixture: the ask tests share its model
+    and its instruction's KV state."""
+    from localcr.answers.reader import load_answerer
+
+    answerer = load_answerer(index.registry)
+    yield answerer
+    answerer.close()

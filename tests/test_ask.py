@@ -77,15 +77,6 @@ def index(corpus):
     return Index(corpus / "index")
 
 
-@pytest.fixture(scope="module")
-def answerer(index):
-    from localcr.answers.reader import load_answerer
-
-    answerer = load_answerer(index.registry)
-    yield answerer
-    answerer.close()
-
-
 def test_an_answer_cites_the_document_that_holds_it(index, answerer):
     answer = index.ask(QUESTION, answerer=answerer)
     assert not answer.refused, answer.text

@@ -60,15 +60,6 @@ def index(corpus):
     return Index(corpus / "index")
 
 
-@pytest.fixture(scope="module")
-def answerer(index):
-    from localcr.answers.reader import load_answerer
-
-    answerer = load_answerer(index.registry)
-    yield answerer
-    answerer.close()
-
-
 def operand_sentences(answer) -> dict[str, str]:
     """Each operand's sentence ("Sensors, 2019: $ 1,150 (in millions).") by its row and column, with the path of
     the source it cites."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from localcr.answers import figures
+from localcr.answers import figures, plans
 
 BALANCE_SHEET = """Consolidated Balance Sheets
 $ in millions, except per share and share amounts
@@ -40,12 +40,12 @@ def test_a_formula_is_arithmetic_over_named_line_items_and_nothing_else():
 
 
 def test_evaluation_is_pythons_arithmetic_and_refuses_what_is_not():
-    assert figures.evaluate("(a_fy2021 / a_fy2019) ** (1 / 2) - 1", {"a_fy2021": 121.0, "a_fy2019": 100.0}) == \
+    assert plans.evaluate("(a_fy2021 / a_fy2019) ** (1 / 2) - 1", {"a_fy2021": 121.0, "a_fy2019": 100.0}) == \
         pytest.approx(0.1)
     with pytest.raises(ZeroDivisionError):
-        figures.evaluate("a_fy2020 / b_fy2020", {"a_fy2020": 1.0, "b_fy2020": 0.0})
+        plans.evaluate("a_fy2020 / b_fy2020", {"a_fy2020": 1.0, "b_fy2020": 0.0})
     with pytest.raises(ValueError):
-        figures.evaluate("(a_fy2020 - 2) ** 0.5", {"a_fy2020": 1.0})
+        plans.evaluate("(a_fy2020 - 2) ** 0.5", {"a_fy2020": 1.0})
 
 
 def test_rows_run_together_by_pdf_text_are_split_at_each_label():

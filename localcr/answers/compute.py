@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from localcr.answers.plans import evaluate, written_plan
 from localcr.answers.tables import SCALES, Cell, Table, tables_in
 
 COMPUTE_VERSION = "compute-2026.11"  # part of every plan's cache key: bump it when the prompt or grammar changes
@@ -222,27 +223,15 @@ def grammar_of(cells: dict[tuple[str, str], Operand]) -> str:
 def plan(runner, question: str, tables_text: str, grammar: str, *, fresh: bool = False) -> str | None:
     """The model's formula for the question over the tables shown (None where it writes nothing). Cached by
     model, prompt, question, tables and grammar."""
-    from localcr.cache import key, open_cache
-    from localcr.llm import load_grammar
-
-    entry_key = key("table-plan", runner.spec.fingerprint(), COMPUTE_VERSION, _INSTRUCTION, question, tables_text, grammar)
-    with open_cache("answers") as cache:
-        written = None if fresh else cache.get(entry_key)
-    if not isinstance(written, str):
-        prefix, suffix = runner.render(_INSTRUCTION, f"{tables_text}\nQuestion: {question}\nFormula:", _SYSTEM)
-        runner.keep_prefix(prefix, "answers", "table plan", "table-plan", COMPUTE_VERSION)
-        written = runner.complete(prefix, suffix, max_tokens=PLAN_MAX_TOKENS, stops=("\n",),
-                                  grammar=load_grammar(grammar)).text.strip()
-        with open_cache("answers") as cache:
-            cache.set(entry_key, written, "table plan")
+    written = written_plan(runner, "table-plan", COMPUTE_VERSION, _INSTRUCTION, _SYSTEM,
+                           f"{tables_text}\nQuestion: {question}\nFormula:", grammar, max_tokens=PLAN_MAX_TOKENS,
+                           fresh=fresh)
     return written or None
 
 
 def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed | None:
     """The formula's value over the cells it names (in units where the operands' scales differ), or None where it
     names a cell that is not there, divides by zero or does not parse."""
-    from localcr.answers.figures import evaluate
-
     operands: list[Operand] = []
     names: dict[str, float] = {}
 

@@ -23,11 +23,11 @@ for which any step fails is answered the usual way (localcr.answers.reader).
 from __future__ import annotations
 
 import ast
-import operator
 import re
 from dataclasses import dataclass
 
 from localcr.answers.check import FISCAL_YEAR, Checked, Sentence, named_years, subjects_of
+from localcr.answers.plans import OPERATORS, evaluate, written_plan
 
 FIGURES_VERSION = "figures-2026.8"  # part of every plan's cache key: bump it when the prompt or grammar changes
 PLAN_MAX_TOKENS = 120
@@ -145,8 +145,6 @@ number ::= [0-9]{1,6} ("." [0-9]{1,4})?
 ws ::= " "?
 '''
 _NAME = re.compile(r"^(?P<item>[a-z][a-z0-9_]*?)_fy(?P<year>\d{4})$")
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.Pow: operator.pow}
 _SCALE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.I)
 _SCALES = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 # A table's column headings: two or more dates or years in a row ("February 2, 2019 February 3, 2018", "2019 2018",
@@ -234,22 +232,10 @@ def plan(runner, question: str, *, fresh: bool = False) -> tuple[str, str] | Non
     """The LLM's figure and formula for the question (`working_capital_fy2022`, `total_current_assets_fy2022 -
     total_current_liabilities_fy2022`), or None where it does not parse (cut at PLAN_MAX_TOKENS). A grammar keeps
     it to `figure_fy2019 = expression`: naming the figure first gives the model a place for the metric's name (left
-    no place, it writes `inventory_turnover_fy2023` as an operand). The model's text is cached by model, prompt
-    version and question."""
-    from localcr.cache import key, open_cache
-    from localcr.llm import load_grammar
-
-    question = what_is_asked(question)
-    entry_key = key("figure-plan", runner.spec.fingerprint(), FIGURES_VERSION, question)
-    with open_cache("answers") as cache:
-        written = None if fresh else cache.get(entry_key)
-    if not isinstance(written, str):
-        prefix, suffix = runner.render(_INSTRUCTION, f"Question: {question}\nFormula:", _SYSTEM)
-        runner.keep_prefix(prefix, "answers", "figure plan", "figure-plan", FIGURES_VERSION)
-        written = runner.complete(prefix, suffix, max_tokens=PLAN_MAX_TOKENS, stops=("\n",),
-                                  grammar=load_grammar(_GRAMMAR)).text.strip()
-        with open_cache("answers") as cache:
-            cache.set(entry_key, written, "figure plan")
+    no place, it writes `inventory_turnover_fy2023` as an operand). The model's text is cached (plans.written_plan)."""
+    written = written_plan(runner, "figure-plan", FIGURES_VERSION, _INSTRUCTION, _SYSTEM,
+                           f"Question: {what_is_asked(question)}\nFormula:", _GRAMMAR, max_tokens=PLAN_MAX_TOKENS,
+                           fresh=fresh)
     expression = formula_of(written)
     return None if expression is None else (written.partition(" = ")[0], expression)
 
@@ -328,35 +314,13 @@ def operands_of(formula: str) -> list[Operand]:
             item = _QUALIFIERS.sub("", match["item"].replace("_", " "))
             found.setdefault(node.id, Operand(node.id, item or match["item"].replace("_", " "), int(match["year"])))
         elif not isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load, ast.USub,
-                                   ast.UAdd, *_OPERATORS)):
+                                   ast.UAdd, *OPERATORS)):
             raise ValueError(f"{type(node).__name__} is no arithmetic")
         elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
             raise ValueError(f"{node.value!r} is no number")
     if not found:
         raise ValueError("the formula names no line item")
     return list(found.values())
-
-
-def evaluate(formula: str, values: dict[str, float]) -> float:
-    """The formula's value with each name given its value: the arithmetic of `ast` nodes, never `eval`.
-    ZeroDivisionError and OverflowError pass through."""
-    def value(node) -> float:
-        if isinstance(node, ast.Expression):
-            return value(node.body)
-        if isinstance(node, ast.Constant):
-            return float(node.value)
-        if isinstance(node, ast.Name):
-            return values[node.id]
-        if isinstance(node, ast.UnaryOp):
-            return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
-        if isinstance(node, ast.BinOp):
-            result = _OPERATORS[type(node.op)](value(node.left), value(node.right))
-            if isinstance(result, complex):
-                raise ValueError("the formula takes a root of a negative number")
-            return result
-        raise ValueError(f"{type(node).__name__} is no arithmetic")
-
-    return value(ast.parse(formula, mode="eval"))
 
 
 def is_amount(formula: str) -> bool:
