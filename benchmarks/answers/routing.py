@@ -69,7 +69,7 @@ def measure(set_name: str, args) -> list:
             routed.append(row["query"])
         if args.verbose:
             print(f"{set_name}: {'computed' if to_compute else 'read'}: {row['query']!r}", file=sys.stderr)
-    return [set_name, len(asked), len(routed), f"{1000 * statistics.median(costs):.1f} / {1000 * max(costs):.0f}"]
+    return [set_name, len(asked), len(routed), f"{1000 * statistics.median(costs):.1f} / {1000 * max(costs):.1f}"]
 
 
 def main() -> None:
