@@ -26,6 +26,7 @@ from localcr.fusion import RRF_K, rrf  # noqa: F401  (rrf is part of search's sc
 from localcr.models import Registry, load_registry
 from localcr.statements import StatementPrior
 from localcr.store import embedded_share
+from localcr.text import joined_chunks
 
 MODES = ("hybrid", "dense", "lexical")
 FUSIONS = ("auto", "dynamic", "weighted", "rrf")
@@ -391,7 +392,8 @@ class Index:
             )
             if len(span) > 1:
                 hit.neighbours = [records[r]["chunk_id"] for r in span if r != row]
-                hit.window_text = _join_passages([records[r] for r in span])
+                hit.window_text = joined_chunks([(records[r]["text"], records[r]["start"], records[r]["end"])
+                                                 for r in span])
             hits.append(hit)
         return hits
 
@@ -463,18 +465,6 @@ class Index:
 def _ranks(rows: list[int]) -> dict[int, int]:
     """1-based rank of each row in an ordered list."""
     return {row: rank for rank, row in enumerate(rows, start=1)}
-
-
-def _join_passages(records: list[dict]) -> str:
-    """Consecutive chunks as one passage; where chunks overlap (their offsets say so) the overlap appears once."""
-    text, end = records[0]["text"], records[0]["end"]
-    for rec in records[1:]:
-        if 0 <= rec["start"] < end:
-            text += rec["text"][end - rec["start"]:]
-        else:
-            text += "\n" + rec["text"]
-        end = max(end, rec["end"])
-    return text
 
 
 def open_index(directory: str | Path, models: str | Path | None = None) -> Index:

@@ -21,6 +21,16 @@ _WORD = re.compile(r"[^\W_](?:[\w\u00ad]*[^\W_])?|_+\w+", re.UNICODE)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
 
+def joined_chunks(pieces: list[tuple[str, int, int]]) -> str:
+    """Consecutive chunks' texts, each with its (start, end) offsets in the document, as one passage: where two
+    overlap (their offsets say so) the overlap appears once."""
+    text, end = pieces[0][0], pieces[0][2]
+    for piece, start, stop in pieces[1:]:
+        text += piece[end - start:] if 0 <= start < end else "\n" + piece
+        end = max(end, stop)
+    return text
+
+
 def hyphenation_marked(text: str) -> str:
     """A reader's text with its hyphenation points as soft hyphens (the same length)."""
     return text.replace(HYPHENATION_POINT, SOFT_HYPHEN)

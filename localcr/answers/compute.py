@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from localcr.answers.plans import evaluate, written_plan
 from localcr.answers.tables import SCALES, Cell, Table, tables_in
+from localcr.text import joined_chunks
 
 COMPUTE_VERSION = "compute-2026.11"  # part of every plan's cache key: bump it when the prompt or grammar changes
 PLAN_MAX_TOKENS = 160
@@ -101,7 +102,8 @@ def sources_tables(index, hits: list) -> list[tuple[Table, list]]:
     found, seen = [], set()
     for hit in hits:
         chunks = _with_head(index, hit)
-        for table in tables_in(_joined(chunks), getattr(hit, "context", "")):
+        text = joined_chunks([(chunk.text, chunk.start, chunk.end) for chunk in chunks])
+        for table in tables_in(text, hit.context):
             shape = (tuple(table.columns), tuple(label for label, _ in table.rows))
             if shape not in seen:
                 seen.add(shape)
@@ -125,15 +127,6 @@ def _with_head(index, hit) -> list:
     if at is None:
         return [hit]
     return chunks[max(0, at - HEAD_CHUNKS):at] + [hit]
-
-
-def _joined(chunks: list) -> str:
-    """Consecutive chunks' text as one, their overlap (their offsets say so) once."""
-    text, end = chunks[0].text, chunks[0].end
-    for chunk in chunks[1:]:
-        text += chunk.text[end - chunk.start:] if 0 <= chunk.start < end else "\n" + chunk.text
-        end = max(end, chunk.end)
-    return text
 
 
 def asks_for_computation(question: str) -> bool:

@@ -34,7 +34,7 @@ class Figure:
     hit: object
     years: set[int]
     percent: bool
-    dated: bool = True  # whether its column has a head that says what it is (not "column 3": a head not found)
+    dated: bool = True  # whether its column has a head (localcr.answers.tables.Cell.headed)
 
 
 def answer_stream(index, question: str, hits: list, answerer, *, compute_answers: bool = True, fresh: bool = False,
@@ -75,22 +75,21 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     filing's metric that the question defines or that the figures path knows (a DPO, a quick ratio) is its alone:
     where it finds no operand, a plan over whatever tables the hits hold computed something else (an inventory
     turnover from the income statement alone, its balance sheet filtered out)."""
-    tables = compute.sources_tables(index, hits)
     steps = (_from_filing,) if figures.filing_metric(question) else (_from_tables, _from_filing)
     withdrawn = ""
     for step in steps:
-        answer, why = step(index, question, hits, tables, answerer, fresh, search_options)
+        answer, why = step(index, question, hits, answerer, fresh, search_options)
         if answer is not None:
             return answer, ""
         withdrawn = withdrawn or why
     return None, withdrawn
 
 
-def _from_tables(index, question: str, hits: list, tables: list, answerer, fresh: bool, search_options: dict):
+def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
     """Arithmetic over the hits' own tables, where the question asks for some and names a row of one."""
-    if not (tables and compute.asks_for_computation(question)):
+    if not compute.asks_for_computation(question):
         return None, ""
-    named = compute.named_tables(question, tables)
+    named = compute.named_tables(question, compute.sources_tables(index, hits))
     if not named:
         return None, ""
     shown, cells = compute.shown_tables(named)
@@ -98,15 +97,14 @@ def _from_tables(index, question: str, hits: list, tables: list, answerer, fresh
     result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
     if result is None:
         return None, ""
-    operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent, not o.cell.column.startswith("column "))
-                for o in result.operands]
-    withdrawn = check(question, result.value, result.kind, operands, _amount_scale(result),
+    operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent, o.cell.headed) for o in result.operands]
+    withdrawn = check(question, result.value, result.kind, operands, result.scale,
                       reach_back=bool(_AVERAGE.search(question))) or \
         not_averaged(question, result.formula) or plan_faults(question, result)
     return (None, withdrawn) if withdrawn else (table_answer(question, result, answerer.spec.name), "")
 
 
-def _from_filing(index, question: str, hits: list, tables: list, answerer, fresh: bool, search_options: dict):
+def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
     """A filing's figure read across its documents (localcr.answers.figures), each year's result checked."""
     work = figures.worked(index, question, hits, answerer, fresh=fresh, **search_options)
     if work is None:
@@ -120,10 +118,6 @@ def _from_filing(index, question: str, hits: list, tables: list, answerer, fresh
         if why := check(question, value, kind, operands, scale, reach_back=True, judged=True):
             return None, why
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
-
-
-def _amount_scale(result: compute.Computed) -> str:
-    return result.scale if result.kind == "amount" else ""
 
 
 def check(question: str, value: float, kind: str, operands: list[Figure], scale: str, *,
@@ -204,7 +198,7 @@ def table_answer(question: str, result: compute.Computed, model: str):
                                   [source.number], True))
         source.support = f"{operand.cell.row} {operand.cell.shown}"
     checked = Checked(sentences, [])
-    count = len(_distinct(result.operands))
+    count = len(sentences) - 1  # an operand's sentence each
     return Answer(question, checked.text, False, list(sources.values()), checked, model=model,
                   note=f"computed in Python from {count} figure{'s' if count > 1 else ''} of the sources' tables",
                   draft=result.formula)

@@ -12,7 +12,8 @@ a minus make it negative, a dash is zero, a footnote mark is no part of it, a "%
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 
 # A cell that holds a figure: an optional sign or parenthesis, a currency, digits with separators, a percent sign,
 # a footnote mark ("(1)", "*", "(a)") after it.
@@ -36,6 +37,7 @@ _TEXT_CELL = re.compile(r"(?:(?<=\s)|^)\(?[-−]?[$€£]?\s?(?:\d{1,3}(?:,\d{3}
                         r"(?=\s|$)|(?<=\s)[$€£]?[—–-](?=\s|$)")
 # A line of years alone (a PDF may space one out: "2019 2 0 1 8"): a table's heading, never its subtotal.
 _YEARS_ONLY = re.compile(r"(?:(?:19|20)\d\d|[12] [09] \d \d)(?:\s+(?:(?:19|20)\d\d|[12] [09] \d \d))*")
+_HEADLESS = "column {}"  # the name of a column whose head was not found, by its place (the label column is 1)
 # A year or date heading a column: "2019", "Dec 29, 2018", "30 June 2019", "December 31, 2019".
 _DATE = r"(?:(?:\d{1,2}\s+)?[A-Z][a-z]{2,8}\.?\s+(?:\d{1,2},?\s+)?)?(?:19|20)\d\d"
 
@@ -56,6 +58,11 @@ class Cell:
     def amount(self) -> float:
         """The value in units: 5,686 in millions is 5,686,000,000 (a percentage stays as written)."""
         return self.value if self.percent else self.value * SCALES.get(self.scale, 1.0)
+
+    @property
+    def headed(self) -> bool:
+        """Whether its column has a head the table gives (not one named for its place: no head was found)."""
+        return not self.column.startswith(_HEADLESS.format(""))
 
     @property
     def years(self) -> set[int]:
@@ -109,7 +116,7 @@ def tables_in(text: str, context: str = "") -> list[Table]:
     fell in another chunk, its column heads."""
     lines = text.splitlines()
     found, block, above = [], [], []
-    for number, line in enumerate(lines + [""]):
+    for line in lines + [""]:
         if _is_piped(line):
             block.append(line)
             continue
@@ -188,13 +195,14 @@ def _column_unit(rows: list[list[str]]) -> str:
 
 def _column_heads(head_rows: list[list[str]], width: int) -> list[str]:
     """A name per column: its cell in the header row that names the most years, else the most filled one (what
-    heads each column: "2019" under a spanning "Year Ended May 31,", not the "£m" under it), else what another header row says over it, else "column N"."""
+    heads each column: "2019" under a spanning "Year Ended May 31,", not the "£m" under it), else what another
+    header row says over it, else its place ("column 3")."""
     fullest = max(head_rows, key=lambda cells: (sum(bool(YEAR.search(cell)) for cell in cells[1:]),
                                                 sum(bool(cell) for cell in cells[1:])))
     heads = []
     for j in range(1, width):
         head = fullest[j] or next((cells[j] for cells in reversed(head_rows) if cells[j]), "")
-        heads.append(head or f"column {j + 1}")
+        heads.append(head or _HEADLESS.format(j + 1))
     return _unique(heads)
 
 
@@ -206,7 +214,7 @@ def _heads_from_context(context: str, width: int) -> list[str]:
         cells = _split(match[1])
         if len(cells) == width:
             return _unique(cells[1:])
-    return [f"column {j + 1}" for j in range(1, width)]
+    return [_HEADLESS.format(j + 1) for j in range(1, width)]
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -222,22 +230,18 @@ def _named_apart(table: Table) -> Table:
     """Rows of the same label named apart: by their group where they have one ("Current: State", "Deferred:
     State"), else by the order they come in ("Other (2)")."""
     groups = table.groups or [""] * len(table.rows)
-    counts: dict[str, int] = {}
-    for label, _ in table.rows:
-        counts[label] = counts.get(label, 0) + 1
+    counts = Counter(label for label, _ in table.rows)
     labels = _unique([f"{group}: {label}" if counts[label] > 1 and group else label
                       for (label, _), group in zip(table.rows, groups)])
-    table.rows = [(label, [None if c is None else Cell(label, c.column, c.value, c.shown, c.percent, c.scale, c.unit)
-                           for c in cells]) for label, (_, cells) in zip(labels, table.rows)]
+    table.rows = [(label, [None if c is None else replace(c, row=label) for c in cells])
+                  for label, (_, cells) in zip(labels, table.rows)]
     return table
 
 
 def _text_row(line: str) -> tuple[str, list[re.Match]] | None:
     """A PDF text line as a row: a label, then only cells to the end of the line; None for prose or a heading."""
     cells = list(_TEXT_CELL.finditer(line))
-    while cells and line[cells[-1].end():].strip():
-        return None
-    if not cells:
+    if not cells or line[cells[-1].end():].strip():
         return None
     # the cells are the line's tail: each follows the one before with only spaces between
     first = len(cells) - 1
@@ -268,7 +272,7 @@ def _heads_above(lines: list[str], width: int) -> tuple[list[str], str]:
         if len(heads) == width:
             return _unique(heads), caption
     dates = [" ".join(date.split()) for date in re.findall(_DATE, caption)]
-    heads = dates[-width:] if len(dates) >= width else dates + [f"column {j + 2}" for j in range(len(dates), width)]
+    heads = dates[-width:] if len(dates) >= width else dates + [_HEADLESS.format(j + 2) for j in range(len(dates), width)]
     return _unique(heads), caption
 
 
