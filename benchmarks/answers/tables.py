@@ -3,6 +3,10 @@ rendering: is `localcr ask` right where a question needs arithmetic, and does it
 
     .venv/bin/python benchmarks/answers/tables.py --data ../shared/data [--renderings md,txt] [--halves tune,held-out]
         [--per-type arithmetic=30,span=15,multi-span=8,count=4] [--no-compute] [--answers FILE]
+    .venv/bin/python benchmarks/answers/tables.py --data ../shared/data --reading
+
+With --reading no question is asked: the table shows how many passages of each rendering the table reader
+(localcr.answers.tables) finds a table in, and how many of those tables keep a column whose head it did not find.
 
 Each rendering (`md/`: pipe tables; `txt/`: a PDF's text layer, a row's label then its cells) is indexed with
 structural contexts (no LLM at index time) under --work and reused. The documents are split in two halves by their
@@ -93,6 +97,17 @@ def sample(queries: list[dict], half: str, per_type: dict[str, int]) -> list[dic
     return chosen
 
 
+def reading(data: Path, rendering: str) -> list:
+    """[rendering, passages, passages with a table, tables, tables with a column of no head] of the whole set."""
+    from localcr.answers.tables import tables_in
+
+    files = sorted((data / "tatqa-dev" / rendering / "docs").iterdir())
+    found = [tables_in(path.read_text(encoding="utf-8")) for path in files]
+    tables = [table for each in found for table in each]
+    headless = sum(not all(cell.headed for cell in table.cells()) for table in tables)
+    return [rendering, len(files), sum(bool(each) for each in found), len(tables), headless]
+
+
 def main() -> None:
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--renderings", default="md,txt")
@@ -102,7 +117,12 @@ def main() -> None:
     p.add_argument("--no-compute", action="store_true", help="ask with compute=False: the reader alone")
     p.add_argument("--answers", type=Path, help="append each answer to this file as a JSON line")
     p.add_argument("--label", default="", help="a suffix for the results file (e.g. before)")
+    p.add_argument("--reading", action="store_true", help="only count the tables the reader finds; ask nothing")
     args = p.parse_args()
+    if args.reading:
+        head = ["rendering", "passages", "with a table", "tables", "with a column of no head"]
+        print(table(head, [reading(args.data, rendering) for rendering in args.renderings.split(",")]))
+        return
     per_type = {k: int(v) for k, v in (item.split("=") for item in args.per_type.split(","))}
     options = {"compute": False} if args.no_compute else {}
     rows, timings, rates = [], [], []
