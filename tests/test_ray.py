@@ -29,7 +29,8 @@ def local_ray():
     """Ray waits 30 s for its GCS server to write its port: on a pair of cores busy with the suite's LLM tests that
     timed out ("Timed out waiting for file .../gcs_server_port_..."), so the tests give it 120 s. It also waits a
     fixed 30 s for its raylet to register, which no setting lengthens: in a fresh clone's run that timed out too
-    ("The current node timed out during startup"), so a start that times out is tried again, up to three times."""
+    ("The current node timed out during startup"), and so once did the port file's 120 s ("Timed out waiting for
+    file .../gcs_server_port_..."), so a start that times out either way is tried again, up to three times."""
     from localcr.errors import LocalcrError
     from localcr.execution.ray import connect
 
@@ -41,7 +42,7 @@ def local_ray():
                 break
             except LocalcrError as exc:
                 ray.shutdown()
-                if "timed out" not in str(exc) or attempt == 2:
+                if "timed out" not in str(exc).lower() or attempt == 2:
                     raise
         try:
             yield ray
