@@ -1,5 +1,6 @@
 """HTML: a page's main text, parsed by lexbor (selectolax, an HTML5 parser), with its headings as Markdown
-headings (so heading paths work) and its `<pre>` blocks as fenced code.
+headings (so heading paths work), its `<pre>` blocks as fenced code, and its tables as every reader writes them
+(a row per line, cells joined by CELL_SEPARATOR, spans written out), so the table reader reads them.
 
 Boilerplate goes: scripts and styles, navigation, headers' menus, footers, sidebars, forms, cookie and consent
 banners (by element, ARIA role, or class/id words such as `cookie`, `sidebar`, `breadcrumb`). The text then
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from localcr.readers import Read, plain
+from localcr.readers import CELL_SEPARATOR, Read, plain
 
 _DROP = ("script, style, noscript, template, nav, footer, aside, form, iframe, svg, button, dialog, [hidden], "
          "[aria-hidden=true], [role=navigation], [role=banner], [role=contentinfo], [role=search], "
@@ -20,15 +21,18 @@ _BOILERPLATE = re.compile(r"(?:^|[\s_-])(cookies?|consent|gdpr|banner|sidebar|sp
                           r"footer|navbar|menu|share|social|advert|ads|popup|modal|skip-link)(?:$|[\s_-])", re.IGNORECASE)
 _CONTENT = "main, [role=main], article"
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-_PARAGRAPHS = {"p", "table", "section", "article", "blockquote", "figure"}
-_LINES = {"div", "main", "header", "ul", "ol", "dl", "dt", "dd", "tr", "li", "br", "hr", "figcaption", "details",
-          "summary", "caption"}
+_PARAGRAPHS = {"p", "section", "article", "blockquote", "figure"}
+_LINES = {"div", "main", "header", "ul", "ol", "dl", "dt", "dd", "li", "br", "hr", "figcaption", "details", "summary"}
+_ROW_GROUPS = {"thead", "tbody", "tfoot"}
+_CELL_SPACES = _PARAGRAPHS | _LINES | set(_HEADINGS) | _ROW_GROUPS | {"table", "caption", "tr", "td", "th", "pre"}
+MAX_SPAN = 1000  # columns or rows a cell may span (the HTML standard's cap on colspan); past it, or not a number: 1
+MAX_SPANNED = 16 << 20  # characters the copies of spanning cells may add to a page; past it a cell spans one place
 _FENCE = "\x00"  # marks verbatim text (from <pre>) while the rest has its whitespace collapsed
 
 
 def html_to_text(markup: str) -> str:
     """The main text of a page as Markdown-ish text: headings as `#` lines, `<pre>` as fences, list items
-    as `- ` lines, table cells separated by ` | `."""
+    as `- ` lines, a table's rows as lines of cells joined by ` | `."""
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(markup)
@@ -41,11 +45,12 @@ def html_to_text(markup: str) -> str:
     root = tree.css_first("main, [role=main]") or tree.css_first("article") or tree.body or tree.root
     parts: list[str] = []
     if root is not None:
-        _walk(root, parts)
+        _walk(root, parts, [MAX_SPANNED])
     return _tidy("".join(parts))
 
 
-def _walk(node, parts: list[str]) -> None:
+def _walk(node, parts: list[str], room: list[int]) -> None:
+    """`room` holds the characters spanning cells may still add to the page (shared by its tables)."""
     for child in node.iter(include_text=True):
         tag = child.tag
         if tag == "-text":
@@ -55,17 +60,84 @@ def _walk(node, parts: list[str]) -> None:
         elif tag == "pre":
             code = child.text(deep=True).strip("\n")
             parts.append(f"\n\n{_FENCE}```\n{code}\n```{_FENCE}\n\n")
-        elif tag in ("td", "th"):
-            _walk(child, parts)
-            parts.append(" | ")
+        elif tag == "table":
+            parts.append(_table(child, room))
         elif tag in _PARAGRAPHS or tag in _LINES:
             parts.append("\n\n" if tag in _PARAGRAPHS else "\n")
             if tag == "li":
                 parts.append("- ")
-            _walk(child, parts)
+            _walk(child, parts, room)
             parts.append("\n\n" if tag in _PARAGRAPHS else "\n")
         else:
-            _walk(child, parts)
+            _walk(child, parts, room)
+
+
+def _table(table, room: list[int]) -> str:
+    """A table as every reader writes one, so the table reader reads it: its caption on the line above its rows,
+    each row one line of cells joined by CELL_SEPARATOR (an empty cell empty, trailing empty cells and empty rows
+    left out), a paragraph of its own."""
+    lines = [_inline(child) for child in table.iter() if child.tag == "caption"][:1]
+    for cells in _grid(_rows(table), room):
+        while cells and not cells[-1]:
+            cells.pop()
+        if cells:
+            lines.append(CELL_SEPARATOR.join(cells))
+    return "\n\n" + "\n".join(line for line in lines if line) + "\n\n"
+
+
+def _rows(table) -> list[list]:
+    """The cells of each of the table's own rows (in its head, bodies and foot, in document order); a nested
+    table's rows are not its."""
+    rows = []
+    for child in table.iter():
+        for row in child.iter() if child.tag in _ROW_GROUPS else [child]:
+            if row.tag == "tr":
+                rows.append([cell for cell in row.iter() if cell.tag in ("td", "th")])
+    return rows
+
+
+def _grid(rows: list[list], room: list[int]) -> list[list[str]]:
+    """The rows' texts with spans written out into a rectangle: a `<th>` in every column it spans (a "Year ended"
+    over two years heads both), a `<td>` in its first column with empty cells after it, and a cell spanning rows
+    on each of them (a group's label stays on each row of its group). Spans cost `room`; without it a cell spans
+    one place, so a hostile page cannot multiply its text."""
+    grid: list[list[str | None]] = [[] for _ in rows]
+    for r, cells in enumerate(rows):
+        column = 0
+        for cell in cells:
+            text = _inline(cell)
+            while column < len(grid[r]) and grid[r][column] is not None:  # a place a cell above spans into
+                column += 1
+            colspan, rowspan = _span(cell, "colspan"), min(_span(cell, "rowspan"), len(rows) - r)
+            cost = (colspan * rowspan - 1) * (len(text) + len(CELL_SEPARATOR))
+            if cost > room[0]:
+                colspan, rowspan = 1, 1
+            else:
+                room[0] -= cost
+            for row in grid[r:r + rowspan]:
+                row.extend([None] * (column + colspan - len(row)))
+                for k in range(colspan):
+                    row[column + k] = text if k == 0 or cell.tag == "th" else ""
+            column += colspan
+    return [[text or "" for text in row] for row in grid]
+
+
+def _span(cell, name: str) -> int:
+    """A cell's colspan or rowspan: 1 where the page writes no number from 1 to MAX_SPAN."""
+    written = re.fullmatch(r"\s*0*(\d{1,4})\s*", cell.attributes.get(name) or "", re.ASCII)
+    return int(written[1]) if written and 1 <= int(written[1]) <= MAX_SPAN else 1
+
+
+def _inline(node) -> str:
+    """A cell's (or caption's) text on one line: blocks and `<br>` (a nested table's cells too) are spaces,
+    white space is folded, and a "|" is a "/" so a cell never splits in two."""
+    texts = []
+    for part in node.traverse(include_text=True):
+        if part.tag == "-text":
+            texts.append(part.text_content or "")
+        elif part.tag in _CELL_SPACES:
+            texts.append(" ")
+    return " ".join("".join(texts).split()).replace("|", "/")
 
 
 def _tidy(text: str) -> str:
