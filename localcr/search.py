@@ -76,6 +76,7 @@ class Hit:
     page: int | None = None  # 1-based page (slide) where the chunk starts; None for a document without pages
     kind: str = "text"  # its document's kind (documents.Document.kind): how its text reads, e.g. "markdown", "code:py"
     structure: str = ""  # how its document's structure was read (documents.Document.structure: LONG_PROSE for filings)
+    language: str = ""  # its document's language (ISO 639-1), "" where the backend keeps none
 
     @property
     def is_code(self) -> bool:
@@ -389,6 +390,7 @@ class Index:
                 context=rec["context"], text=rec["text"],
                 external_doc_id=rec["external_id"], external_index=rec["external_index"],
                 page=page_at(rec["pages"], rec["start"]), kind=rec["kind"], structure=rec.get("structure") or "",
+                language=rec.get("language") or "",
             )
             if len(span) > 1:
                 hit.neighbours = [records[r]["chunk_id"] for r in span if r != row]

@@ -92,7 +92,8 @@ CHUNK_COLUMNS = ("row", "chunk_id", "doc_id", "position", "start", "end", "text"
 # The columns a search hit shows: the chunk's own, and its document's path, imported id, page starts, kind and
 # structure (which fusion reads: localcr.search.fusion_of).
 HIT_COLUMNS = ("c.row", "c.chunk_id", "c.doc_id", "c.position", "c.start", "c.end", "c.text", "c.context",
-               "c.external_index", "d.path", "d.external_id", "d.pages", "d.kind", "d.structure")
+               "c.external_index", "d.path", "d.external_id", "d.pages", "d.kind", "d.structure",
+               "d.language")
 
 
 class DamagedSegment(LocalcrError):

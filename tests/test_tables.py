@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from localcr.answers import compute, route
-from localcr.answers.tables import figure, scale_of, tables_in
+from localcr.answers import notation
+from localcr.answers.tables import tables_in
 
 SEGMENTS = """Net sales by segment were as follows:
 
@@ -54,7 +55,7 @@ def test_dated_heads_and_a_euro_scale_read_as_an_ifrs_statement_writes_them():
     ("Net sales grew in 2019", ""),
 ])
 def test_scales_as_tables_state_them(heading, scale):
-    assert scale_of(heading) == scale
+    assert notation.scale_in(heading) == scale
 
 
 @pytest.mark.parametrize("written, read", [
@@ -62,7 +63,8 @@ def test_scales_as_tables_state_them(heading, scale):
     ("—", (0.0, False)), ("1,234(1)", (1234.0, False)), ("12*", (12.0, False)), ("Total", None), ("(12", None),
 ])
 def test_a_cell_reads_as_its_figure(written, read):
-    assert figure(written) == read
+    reading = notation.read(written)
+    assert (reading and (reading.value, reading.percent)) == read
 
 
 def test_rows_of_cells_joined_by_bars_read_as_a_table_with_the_first_row_as_its_heads():
@@ -260,3 +262,137 @@ def test_a_pdf_table_goes_on_past_its_unlabelled_subtotals_and_long_group_headin
     assert table.columns == ["2019", "2018"] and table.cells()[0].scale == "thousand"
     assert cells_of(table)[("Other receivables", "2018")].value == 4082
     assert cells_of(table)[("Cross currency swaps", "2018")].value == 0
+
+
+# -- tables as the readers write them, in the conventions of their documents' languages ------------------------------
+
+def test_a_german_pdf_s_text_rows_read_in_its_convention_dots_grouping_and_commas_marking_decimals():
+    from conftest import make_pdf
+    from localcr.readers import pdf
+
+    text = pdf.read(make_pdf([["Konzern-Gewinn- und Verlustrechnung (in Mio. EUR)", "2023 2022",
+                               "Umsatzerlöse 45.210 41.876", "Materialaufwand (12.345,6) (11.002,1)",
+                               "Sonstige Erträge 12,3- 7,5"]])).text
+    [table] = tables_in(text, language="de")
+    cells = cells_of(table)
+    revenue = cells[("Umsatzerlöse", "2023")]
+    assert (revenue.value, revenue.scale, revenue.unit) == (45210, "million", "€")
+    assert cells[("Materialaufwand", "2022")].value == -11002.1
+    assert cells[("Sonstige Erträge", "2023")].value == -12.3  # a trailing minus
+
+
+def test_the_same_digits_read_by_the_table_s_other_cells_else_by_its_document_s_language():
+    rows = "| | 2023 | 2022 |\n| Umsatz | 45.210 | 41.876 |\n"
+    assert cells_of(tables_in(rows, language="de")[0])[("Umsatz", "2023")].value == 45210
+    assert cells_of(tables_in(rows, language="en")[0])[("Umsatz", "2023")].value == 45.21
+    settled = rows + "| Marge | 11,8 | 10,2 |\n"  # a decimal comma settles the table's convention, whatever the language
+    assert cells_of(tables_in(settled, language="en")[0])[("Umsatz", "2023")].value == 45210
+
+
+def test_a_french_web_page_s_table_reads_its_spaced_thousands_its_scale_and_its_missing_cell():
+    from localcr.readers import html
+
+    page = ("<html lang=fr><body><h1>Rapport annuel</h1><table><caption>Compte de résultat (en milliers d'euros)"
+            "</caption><tr><th></th><th>2024</th><th>2023</th></tr>"
+            "<tr><td>Chiffre d'affaires</td><td>12\u00a0345,6</td><td>11\u202f002,1</td></tr>"
+            "<tr><td>Résultat net</td><td>1 234,5</td><td>n/a</td></tr></table></body></html>")
+    [table] = tables_in(html.read(page.encode()).text, language="fr")
+    cells = cells_of(table)
+    sales = cells[("Chiffre d'affaires", "2024")]
+    assert (sales.value, sales.scale, sales.unit) == (12345.6, "thousand", "€")
+    assert cells[("Chiffre d'affaires", "2023")].value == 11002.1
+    assert cells[("Résultat net", "2023")].missing and cells[("Résultat net", "2023")].amount is None
+
+
+def test_a_docx_table_under_fiscal_year_heads_reads_a_percentage_row_by_its_label(tmp_path):
+    import docx
+
+    from conftest import saved
+    from localcr.readers import office
+
+    document = docx.Document()
+    document.add_heading("Kennzahlen (in Tsd. €)", 1)
+    table = document.add_table(rows=4, cols=3)
+    for row, values in zip(table.rows, [["", "FY24", "FY23"], ["Umsatz", "1.234,5", "1.100,0"],
+                                        ["EBIT-Marge (%)", "12,5", "11,8"], ["Mitarbeiter", "k. A.", "412"]]):
+        for cell, value in zip(row.cells, values):
+            cell.text = value
+    read = office.read_docx(saved(document))
+    [found] = tables_in(read.text, "Kennzahlen (in Tsd. €)", language="de")
+    cells = cells_of(found)
+    assert found.columns == ["FY24", "FY23"] and cells[("Umsatz", "FY24")].years == {2024}
+    assert (cells[("Umsatz", "FY24")].value, cells[("Umsatz", "FY24")].scale) == (1234.5, "thousand")
+    margin = cells[("EBIT-Marge (%)", "FY23")]
+    assert (margin.value, margin.percent, margin.scale) == (11.8, True, "")
+    assert cells[("Mitarbeiter", "FY24")].missing
+
+
+def test_a_japanese_workbook_s_sheet_reads_its_fiscal_years_and_its_scale():
+    from made_files import xlsx
+    from localcr.readers import sheets
+
+    text = sheets.read_xlsx(xlsx({"連結損益計算書": [["（単位：百万円）", "2023年度", "2022年度"],
+                                                  ["売上高", 152340, 148210], ["営業利益", 12050, 11870]]})).text
+    [table] = tables_in(text, language="ja")
+    sales = cells_of(table)[("売上高", "2023年度")]
+    assert (sales.value, sales.scale, sales.unit, sales.years) == (152340, "million", "¥", {2023})
+
+
+def test_an_odt_table_whose_rows_are_years_is_named_by_its_column():
+    from odf.table import Table as OdfTable, TableCell, TableColumn, TableRow
+    from odf.text import P
+
+    from made_files import odf
+    from localcr.readers import opendocument
+
+    def build(document):
+        table = OdfTable(name="Fünfjahresübersicht")
+        table.addElement(TableColumn(numbercolumnsrepeated=3))
+        for values in [["Jahr", "Umsatz", "Mitarbeiter"], ["2023", "45.210", "1.204"], ["2022", "41.876", "1.150"]]:
+            row = TableRow()
+            for value in values:
+                cell = TableCell()
+                cell.addElement(P(text=value))
+                row.addElement(cell)
+            table.addElement(row)
+        document.text.addElement(table)
+
+    text = opendocument.read_odt(odf("text", build)).text
+    [table] = tables_in(text, language="de")
+    assert cells_of(table)[("2023", "Umsatz")].value == 45210
+    assert compute.named_tables("Wie stark wuchs der Umsatz von 2022 auf 2023?", [(table, [])])
+
+
+@pytest.mark.parametrize("written, years", [
+    ("FY24", {2024}), ("FY 2024", {2024}), ("fiscal 2024", {2024}), ("2023/24", {2023, 2024}), ("Q3 2024", {2024}),
+    ("3Q24", {2024}), ("H1 23", {2023}), ("2023年度", {2023}), ("2023年3月期", {2023}), ("Geschäftsjahr 2023", {2023}),
+    ("Revenue", set()),
+])
+def test_periods_in_the_spellings_reports_use(written, years):
+    from localcr.answers.periods import years_of
+
+    assert years_of(written) == years
+
+
+def test_a_change_runs_from_the_earlier_quarter_or_fiscal_year():
+    text = "| | Q2 2024 | Q3 2024 |\n| Revenue | 100 | 120 |\n"
+    shown, cells = cells_for(text)
+    written = 'cell("Revenue", "Q2 2024") - cell("Revenue", "Q3 2024")'
+    assert compute.oriented(written, cells, "What was the change in revenue?") == \
+        'cell("Revenue", "Q3 2024") - cell("Revenue", "Q2 2024")'
+
+
+def test_a_change_of_percentages_is_in_percentage_points_and_a_missing_operand_computes_nothing():
+    text = "| | 2024 | 2023 |\n| Margin (%) | 12.5 | 11.8 |\n| Staff | n/a | 120 |\n"
+    _, cells = cells_for(text)
+    formula = compute.in_points('cell("Margin (%)", "2024") - cell("Margin (%)", "2023") * 100', cells)
+    result = compute.evaluated(formula, cells)
+    assert (result.kind, compute.result_shown(result)) == ("points", "0.7 percentage points")
+    plan = 'cell("Staff", "2024") - cell("Staff", "2023")'
+    assert [c.shown for c in compute.missing_named(plan, cells)] == ["n/a"] and compute.evaluated(plan, cells) is None
+
+
+def test_a_loss_in_parentheses_after_its_currency_stays_negative():
+    [table] = tables_in("| | 2019 |\n| Net loss | $(52,982) |\n| Other | $ (5) |\n")
+    cells = cells_of(table)
+    assert cells[("Net loss", "2019")].value == -52982 and cells[("Other", "2019")].value == -5

@@ -441,8 +441,11 @@ FISCAL_YEAR = re.compile(r"\b(?:FY\s?'?)?((?:19|20)\d\d)\b|\bFY\s?'?(\d\d)\b", r
 
 
 def named_years(text: str) -> set[int]:
-    """The years a text names: "FY2022", "2019", "FY20" (2020)."""
-    return {int(full) if full else 2000 + int(short) for full, short in FISCAL_YEAR.findall(text)}
+    """The years a text names: "FY2022", "2019", "FY20" (2020), "Q3'24", "2023/24", "2023年度"
+    (localcr.answers.periods)."""
+    from localcr.answers.periods import years_of
+
+    return years_of(text)
 
 
 def _name_held(name: str, haystack: str) -> bool:

@@ -14,8 +14,10 @@ import math
 import re
 from dataclasses import dataclass
 
+from localcr.answers import notation
+from localcr.answers.periods import period_key
 from localcr.answers.plans import evaluate, written_plan
-from localcr.answers.tables import SCALES, Cell, Table, tables_in
+from localcr.answers.tables import Cell, Table, tables_in
 from localcr.text import joined_chunks
 
 COMPUTE_VERSION = "compute-2026.11"  # part of every plan's cache key: bump it when the prompt or grammar changes
@@ -88,7 +90,7 @@ class Computed:
     formula: str
     value: float
     operands: list[Operand]
-    kind: str  # "percent", "ratio" or "amount"
+    kind: str  # "percent", "points" (a difference of percentages), "ratio" or "amount"
 
     @property
     def scale(self) -> str:
@@ -103,7 +105,7 @@ def sources_tables(index, hits: list) -> list[tuple[Table, list]]:
     for hit in hits:
         chunks = _with_head(index, hit)
         text = joined_chunks([(chunk.text, chunk.start, chunk.end) for chunk in chunks])
-        for table in tables_in(text, hit.context):
+        for table in tables_in(text, hit.context, getattr(hit, "language", "")):
             shape = (tuple(table.columns), tuple(label for label, _ in table.rows))
             if shape not in seen:
                 seen.add(shape)
@@ -135,19 +137,25 @@ def asks_for_computation(question: str) -> bool:
 
 def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[Table, list]]:
     """The tables with a row the question names (MIN_ROW_MATCH of the row label's terms in the question, or
-    MIN_SHARED_TERMS of them; years are no name): the evidence that computing can answer it."""
+    MIN_SHARED_TERMS of them; years are no name), or a column it names where the rows are periods (a five-year
+    summary: "2023" heads a row, "Revenue" a column): the evidence that computing can answer it."""
     from localcr.lexical import tokenize
 
     asked = set(tokenize(question))
-    named = []
-    for table, chunks in tables:
-        for label, _ in table.rows:
-            terms = {term for term in tokenize(label) if not term.isdigit()}
-            shared = len(terms & asked)
-            if shared and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS):
-                named.append((table, chunks))
-                break
-    return named
+
+    def named(name: str) -> bool:
+        terms = {term for term in tokenize(name) if not term.isdigit()}
+        shared = len(terms & asked)
+        return bool(shared) and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS)
+
+    return [(table, chunks) for table, chunks in tables
+            if any(named(label) for label, _ in table.rows)
+            or (any(years_of_label(label) for label, _ in table.rows) and any(named(c) for c in table.columns))]
+
+
+def years_of_label(label: str) -> bool:
+    """Whether a row is labelled by a period alone ("2023", "FY24", "Q1 2024"): a table whose rows are periods."""
+    return period_key(label) is not None and not re.search(r"[^\W\d_]{4,}", re.sub(r"(?i)fiscal|year", "", label))
 
 
 def shown_tables(tables: list[tuple[Table, list]]) -> tuple[str, dict[tuple[str, str], Operand]]:
@@ -238,6 +246,8 @@ def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed |
 
     try:
         expression = _REFERENCE.sub(name_of, formula)
+        if any(o.cell.missing for o in operands):
+            return None
         if len({o.cell.scale for o in operands if not o.cell.percent}) > 1:  # two tables of other scales: units
             names = {f"v{i}": o.cell.amount for i, o in enumerate(operands, start=1)}
         value = evaluate(expression, names)
@@ -246,6 +256,21 @@ def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed |
     if not operands or not math.isfinite(value):
         return None
     return Computed(formula, value, operands, kind_of(expression, operands))
+
+
+def in_points(formula: str, cells: dict[tuple[str, str], Operand]) -> str:
+    """A plan over percentages that only adds and subtracts them, without the "* 100" the 1.5B puts after it (a
+    change of a 12.5% margin from 11.8% is 0.7 percentage points, not 70%)."""
+    references = _REFERENCE.findall(formula)
+    if not formula.endswith(" * 100") or " / " in formula or not references \
+            or not all(ref in cells and cells[ref].cell.percent for ref in references):
+        return formula
+    return formula[:-len(" * 100")]
+
+
+def missing_named(formula: str, cells: dict[tuple[str, str], Operand]) -> list[Cell]:
+    """The cells a formula names that say they have no figure ("n/a", "n.m."): no answer can be computed from them."""
+    return [cells[ref].cell for ref in _REFERENCE.findall(formula) if ref in cells and cells[ref].cell.missing]
 
 
 # A change is asked in these words: it runs from the earlier period to the later one.
@@ -267,14 +292,14 @@ def oriented(formula: str, cells: dict[tuple[str, str], Operand], question: str)
     first, second = (cells[reference].cell for reference in references[:2])
     if len(references) == 3 and references[2] not in references[:2]:
         return formula
-    if first.row != second.row or len(first.years) != 1 or len(second.years) != 1 or first.years == second.years:
+    one, two = _period_of(first), _period_of(second)
+    if first.row != second.row and first.column != second.column or None in (one, two) or one == two:
         return formula
-    (year_one,), (year_two,) = first.years, second.years
     if _CHANGE.search(question):
-        swap = year_one < year_two
+        swap = one < two
     elif _DIFFERENCE.search(question) and (named := [int(y) for y in re.findall(r"(?:19|20)\d\d", question)]):
-        order = [year for year in dict.fromkeys(named) if year in (year_one, year_two)]
-        swap = len(order) == 2 and order[0] == year_two
+        order = [year for year in dict.fromkeys(named) if year in (one[0], two[0])]
+        swap = len(order) == 2 and order[0] == two[0] and one[0] != two[0]
     else:
         return formula
     if not swap:
@@ -282,6 +307,12 @@ def oriented(formula: str, cells: dict[tuple[str, str], Operand], question: str)
     wanted = [references[1], references[0]] + ([references[0]] if len(references) == 3 else [])
     written = iter(wanted)
     return _REFERENCE.sub(lambda _: 'cell("{}", "{}")'.format(*next(written)), formula)
+
+
+def _period_of(cell: Cell) -> tuple[int, int] | None:
+    """Where the period of a cell ends: its column's ("Q3 2024", "FY24"), else its row's (a table whose rows are
+    periods)."""
+    return period_key(cell.column) or period_key(cell.row)
 
 
 def placeholders(formula: str) -> str:
@@ -296,6 +327,8 @@ def kind_of(expression: str, operands: list[Operand]) -> str:
     differences, averages)."""
     if re.search(r"\*\s*100\b|\b100\s*\*", expression):
         return "percent"
+    if all(o.cell.percent for o in operands) and " - " in expression and " / " not in expression:
+        return "points"  # a margin of 12.5% less one of 11.8% is 0.7 percentage points
     tree = ast.parse(expression, mode="eval")
     divides_cells = any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
                         and any(isinstance(part, ast.Name) for part in ast.walk(node.right))
@@ -314,7 +347,9 @@ def number_shown(value: float, decimals: int = 2) -> str:
 
 
 def result_shown(computed: Computed) -> str:
-    """The result with its unit: "-22.22%", "0.59", "$-12.6 million"."""
+    """The result with its unit: "-22.22%", "0.7 percentage points", "0.59", "-$12.6 million"."""
+    if computed.kind == "points":
+        return f"{number_shown(computed.value)} percentage points"
     if computed.kind == "percent":
         return f"{number_shown(computed.value)}%"
     if computed.kind == "ratio":
@@ -323,11 +358,12 @@ def result_shown(computed: Computed) -> str:
     value = computed.value
     scale = computed.scale
     if len({o.cell.scale for o in computed.operands if not o.cell.percent}) > 1:
-        value /= SCALES.get(scale, 1.0)
+        value /= notation.factor(scale)
     unit = next((o.cell.unit for o in computed.operands if o.cell.unit), "")
     if first.percent:
         return f"{number_shown(value)}%"
     sign = "-" if value < 0 else ""
+    unit = f"{unit} " if unit.isalpha() else unit  # "CHF 1,234", "€1,234"
     return f"{sign}{unit}{number_shown(abs(value))}{f' {scale}' if scale else ''}"
 
 

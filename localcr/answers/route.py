@@ -94,7 +94,11 @@ def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search
         return None, ""
     shown, cells = compute.shown_tables(named)
     formula = compute.plan(answerer.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
-    result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
+    if formula and (missing := compute.missing_named(formula, cells)):
+        cell = missing[0]
+        return None, f"{cell.row}, {cell.column} says {cell.shown}: no figure to compute with"
+    result = compute.evaluated(compute.oriented(compute.in_points(formula, cells), cells, question), cells) \
+        if formula else None
     if result is None:
         return None, ""
     operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent, o.cell.headed) for o in result.operands]
@@ -138,7 +142,8 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
                 return f"{operand.shown} is of {'/'.join(map(str, sorted(operand.years)))}, not a year the question names"
             if not operand.years and not operand.dated:
                 return f"the period of {operand.shown} is not known (its column has no head)"
-    if _PERCENT_ASKED.search(question) and kind != "percent" and not re.search(r"percentage points?", question, re.I):
+    if _PERCENT_ASKED.search(question) and kind not in ("percent", "points") \
+            and not re.search(r"percentage points?", question, re.I):
         return "the question asks for a percentage and the result is none"
     if not judged and _CHANGE_ASKED.search(question) and not _PERCENT_ASKED.search(question) and kind == "ratio":
         return "the question asks for a change and the result is a ratio"

@@ -15,26 +15,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-# A cell that holds a figure: an optional sign or parenthesis, a currency, digits with separators, a percent sign,
-# a footnote mark ("(1)", "*", "(a)") after it.
-_FIGURE = re.compile(r"^(?P<open>\()?\s*(?P<minus>[-−–])?\s*(?P<unit>[$€£¥])?\s*(?P<minus2>[-−])?\s*"
-                     r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?P<percent>%)?\s*(?P<close>\))?"
-                     r"\s*(?:\*+|\(\w\)|\[\w\])?$")
-_DASH = re.compile(r"^[$€£]?\s*[-−–—]+$|^n/?a$|^nil$", re.I)
+from localcr.answers import notation
+from localcr.answers.periods import years_of
+
 _SEPARATOR = re.compile(r"^:?-{2,}:?$")
-YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
-# Scales as tables state them, and what each multiplies by.
-_SCALE = re.compile(r"(?:in|amounts? in|expressed in)\s+(?:[$€£]\s*|(?:US|U\.S\.)?\s*dollars?\s+|euros?\s+|pounds?\s+)?"
-                    r"(thousands|millions|billions)\b|[$€£]\s?['’]?(000|m|mn|bn|k)\b|\bin\s+[$€£]\s?(thousand|million|billion)s?\b|"
-                    r"[$€£]\s?(thousand|million|billion)s?\b|['’]000\b", re.I)
-SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-_SCALE_WORDS = {"thousands": "thousand", "millions": "million", "billions": "billion", "000": "thousand",
-                "k": "thousand", "m": "million", "mn": "million", "bn": "billion", "thousand": "thousand",
-                "million": "million", "billion": "billion"}
-_CURRENCY = re.compile(r"[$€£¥]|\bUSD\b|\bEUR\b|\bGBP\b")
 # A PDF text row: a label, then cells ("Automotive $ 5,686 $ 6,092 (1,234) — 12.5 %").
-_TEXT_CELL = re.compile(r"(?:(?<=\s)|^)\(?[-−]?[$€£]?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%?\)?"
-                        r"(?=\s|$)|(?<=\s)[$€£]?[—–-](?=\s|$)")
+# Its figures in either convention ("5,686", "45.210", "1.234,5", "12,3-", "11,8 %"); spaces never group digits
+# here, where a space is what parts two cells.
+_TEXT_CELL = re.compile(r"(?:(?<=\s)|^)\(?[-−+]?[$€£¥]?\s?(?:\d{1,3}(?:[.,'’]\d{3})+|\d+)(?:[.,]\d+)?(?:\s?[%€])?[-−]?\)?"
+                        r"(?=\s|$)|(?<=\s)[$€£]?[—–-](?=\s|$)|(?<=\s)n/a(?=\s|$)")
 # A line of years alone (a PDF may space one out: "2019 2 0 1 8"): a table's heading, never its subtotal.
 _YEARS_ONLY = re.compile(r"(?:(?:19|20)\d\d|[12] [09] \d \d)(?:\s+(?:(?:19|20)\d\d|[12] [09] \d \d))*")
 _HEADLESS = "column {}"  # the name of a column whose head was not found, by its place (the label column is 1)
@@ -48,16 +37,22 @@ class Cell:
 
     row: str
     column: str
-    value: float  # as written, signed, in the table's scale
-    shown: str  # the cell as written: "$ 5,686", "(1,234)", "12.5%"
+    value: float | None  # as written, signed, in the table's scale; None where the cell says it has none ("n/a")
+    shown: str  # the cell as written: "$ 5,686", "(1,234)", "12.5%", "n/a"
     percent: bool
-    scale: str  # "thousand", "million", "billion" or ""
-    unit: str  # "$", "€", "£" or ""
+    scale: str  # "thousand", "million", "billion", ... (localcr.answers.vocabulary.toml) or ""
+    unit: str  # "$", "€", "CHF", ... or ""
 
     @property
-    def amount(self) -> float:
+    def amount(self) -> float | None:
         """The value in units: 5,686 in millions is 5,686,000,000 (a percentage stays as written)."""
-        return self.value if self.percent else self.value * SCALES.get(self.scale, 1.0)
+        if self.value is None or self.percent:
+            return self.value
+        return self.value * notation.factor(self.scale)
+
+    @property
+    def missing(self) -> bool:
+        return self.value is None
 
     @property
     def headed(self) -> bool:
@@ -67,7 +62,7 @@ class Cell:
     @property
     def years(self) -> set[int]:
         """The years its row's label or its column's head names: the period it is of."""
-        return {int(year) for year in YEAR.findall(f"{self.row} {self.column}")}
+        return years_of(f"{self.row} {self.column}")
 
 
 @dataclass
@@ -81,39 +76,34 @@ class Table:
         return [cell for _, cells in self.rows for cell in cells if cell is not None]
 
 
-def figure(text: str) -> tuple[float, bool] | None:
-    """A cell's value and whether it is a percentage, or None where it holds no figure ("Total", "")."""
-    text = " ".join(text.split())
-    if _DASH.match(text):
-        return 0.0, False
-    match = _FIGURE.match(text)
-    if not match or bool(match["open"]) != bool(match["close"]):
-        return None
-    value = float(match["digits"].replace(",", ""))
-    negative = match["open"] or match["minus"] or match["minus2"]
-    return (-value if negative else value), bool(match["percent"])
+def _is_year(text: str) -> bool:
+    """A cell that is a year heading a column ("2019"), not a figure."""
+    return bool(re.fullmatch(r"(?:19|20)\d\d", text.strip()))
 
 
-def scale_of(text: str) -> str:
-    """The scale a table's heading states: "thousand", "million", "billion", or ""."""
-    match = _SCALE.search(text)
-    if not match:
-        return ""
-    word = next((group for group in match.groups() if group), "000")
-    return _SCALE_WORDS[word.lower()]
+def _row_cells(label: str, written: list[str], columns: list[str], convention: notation.Notation, scale: str,
+               unit: str) -> list[Cell | None]:
+    """A row's cells read under the table's convention: a row label's unit or scale ("Margin (%)", "Revenue ($m)")
+    and a column head's percent sign go before the table's own."""
+    row_percent = notation.says_percent(label)
+    row_scale, row_unit = notation.scale_in(label), notation.currency_in(label)
+    cells: list[Cell | None] = []
+    for column, text in zip(columns, written):
+        read = notation.read(text, convention) if text else None
+        if read is None:
+            cells.append(None)
+            continue
+        percent = read.percent or row_percent or notation.says_percent(column)
+        cells.append(Cell(label, column, read.value, text.strip(), percent,
+                          "" if percent else row_scale or scale,
+                          "" if percent else read.currency or row_unit or unit))
+    return cells
 
 
-def unit_of(text: str) -> str:
-    match = _CURRENCY.search(text)
-    if not match:
-        return ""
-    return {"USD": "$", "EUR": "€", "GBP": "£"}.get(match[0], match[0])
-
-
-def tables_in(text: str, context: str = "") -> list[Table]:
+def tables_in(text: str, context: str = "", language: str = "") -> list[Table]:
     """The tables of a chunk's text, both as cells joined by "|" and as a PDF's text rows under a line of years.
     The context (the chunk's heading path, a sheet's header row) lends its scale and, to a run of rows whose header
-    fell in another chunk, its column heads."""
+    fell in another chunk, its column heads; the document's language, the number convention its cells leave open."""
     lines = text.splitlines()
     found, block, above = [], [], []
     for line in lines + [""]:
@@ -121,35 +111,38 @@ def tables_in(text: str, context: str = "") -> list[Table]:
             block.append(line)
             continue
         if block:
-            found.append(_piped(block, above[-3:], context))
+            found.append(_piped(block, above[-3:], context, language))
             block = []
         above.append(line)
-    found += _text_tables(lines, context)
+    found += _text_tables(lines, context, language)
     return [table for table in found if table is not None and table.cells()]
 
 
 def _is_piped(line: str) -> bool:
+    """A table's row: cells joined by bars ("a | b", "| a | b |"), or a label that ends with one ("Assets |", a row
+    of one label as the HTML reader writes it)."""
     stripped = line.strip()
-    return stripped.count("|") >= 2 or " | " in stripped or (stripped.startswith("|") and stripped.endswith("|"))
+    return stripped.count("|") >= 2 or " | " in stripped or (stripped.startswith("|") and stripped.endswith("|")) \
+        or (stripped.endswith(" |") and len(stripped) > 2)
 
 
 def _split(line: str) -> list[str]:
+    """A row's cells. A Markdown row opens and closes with a bar; a row the readers joined with " | " has none, so
+    one that opens with a bar alone has an empty first cell (a table's corner: "| 2024 | 2023")."""
     stripped = line.strip()
-    if stripped.startswith("|"):
-        stripped = stripped[1:]
-    if stripped.endswith("|"):
+    if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
+        stripped = stripped[1:-1]
+    elif stripped.endswith("|"):
         stripped = stripped[:-1]
     return [" ".join(cell.split()) for cell in stripped.split("|")]
 
 
 def _is_figures_row(cells: list[str]) -> bool:
-    """A row of data: a label and a figure that is not a year heading a column."""
-    values = [cell for cell in cells[1:] if cell]
-    return bool(cells[0]) and any(figure(cell) is not None and not re.fullmatch(r"(?:19|20)\d\d", cell)
-                                  for cell in values)
+    """A row of data: a label and a figure (or a cell that says it has none) that is not a year heading a column."""
+    return bool(cells[0]) and any(notation.read(cell) is not None and not _is_year(cell) for cell in cells[1:] if cell)
 
 
-def _piped(block: list[str], above: list[str], context: str) -> Table | None:
+def _piped(block: list[str], above: list[str], context: str, language: str) -> Table | None:
     rows = [_split(line) for line in block]
     rows = [cells for cells in rows if not all(_SEPARATOR.match(cell) or not cell for cell in cells)]
     if not rows:
@@ -165,7 +158,10 @@ def _piped(block: list[str], above: list[str], context: str) -> Table | None:
     caption = " ".join([*above, header])
     columns = _column_heads(head_rows, width) if head_rows else _heads_from_context(context, width)
     table = Table(columns, caption=caption)
-    scale, unit = scale_of(caption) or scale_of(context), unit_of(header) or _column_unit(rows[first:])
+    scale = notation.scale_in(caption) or notation.scale_in(context)
+    unit = notation.currency_in(caption) or notation.currency_in(context)
+    convention = notation.notation_of((cell for cells in rows[first:] for cell in cells[1:]), language)
+    unit = unit or _shown_currency((cell for cells in rows[first:] for cell in cells[1:]), convention)
     group = lead_rows[-1].rstrip(":") if lead_rows else ""
     for cells in rows[first:]:
         label = cells[0]
@@ -174,30 +170,33 @@ def _piped(block: list[str], above: list[str], context: str) -> Table | None:
         if label and not any(cells[1:]):  # "Transportation Solutions:": the rows under it are its
             group = label.rstrip(":")
             continue
-        row_cells: list[Cell | None] = []
-        for column, written in zip(columns, cells[1:]):
-            read = figure(written) if written else None
-            if read is None:
-                row_cells.append(None)
-                continue
-            percent = read[1] or "%" in column
-            row_cells.append(Cell(label or group, column, read[0], written, percent, "" if percent else scale,
-                                  "" if percent else unit))
-        table.rows.append((label or group, row_cells))
+        table.rows.append((label or group, _row_cells(label or group, cells[1:], columns, convention, scale, unit)))
         table.groups.append(group if label else "")
-    return _named_apart(table)
+    return _named_apart(_dashes_in_words(table))
 
 
-def _column_unit(rows: list[list[str]]) -> str:
+def _shown_currency(written, convention: notation.Notation) -> str:
     """The currency a table's figures are written in: the first one a cell shows ("$ 5,686" on its first row)."""
-    return next((unit for cells in rows for cell in cells[1:] if (unit := unit_of(cell))), "")
+    return next((read.currency for text in written if (read := notation.read(text, convention)) and read.currency), "")
+
+
+def _dashes_in_words(table: Table) -> Table:
+    """A dash in a column of words ("–" where the other cells say "yes" or name a place) says nothing is there,
+    not zero: only among figures does a dash stand for none."""
+    for j in range(len(table.columns)):
+        column = [cells[j] for _, cells in table.rows if j < len(cells)]
+        if column and all(cell is None or (cell.value == 0 and re.fullmatch(r"[-−–—]+", cell.shown)) for cell in column):
+            for _, cells in table.rows:
+                if j < len(cells) and cells[j] is not None:
+                    cells[j] = replace(cells[j], value=None)
+    return table
 
 
 def _column_heads(head_rows: list[list[str]], width: int) -> list[str]:
     """A name per column: its cell in the header row that names the most years, else the most filled one (what
     heads each column: "2019" under a spanning "Year Ended May 31,", not the "£m" under it), else what another
     header row says over it, else its place ("column 3")."""
-    fullest = max(head_rows, key=lambda cells: (sum(bool(YEAR.search(cell)) for cell in cells[1:]),
+    fullest = max(head_rows, key=lambda cells: (sum(bool(years_of(cell)) for cell in cells[1:]),
                                                 sum(bool(cell) for cell in cells[1:])))
     heads = []
     for j in range(1, width):
@@ -248,7 +247,7 @@ def _text_row(line: str) -> tuple[str, list[re.Match]] | None:
     while first > 0 and not line[cells[first - 1].end():cells[first].start()].strip():
         first -= 1
     label = line[:cells[first].start()].strip(" $€£:")
-    if not re.search(r"[A-Za-z]{2}", label) or len(label) > 120 or re.search(r"[$€£]\s?\(?\d", label):
+    if not re.search(r"[^\W\d_]{2}", label) or len(label) > 120 or re.search(r"[$€£]\s?\(?\d", label):
         return None  # no label, prose, or rows a PDF ran into one line ("costs $53.0 $39.2, Fiscal 2018: $2.0")
     if all(re.fullmatch(r"(?:19|20)\d\d", match[0].strip()) for match in cells[first:]):
         return None  # "For the year ended December 31: 2019 2018 2017" heads the columns
@@ -263,6 +262,9 @@ def _heads_above(lines: list[str], width: int) -> tuple[list[str], str]:
     ("2 0 1 8") is read whole."""
     lines = [re.sub(r"\b([12]) ([09]) (\d) (\d)\b", r"\1\2\3\4", line) for line in lines]
     caption = " ".join(lines)
+    periods = [line.split() for line in lines if all(years_of(word) for word in line.split())]
+    if periods and len(periods[-1]) == width:  # "FY24 FY23", "2023/24 2022/23", "2023年度 2022年度"
+        return _unique(periods[-1]), caption
     dated = [line for line in lines if re.search(_DATE, line)]
     if dated:
         pieces = re.split(f"({_DATE})", dated[-1])
@@ -276,7 +278,7 @@ def _heads_above(lines: list[str], width: int) -> tuple[list[str], str]:
     return _unique(heads), caption
 
 
-def _text_tables(lines: list[str], context: str) -> list[Table]:
+def _text_tables(lines: list[str], context: str, language: str) -> list[Table]:
     """Tables of a PDF's text layer: runs of two or more lines that are a label followed by cells, a short line of
     words alone heading the rows under it; the columns are named by the lines just above the run."""
     tables, run, above = [], [], []
@@ -293,7 +295,7 @@ def _text_tables(lines: list[str], context: str) -> list[Table]:
             run.append(("", None))  # a subtotal without a label: the table goes on
             continue
         if len([row for _, row in run if row]) >= 2:
-            tables.append(_text_table(run, above[-3:], context))
+            tables.append(_text_table(run, above[-3:], context, language))
             above = []
         else:
             above += [text for text, _ in run]
@@ -303,26 +305,26 @@ def _text_tables(lines: list[str], context: str) -> list[Table]:
     return [_named_apart(t) for t in tables if t.rows]
 
 
-def _text_table(run: list, above: list[str], context: str) -> Table:
+def _text_table(run: list, above: list[str], context: str, language: str) -> Table:
     widths = [len(row[1]) for _, row in run if row]
     width = max(set(widths), key=widths.count)
     heads, caption = _heads_above(above, width)
     table = Table(heads, caption=caption)
-    scale = scale_of(caption) or scale_of(context)
-    unit = next((unit_of(line) for line, row in run if row and unit_of(line)), "") or unit_of(caption)
+    scale = notation.scale_in(caption) or notation.scale_in(context)
+    unit = next((unit for line, row in run if row and (unit := notation.currency_in(line))), "") or \
+        notation.currency_in(caption)
+    convention = notation.notation_of((match[0] for _, row in run if row for match in row[1]), language)
     group = ""
     for line, row in run:
         if row is None:
             group = line.rstrip(":") or group
             continue
-        label, cells = row
-        if len(cells) != width:
+        label, matches = row
+        if len(matches) != width:
             continue
-        values = [figure(match[0]) for match in cells]
-        if None in values:
+        cells = _row_cells(label, [match[0] for match in matches], heads, convention, scale, unit)
+        if None in cells:
             continue
-        table.rows.append((label, [Cell(label, head, value, match[0].strip(), percent, "" if percent else scale,
-                                        "" if percent else unit)
-                                   for head, (value, percent), match in zip(heads, values, cells)]))
+        table.rows.append((label, cells))
         table.groups.append(group)
     return table

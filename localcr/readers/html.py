@@ -75,13 +75,14 @@ def _walk(node, parts: list[str], room: list[int]) -> None:
 def _table(table, room: list[int]) -> str:
     """A table as every reader writes one, so the table reader reads it: its caption on the line above its rows,
     each row one line of cells joined by CELL_SEPARATOR (an empty cell empty, trailing empty cells and empty rows
-    left out), a paragraph of its own."""
+    left out, but a row of one label ends with a bar: "Continuing operations |" stays a row of the table and heads
+    the rows under it), a paragraph of its own."""
     lines = [_inline(child) for child in table.iter() if child.tag == "caption"][:1]
     for cells in _grid(_rows(table), room):
-        while cells and not cells[-1]:
+        while len(cells) > 2 and not cells[-1]:
             cells.pop()
-        if cells:
-            lines.append(CELL_SEPARATOR.join(cells))
+        if any(cells):
+            lines.append(CELL_SEPARATOR.join(cells).rstrip())
     return "\n\n" + "\n".join(line for line in lines if line) + "\n\n"
 
 
