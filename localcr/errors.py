@@ -1,4 +1,4 @@
-"""The one exception type a user should ever see: the CLI prints its message on one line and exits 2."""
+"""The one exception type a user should ever see: the CLI prints its message on one line and exits 1."""
 from __future__ import annotations
 
 from typing import Callable

@@ -94,10 +94,21 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's own order is kept
 
 
+def _no_user_settings():
+    """The suite runs on localcr's own defaults whatever the person running it has set (localcr.settings): no
+    setting's variable, no config file, no --debug; a test that needs one sets it."""
+    from localcr.settings import SETTINGS
+
+    for variable in [setting.env for setting in SETTINGS] + ["LOCALCR_DEBUG"]:
+        os.environ.pop(variable, None)
+    os.environ["LOCALCR_CONFIG"] = os.devnull
+
+
 def pytest_configure(config):
-    """Pin an xdist worker to its cores, then block every IPv4/IPv6 connection for the whole run; every test fails
-    if it attempted one."""
+    """Pin an xdist worker to its cores, set the user's settings aside, then block every IPv4/IPv6 connection for the
+    whole run; every test fails if it attempted one."""
     _one_share_of_the_cores_per_worker()
+    _no_user_settings()
     config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
     config.addinivalue_line("markers", "measures_rates: a long LLM run measures this machine's LLM speeds first, as on "
@@ -303,8 +314,9 @@ def run(*args, code=0) -> str:
 
 
 def error_line(*args) -> str:
-    """The one-line error of a `localcr` command that must fail with exit code 2."""
-    out = run(*args, code=2).strip()
+    """The one-line error of a `localcr` command that must fail with exit code 1, a runtime error's (click's usage
+    errors exit 2, with its own lines: none of these)."""
+    out = run(*args, code=1).strip()
     assert "Traceback" not in out
     line = out.splitlines()[-1]
     assert line.startswith("localcr: error: ")

@@ -43,7 +43,7 @@ def test_eval_reproduces_hand_computed_metrics(fruit_index, tmp_path):
     assert m["precision@1"] == 0.5 and m["precision@5"] == pytest.approx((1 / 5 + 0) / 2)
     assert summary["configs"][0]["queries"] == 2
     assert summary["dropped_queries"] == 2  # the bad JSON line and the foreign id
-    table = run("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical", "--k", "5,1", "--skip-bad-lines")
+    table = run("eval", "--index", fruit_index, "--queries", queries, "--config", "lexical", "-k", "5,1", "--skip-bad-lines")
     rows = {cells[0]: cells[1:] for line in table.splitlines() if line.startswith("| ")
             for cells in [[cell.strip() for cell in line.strip("|").split("|")]]}
     assert rows["metric"] == ["config", "@1", "@5"]  # every metric at every k asked for
@@ -76,8 +76,8 @@ def test_eval_errors_name_the_options(fruit_index, tmp_path):
     queries.write_text(json.dumps({"query": "bananas", "relevant": ["fruit/b.md#0"]}) + "\n")
     line = error_line("eval", "--index", fruit_index, "--queries", queries, "--config", "bm25")
     assert line.startswith("localcr: error: --config 'bm25': unknown search mode 'bm25'")
-    line = error_line("eval", "--index", fruit_index, "--queries", queries, "--k", "5,,10")
-    assert line == "localcr: error: --k '5,,10': write whole numbers >= 1 separated by commas, e.g. 5,10,20"
+    line = error_line("eval", "--index", fruit_index, "--queries", queries, "-k", "5,,10")
+    assert line == "localcr: error: -k '5,,10': write whole numbers >= 1 separated by commas, e.g. 5,10,20"
 
 
 def test_make_qa_writes_what_eval_reads(fruit_index, tmp_path, monkeypatch):

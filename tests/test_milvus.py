@@ -398,7 +398,7 @@ def test_a_lite_file_held_by_another_process(lite_db):
     MilvusClient(str(lite_db))  # this process holds it
     result = subprocess.run([sys.executable, "-m", "localcr", "search", "quotas", "--index", f"milvus-lite:{lite_db}/orbit"],
                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
-    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+    assert result.returncode == 1 and result.stderr.strip().splitlines() == [
         f"localcr: error: milvus-lite:{lite_db}/orbit: {lite_db} is open in another process (Milvus Lite allows one); stop "
         "that process, or search through it (localcr serve)"]
 
@@ -409,7 +409,7 @@ def test_pymilvus_not_installed_names_the_extra(tmp_path):
             f"sys.argv = ['localcr', 'search', 'quotas', '--index', 'milvus-lite:{tmp_path}/m.db/orbit']\nmain()")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert result.stderr.strip() == (f"localcr: error: milvus-lite:{tmp_path}/m.db/orbit: a Milvus index needs pymilvus: "
                                      "pip install 'localcr[milvus]'")
 

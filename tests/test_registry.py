@@ -18,7 +18,7 @@ def write(tmp_path, text, name="models.toml"):
 
 def cli_error(*args) -> str:
     result = CliRunner().invoke(cli, [str(a) for a in args])
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 1, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.output
     return lines[0]
@@ -81,7 +81,7 @@ def test_override_by_option_and_environment(tmp_path, monkeypatch):
     ('[defaults]\nllm = "ghost"', "no [llm.ghost] entry"),
     ('[defaults]\nvision = "x"', "unknown role"),
 ])
-def test_malformed_registry_is_one_line_exit_2(tmp_path, text, expected):
+def test_malformed_registry_is_one_line_exit_1(tmp_path, text, expected):
     path = write(tmp_path, text)
     line = cli_error("--models", path, "models")
     assert expected in line and str(path) in line
@@ -109,7 +109,7 @@ def test_unusable_model_paths_name_the_entry_and_the_fix(tmp_path, entry, expect
     assert expected in message and f"[{role}.x]" in message and "\n" not in message
 
 
-def test_commands_using_a_missing_model_exit_2(tmp_path, corpus):
+def test_commands_using_a_missing_model_exit_1(tmp_path, corpus):
     path = write(tmp_path, '[defaults]\nembedder = "e"\n[embedder.e]\npath = "org/some-model"\n')
     line = cli_error("--models", path, "index", corpus, "--index", tmp_path / "i")
     assert "model-hub id" in line

@@ -249,7 +249,7 @@ def _reads_or_names_the_fix(args, directory):
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info  # no traceback
     if result.exit_code == 0:
         return "answered"
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 1, result.output
     *before, line = result.output.strip().splitlines()  # eval says first what it read of the query file
     assert not any("error" in earlier for earlier in before), result.output
     assert line.startswith("localcr: error: ") and f"{store.STORE}: corrupt" in line
