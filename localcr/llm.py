@@ -522,6 +522,19 @@ class LlamaRunner:
         pointer = self._llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),))
 
+    def choice(self, prefix: list[int], suffix: list[int], options: Iterable[str]) -> dict[str, float]:
+        """Each option's log-probability as the model's next token after prefix + suffix (by the option's first
+        token: options must begin with different ones): a choice among a few words in one evaluation, nothing
+        sampled, so that the margin between two can be held to a threshold measured on a benchmark."""
+        import numpy as np
+
+        self._load_prefix(prefix + suffix, True, prefix=len(prefix))
+        logits = self._output_logits().astype(np.float64)
+        top = logits.max()
+        normaliser = top + np.log(np.exp(logits - top).sum())
+        return {option: float(logits[self.llm.tokenize(option.encode(), add_bos=False, special=False)[0]] - normaliser)
+                for option in options}
+
     def complete(
         self, prefix: list[int], suffix: list[int], *, max_tokens: int, stops: Iterable[str] | None = None,
         reuse: bool = True, grammar=None, repeat_penalty: float | None = None,

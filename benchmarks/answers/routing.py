@@ -1,14 +1,18 @@
 """Which questions `localcr ask` would compute rather than read (localcr.answers.route), and what deciding costs:
-ordinary questions that name a year (XQuAD-en's, and localcr's own questions over a manual, a mail, a paper,
-release notes and a weather note, several of which hold tables) must all go to the reader, with no plan and no
-added wait; tatqa-dev's arithmetic questions should be computed. No LLM runs: the route is decided before any plan.
+ordinary questions that name a year (XQuAD-en's, localcr's own over a manual, a mail, a paper, release notes and a
+weather note with tables, and the same kinds in German, French, Spanish, Japanese and Chinese) must all go to the
+reader; tatqa-dev's arithmetic questions should be computed and its span, multi-span and count questions read.
 
     .venv/bin/python benchmarks/answers/routing.py --data ../shared/data [--sets xquad-en,ordinary-en,tatqa-dev]
+        [--per-type arithmetic=100,span=100,multi-span=60,count=32] [--halves tune,held-out] [-v]
 
 A question is routed to computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
-document where the set names one) hold a table with a row the question names and the question asks for arithmetic,
-or when it asks for a filing's figure about documents that hold a table (the figures path then makes its plan);
-the table prints how many were, and the time the decision took on top of the search (median and most). Table to stdout and
+document where the set names one) hold a table with a row or column the question names and the bundled model,
+shown those tables' heads, answers "compute" (`route.needs_arithmetic`: no model runs where no table is named), or
+when it asks for a filing's figure about documents that hold a table (the figures path then makes its plan).
+tatqa-dev is sampled per answer type from each half (its documents split by number: even tune, odd held out), with
+ANSWERS_SEED. The table prints how many were routed, how many of them needed the model's word, and the time the
+decision took on top of the search (median and most, model call included where one ran). Table to stdout and
 benchmarks/results/routing.md.
 """
 from __future__ import annotations
@@ -26,60 +30,80 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _common import machine, parser, set_directory, sources, table  # noqa: E402
 
-SETS = ("xquad-en", "ordinary-en", "tatqa-dev")
-_YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d\b")
+SETS = ("xquad-en", "ordinary-en", "ordinary-world", "tatqa-dev")
+_YEAR = re.compile(r"(?<!\d)(?:1[5-9]|20)\d\d(?!\d)")
 
 
-def questions(set_name: str, data: Path) -> tuple[str, list[dict]]:
-    """(what to index, the questions asked): XQuAD-en's that name a year; all of ordinary-en's; tatqa-dev's
-    arithmetic ones (Markdown rendering)."""
+def questions(set_name: str, args) -> tuple[str, list[dict]]:
+    """(what to index, the questions asked, each with its "group"): XQuAD-en's that name a year; all of the own
+    sets' ("ordinary"); tatqa-dev's sampled by half and answer type (Markdown rendering)."""
     if set_name == "tatqa-dev":
-        folder = data / "tatqa-dev" / "md"
+        from tables import half_of, sample
+
+        folder = args.data / "tatqa-dev" / "md"
         rows = [json.loads(line) for line in (folder / "queries.jsonl").open()]
-        return str(folder / "docs"), [row for row in rows if row["answer_type"] == "arithmetic"]
-    documents, queries_file = sources(set_directory(data, set_name))
+        per_type = {kind: int(n) for kind, n in (item.split("=") for item in args.per_type.split(","))}
+        asked = []
+        for half in args.halves.split(","):
+            for row in sample(rows, half, per_type):
+                asked.append({**row, "group": f"{half_of(row['doc'])} {row['answer_type']}"})
+        return str(folder / "docs"), asked
+    documents, queries_file = sources(set_directory(args.data, set_name))
     rows = [json.loads(line) for line in queries_file.open() if line.strip()]
-    return documents, [row for row in rows if set_name != "xquad-en" or _YEAR.search(row["query"])]
+    return documents, [{**row, "group": row.get("language", "ordinary")} for row in rows
+                       if set_name != "xquad-en" or _YEAR.search(row["query"])]
 
 
-def measure(set_name: str, args) -> list:
-    from localcr.answers import compute, figures
+def measure(set_name: str, args, registry, answerer) -> list[list]:
+    from localcr.answers import compute, figures, route
     from localcr.answers.reader import DEFAULT_SOURCES
     from localcr.index import build_index
-    from localcr.models import load_registry
     from localcr.search import Index
 
-    documents, asked = questions(set_name, args.data)
-    registry = load_registry()
+    documents, asked = questions(set_name, args)
     directory = args.work / "routing" / f"index-{set_name}"
-    build_index([documents], directory, registry, contexts="structural", progress=False, log=lambda message: None)
+    build_index([documents], directory, registry, contexts="structural", progress=False,
+                log=lambda message: None)
     index = Index(directory, registry)
     ids = {Path(doc_id).name: doc_id for doc_id in index.store.doc_ids()}
-    routed, costs = [], []
+    by_group: dict[str, dict] = {}
     for row in asked:
         glob = ids.get(Path(row["doc"]).name) if "doc" in row else None
         hits = index.search(row["query"], DEFAULT_SOURCES, glob=glob)
         started = time.perf_counter()
-        tables = compute.sources_tables(index, hits)
-        to_compute = bool(tables and compute.asks_for_computation(row["query"])
-                          and compute.named_tables(row["query"], tables)) \
-            or bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
-        costs.append(time.perf_counter() - started)
-        if to_compute:
-            routed.append(row["query"])
+        named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
+        margin = route.arithmetic_margin(answerer.runner, row["query"], named) if named else None
+        to_compute = margin is not None and margin > route.ROUTE_MARGIN
+        to_compute = to_compute or bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
+        group = by_group.setdefault(row["group"], {"asked": 0, "routed": 0, "decided": 0, "costs": []})
+        group["asked"] += 1
+        group["routed"] += to_compute
+        group["decided"] += bool(named)
+        group["costs"].append(time.perf_counter() - started)
         if args.verbose:
-            print(f"{set_name}: {'computed' if to_compute else 'read'}: {row['query']!r}", file=sys.stderr)
-    return [set_name, len(asked), len(routed), f"{1000 * statistics.median(costs):.1f} / {1000 * max(costs):.1f}"]
+            print(f"{set_name} {row['group']}: {'computed' if to_compute else 'read'}"
+                  f"{'' if named else ' (no table named)'} margin {margin if margin is None else round(margin, 2)}:"
+                  f" {row['query']!r}", file=sys.stderr)
+    return [[set_name, name, g["asked"], g["routed"], g["decided"],
+             f"{1000 * statistics.median(g['costs']):.1f} / {1000 * max(g['costs']):.1f}"]
+            for name, g in sorted(by_group.items())]
 
 
 def main() -> None:
+    from localcr.answers.reader import load_answerer
+    from localcr.models import load_registry
+
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--sets", default=",".join(SETS))
+    p.add_argument("--per-type", default="arithmetic=100,span=100,multi-span=60,count=32")
+    p.add_argument("--halves", default="tune,held-out")
     p.add_argument("-v", "--verbose", action="store_true", help="each question's route on stderr")
     args = p.parse_args()
-    rows = [measure(name, args) for name in args.sets.split(",")]
-    text = (table(["set", "questions", "routed to computing", "deciding, ms (median / most)"], rows)
-            + f"\n\n{machine()}\n")
+    registry = load_registry()
+    answerer = load_answerer(registry)
+    rows = [row for name in args.sets.split(",") for row in measure(name, args, registry, answerer)]
+    text = (table(["set", "questions", "asked", "routed to computing", "model asked", "deciding, ms (median / most)"],
+                  rows) + f"\n\n{machine()}, LLM {answerer.spec.name}\n")
     print(text)
     (ROOT / "benchmarks" / "results" / "routing.md").write_text(text)
 

@@ -18,18 +18,13 @@ from localcr.answers import notation
 from localcr.answers.periods import period_key
 from localcr.answers.plans import evaluate, written_plan
 from localcr.answers.tables import Cell, Table, tables_in
+from localcr.answers.vocabulary import asks
 from localcr.text import joined_chunks
 
 COMPUTE_VERSION = "compute-2026.11"  # part of every plan's cache key: bump it when the prompt or grammar changes
 PLAN_MAX_TOKENS = 160
-MAX_TABLE_ROWS = 60
-HEAD_CHUNKS = 2  # chunks before a hit that opens inside a table, read for the table's header  # rows of the sources' tables shown to the plan: past them a table is cut
-# A question that asks for a computation, in words any report, sheet or note uses: what a table's cells are
-# combined by. A lookup ("What were net sales in 2019?", "What is the total amount of inventories?") is the reader's
-# or, in a filing, the figures path's (a plan over the hits' tables read "total liabilities" for total current ones).
-ARITHMETIC = re.compile(
-    r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|differen\w*|percent(?:age)?|proportion|ratio|average|mean|sum|"
-    r"combined|altogether|in total|growth|grew|declin\w*|how much (?:more|less|higher|lower)|times)\b|%", re.I)
+MAX_TABLE_ROWS = 60  # rows of the sources' tables shown to the plan: past them a table is cut
+HEAD_CHUNKS = 2  # chunks before a hit that opens inside a table, read for the table's header
 # How alike a row's label must be to the question for the table to be one the question is about: the share of the
 # label's terms the question holds, or as many terms as this held in common (a long label: "Indemnification
 # receivable from SSL for pre-closing taxes (see Note 13)" for "indemnification receivable").
@@ -129,10 +124,6 @@ def _with_head(index, hit) -> list:
     if at is None:
         return [hit]
     return chunks[max(0, at - HEAD_CHUNKS):at] + [hit]
-
-
-def asks_for_computation(question: str) -> bool:
-    return bool(ARITHMETIC.search(question))
 
 
 def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[Table, list]]:
@@ -258,6 +249,12 @@ def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed |
     return Computed(formula, value, operands, kind_of(expression, operands))
 
 
+def lookup(formula: str, cells: dict[tuple[str, str], Operand]) -> Operand | None:
+    """The one cell a plan names and does nothing with (a lookup, not a computation), or None."""
+    match = _REFERENCE.fullmatch(formula.strip())
+    return cells.get((match[1], match[2])) if match else None
+
+
 def in_points(formula: str, cells: dict[tuple[str, str], Operand]) -> str:
     """A plan over percentages that only adds and subtracts them, without the "* 100" the 1.5B puts after it (a
     change of a 12.5% margin from 11.8% is 0.7 percentage points, not 70%)."""
@@ -273,9 +270,6 @@ def missing_named(formula: str, cells: dict[tuple[str, str], Operand]) -> list[C
     return [cells[ref].cell for ref in _REFERENCE.findall(formula) if ref in cells and cells[ref].cell.missing]
 
 
-# A change is asked in these words: it runs from the earlier period to the later one.
-_CHANGE = re.compile(r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|grow\w*|grew|declin\w*|movement)\b", re.I)
-_DIFFERENCE = re.compile(r"\bdifferen\w*\b", re.I)
 # The shapes of a change and a percentage change over placeholders.
 _CHANGE_SHAPES = re.compile(r"\(?v1 - v2\)?(?: / v3(?: \* 100)?)?")
 
@@ -295,9 +289,9 @@ def oriented(formula: str, cells: dict[tuple[str, str], Operand], question: str)
     one, two = _period_of(first), _period_of(second)
     if first.row != second.row and first.column != second.column or None in (one, two) or one == two:
         return formula
-    if _CHANGE.search(question):
+    if asks("change", question):
         swap = one < two
-    elif _DIFFERENCE.search(question) and (named := [int(y) for y in re.findall(r"(?:19|20)\d\d", question)]):
+    elif asks("difference", question) and (named := [int(y) for y in re.findall(r"(?:19|20)\d\d", question)]):
         order = [year for year in dict.fromkeys(named) if year in (one[0], two[0])]
         swap = len(order) == 2 and order[0] == two[0] and one[0] != two[0]
     else:

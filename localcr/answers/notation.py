@@ -11,11 +11,11 @@ currencies and missing figures in every language localcr indexes are data (vocab
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from importlib.resources import files
 from typing import Iterable
+
+from localcr.answers.vocabulary import vocabulary
 
 SPACES = "\u00a0\u202f\u2009 "  # no-break, narrow no-break and thin spaces group digits as a plain one does
 _MARKS = ".,'’"
@@ -24,11 +24,6 @@ _SYMBOLS = "$€£¥₹₩₽₺₪₫฿¢"
 _NOTE = r"(?:\*+|\(\w\)|\[\w\]|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)"
 _DASH = re.compile(r"^[$€£¥]?\s*[-−–—]+$")
 _SIGNS = "-−–+"
-
-
-@cache
-def vocabulary() -> dict:
-    return tomllib.loads(files("localcr.answers").joinpath("vocabulary.toml").read_text("utf-8"))
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
 """The route of a question: computed from the sources' tables, or read by the LLM.
 
-The evidence decides, not the question's words alone: a question is computed only when the sources its search
-found hold a table (Markdown, HTML, DOCX, a sheet or a PDF's text rows) and, for arithmetic over it, a row the
-question names; anything else goes straight to the reader, with no plan and no added wait. A computed answer
-stands only where `checked` finds nothing wrong with it; otherwise it is withdrawn, and the reader's answer is
-given with a note saying why.
+The question and the evidence decide together, not a list of words: a question goes near computing only when the
+sources its search found hold a table (Markdown, HTML, DOCX, a sheet or a PDF's text rows) with a row or column the
+question names; anything else goes straight to the reader, with no model call and no added wait. Over such a table
+the bundled model decides, in one constrained word ("read" or "compute", `needs_arithmetic`), whether the answer is
+stated (a cell, a name, a reason: "What led to the increase in X?") or must be worked out (a change, a share, a
+figure "per member of staff"), in any language. A computed answer stands only where `check` finds nothing wrong
+with it; otherwise it is withdrawn, and the reader's answer is given with a note saying why.
 """
 from __future__ import annotations
 
@@ -15,14 +17,64 @@ from dataclasses import dataclass
 
 from localcr.answers import compute, figures
 from localcr.answers.check import Checked, Sentence, named_years
+from localcr.answers.vocabulary import asks
 
 # The largest percentage a share of a whole can be, and the largest change in percent that is plausible.
 MAX_SHARE_PERCENT = 100.0
 MAX_CHANGE_PERCENT = 10_000.0
-_PERCENT_ASKED = re.compile(r"\bpercent(?:age)?\b|%|\bproportion\b|\bshare of\b|\bmargin\b|\bgrowth rate\b", re.I)
-_SHARE_ASKED = re.compile(r"\b(?:as a |in )?(?:percent(?:age)?|proportion|share) of\b|\bmargin\b", re.I)
-_CHANGE_ASKED = re.compile(r"\b(chang(?:e|es|ed)|increas\w*|decreas\w*|differen\w*|grew|growth|declin\w*)\b", re.I)
-_AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
+_POINTS_ASKED = re.compile(r"percentage points?|\bpp\b|Prozentpunkt|points? de pourcentage|puntos? porcentual|"
+                           r"punti percentuali|procentpunt|ポイント|百分点", re.I)
+ROUTE_VERSION = "route-2026.12"  # part of every route decision's cache key: bump it when the prompt changes
+ROUTE_ROWS = 12  # row labels of each table shown to the decision
+# How much likelier (log-probability) "compute" must be than "read" for a question to be computed: chosen on
+# tatqa-dev's tune half (benchmarks/answers/routing.py), where the 1.5B leans to "compute" for lookups.
+ROUTE_MARGIN = -0.5
+_ROUTE_SYSTEM = "You decide how a question about a table is answered."
+_ROUTE_INSTRUCTION = """Answer "read" when the answer is written in the table or the text as it stands: one cell's value, a name, a date,
+a list of items, a reason or an explanation (why, what caused or led to something, how it is determined).
+Answer "compute" when the answer has to be worked out from two or more figures: a change or difference, a
+percentage change, a sum or total of several figures, an average, a ratio, a share or percentage of a total, a
+figure per unit, how many more or fewer.
+
+Table: rows Revenue; Cost of sales; Operating margin (%) | columns 2021; 2020
+Question: What was the revenue in 2021?
+Answer: read
+Question: What was the amount of cost of sales in 2020?
+Answer: read
+Question: How many years did revenue exceed 1,100?
+Answer: read
+Question: What was the change in revenue from 2020 to 2021?
+Answer: compute
+Question: What led to the increase in cost of sales?
+Answer: read
+Question: By how many percentage points did the operating margin change?
+Answer: compute
+Question: What are the items included in cost of sales?
+Answer: read
+Question: How much were revenue and cost of sales together in 2020?
+Answer: compute
+
+Table: rows Kiel; Hamburg; Bremen | columns Trains serviced; Staff; Average delay (min)
+Question: How many trains were serviced per member of staff at the Kiel depot?
+Answer: compute
+Question: What is the average delay at the Bremen depot?
+Answer: read
+Question: How many more trains were serviced in Hamburg than in Bremen?
+Answer: compute
+
+Table: rows Umsatz; EBIT | columns 2023; 2022
+Question: Wie hoch war der Umsatz 2023?
+Answer: read
+Question: Um wie viel Prozent stieg der Umsatz gegenüber dem Vorjahr?
+Answer: compute
+
+Table: rows 売上高; 営業利益 | columns 2023年度; 2022年度
+Question: 2023年度の営業利益はいくらですか？
+Answer: read
+Question: 営業利益率（営業利益÷売上高）は2023年度に何％でしたか？
+Answer: compute
+
+"""
 _YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:-|–|to|through|and)\s*((?:19|20)\d\d)")
 
 
@@ -86,14 +138,19 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
 
 
 def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
-    """Arithmetic over the hits' own tables, where the question asks for some and names a row of one."""
-    if not compute.asks_for_computation(question):
-        return None, ""
+    """Arithmetic over the hits' own tables, where they name a row of one and the model finds arithmetic needed;
+    a plan that is one cell is a lookup, answered as that cell (its row and column said, cited)."""
     named = compute.named_tables(question, compute.sources_tables(index, hits))
-    if not named:
+    if not named or not needs_arithmetic(answerer.runner, question, named, fresh=fresh):
         return None, ""
     shown, cells = compute.shown_tables(named)
     formula = compute.plan(answerer.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
+    if formula and (looked_up := compute.lookup(formula, cells)):
+        figure = Figure(looked_up.cell.shown, looked_up.hit, looked_up.cell.years, looked_up.cell.percent,
+                        looked_up.cell.headed)
+        why = check(question, looked_up.cell.value or 0.0, "percent" if looked_up.cell.percent else "amount", [figure],
+                    looked_up.cell.scale)
+        return (None, why) if why else (cell_answer(question, looked_up, answerer.spec.name), "")
     if formula and (missing := compute.missing_named(formula, cells)):
         cell = missing[0]
         return None, f"{cell.row}, {cell.column} says {cell.shown}: no figure to compute with"
@@ -103,7 +160,7 @@ def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search
         return None, ""
     operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent, o.cell.headed) for o in result.operands]
     withdrawn = check(question, result.value, result.kind, operands, result.scale,
-                      reach_back=bool(_AVERAGE.search(question))) or \
+                      reach_back=asks("average", question) or asks("change", question)) or \
         not_averaged(question, result.formula) or plan_faults(question, result)
     return (None, withdrawn) if withdrawn else (table_answer(question, result, answerer.spec.name), "")
 
@@ -124,6 +181,34 @@ def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
 
 
+def needs_arithmetic(runner, question: str, named: list, *, fresh: bool = False) -> bool:
+    """Whether the question over these tables needs arithmetic: the bundled model's choice between "compute" and
+    "read" (`arithmetic_margin`) past ROUTE_MARGIN."""
+    return arithmetic_margin(runner, question, named, fresh=fresh) > ROUTE_MARGIN
+
+
+def arithmetic_margin(runner, question: str, named: list, *, fresh: bool = False) -> float:
+    """How much likelier the model finds "compute" than "read" as its next word (log-probabilities), shown the
+    question and the heads of the tables that name it, after an instruction whose KV state is kept: only the heads
+    and the question are read anew (about a second on two cores). Cached by model, prompt and message."""
+    from localcr.cache import key, open_cache
+
+    heads = "\n".join(f"Table: rows {'; '.join(label for label, _ in table.rows[:ROUTE_ROWS])} | columns "
+                      f"{'; '.join(table.columns)}" for table, _ in named[:2])
+    message = f"{heads}\nQuestion: {question}\nAnswer:"
+    entry_key = key("route", runner.spec.fingerprint(), ROUTE_VERSION, _ROUTE_INSTRUCTION, message)
+    with open_cache("answers") as cache:
+        margin = None if fresh else cache.get(entry_key)
+    if not isinstance(margin, float):
+        prefix, suffix = runner.render(_ROUTE_INSTRUCTION, message, _ROUTE_SYSTEM)
+        runner.keep_prefix(prefix, "answers", "route", "route", ROUTE_VERSION)
+        chosen = runner.choice(prefix, suffix, ("compute", "read"))
+        margin = chosen["compute"] - chosen["read"]
+        with open_cache("answers") as cache:
+            cache.set(entry_key, margin, "route")
+    return margin
+
+
 def check(question: str, value: float, kind: str, operands: list[Figure], scale: str, *,
           reach_back: bool = False, judged: bool = False) -> str:
     """Why a computed result may not stand, or "" where it may: each operand is in the chunk it cites (as written,
@@ -142,12 +227,12 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
                 return f"{operand.shown} is of {'/'.join(map(str, sorted(operand.years)))}, not a year the question names"
             if not operand.years and not operand.dated:
                 return f"the period of {operand.shown} is not known (its column has no head)"
-    if _PERCENT_ASKED.search(question) and kind not in ("percent", "points") \
-            and not re.search(r"percentage points?", question, re.I):
+    if asks("percent", question) and kind not in ("percent", "points") and not _POINTS_ASKED.search(question):
         return "the question asks for a percentage and the result is none"
-    if not judged and _CHANGE_ASKED.search(question) and not _PERCENT_ASKED.search(question) and kind == "ratio":
+    if not judged and (asks("change", question) or asks("difference", question)) and not asks("percent", question) \
+            and kind == "ratio":
         return "the question asks for a change and the result is a ratio"
-    if _SHARE_ASKED.search(question) and kind == "percent" and abs(value) > MAX_SHARE_PERCENT:
+    if asks("share", question) and kind == "percent" and abs(value) > MAX_SHARE_PERCENT:
         return f"a share of a whole cannot be {compute.number_shown(value)}%"
     if kind == "percent" and abs(value) > MAX_CHANGE_PERCENT:
         return f"{compute.number_shown(value)}% is no plausible percentage"
@@ -159,7 +244,7 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
 
 def not_averaged(question: str, formula: str) -> str:
     """Why a plan for an average is none ("a + b + c / 3" divides only the last), or ""."""
-    if not _AVERAGE.search(question):
+    if not asks("average", question):
         return ""
     body = ast.parse(compute.placeholders(formula), mode="eval").body
     return "" if isinstance(body, ast.BinOp) and isinstance(body.op, ast.Div) else "the formula divides no sum"
@@ -170,7 +255,7 @@ def plan_faults(question: str, result: compute.Computed) -> str:
     795"), or a percentage the question does not ask for (a "* 100" on an increase in a count)."""
     if len(result.operands) > 1 and len({(o.cell.row, o.cell.column) for o in result.operands}) == 1:
         return "the formula compares a figure with itself"
-    if re.search(r"\*\s*100\b", result.formula) and not _PERCENT_ASKED.search(question) \
+    if re.search(r"\*\s*100\b", result.formula) and not asks("percent", question) \
             and not re.search(r"\b(rate|ratio|margin)\b", question, re.I):
         return "the question asks for no percentage"
     return ""
@@ -183,6 +268,19 @@ def asked_years(question: str) -> set[int]:
         low, high = sorted((int(first), int(last)))
         years |= set(range(low, high + 1)) if high - low <= 10 else set()
     return years
+
+
+def cell_answer(question: str, operand: compute.Operand, model: str):
+    """A lookup's answer: the cell with its row, column and scale, citing the source it was read from."""
+    from localcr.answers.reader import Answer, Source
+
+    source = Source(1, operand.hit, operand.hit.text)
+    cell = operand.cell
+    source.support = f"{cell.row} {cell.shown}"
+    checked = Checked([Sentence(f"{cell.row}, {cell.column}: {cell.shown}"
+                                f"{f' (in {cell.scale}s)' if cell.scale else ''}.", [1], True)], [])
+    return Answer(question, checked.text, False, [source], checked, model=model,
+                  note="read from one cell of the sources' tables", draft=f'cell("{cell.row}", "{cell.column}")')
 
 
 def table_answer(question: str, result: compute.Computed, model: str):
