@@ -106,7 +106,8 @@ def test_make_qa_with_the_bundled_llm(fruit_index, tmp_path):
     out = tmp_path / "qa.jsonl"
     text = run("make-qa", "--index", fruit_index, "--out", out, "--limit", 2, "-q")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert f"wrote {len(lines)} questions to {out}" in text  # a small model may find nothing worth asking
+    assert lines, text  # the model wrote a question
+    assert f"wrote {len(lines)} questions to {out}" in text
     chunk_ids = {"fruit/a.md#0", "fruit/b.md#0", "fruit/c.md#0"}
     for line in lines:
         assert line["query"].strip().endswith("?") and set(line["relevant"]) <= chunk_ids

@@ -7,6 +7,7 @@ right-to-left marks.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import random
 import zipfile
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from localcr.chunking import chunk_document
 from localcr.documents import Document, load_paths
 from localcr.errors import LocalcrError
-from localcr.evaluation import parse_config
+from localcr.evaluation import SearchConfig, describe, parse_config
 from localcr.lexical import tokenize
 from localcr.readers import ReaderError, html, office, pdf, plain
 from localcr.structure import structural_contexts
@@ -72,13 +73,61 @@ def test_tokenising_and_display_of_any_text(text):
     assert not any(ord(c) < 0x20 and c not in "\n\t" or 0x7F <= ord(c) < 0xA0 for c in shown)
 
 
+# Configurations as a person writes them: a mode and options, some of which contradict each other (fusion off hybrid,
+# alpha without fusion=weighted, an option given twice), so that as many parse as fail.
+WRITTEN_CONFIGS = st.builds(
+    lambda mode, options: ",".join([mode, *options]),
+    st.sampled_from(["hybrid", "Dense", " lexical "]),
+    st.lists(st.sampled_from(["fusion=weighted", "fusion=RRF", "alpha=0.7", "alpha = 1", "rerank", "expand=yes",
+                              "navigate=off", "rerank=true", "window=2", "candidates=40", "glob=docs/**", "glob=!*.md",
+                              "kind=markdown", "lang=de", "name=mine"]), max_size=6),
+)
+BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "on": True, "false": False, "no": False, "0": False, "off": False}
+
+
+def _written(spec: str) -> dict:
+    """What a configuration that parsed was written to set, read off its text: the mode, and each option given
+    (every glob, in order)."""
+    mode, *options = [part.strip() for part in spec.split(",")]
+    said: dict = {"mode": mode.lower()}
+    for option in options:
+        key, sep, value = (side.strip() for side in option.partition("="))
+        key = key.lower()
+        if key == "glob":
+            said["glob"] = (*said.get("glob", ()), value)
+        elif key in ("rerank", "expand", "navigate"):
+            said[key] = BOOLEAN_WORDS[value.lower()] if sep else True
+        elif key in ("window", "candidates"):
+            said[key] = int(value)
+        elif key == "alpha":
+            said[key] = float(value)
+        else:  # fusion is lower-cased; kind, lang and name are kept as written
+            said[key] = value.lower() if key == "fusion" else value
+    return said
+
+
 @FUZZ
-@given(st.text(ANY_CHARACTER, max_size=60) | st.text(st.sampled_from("hybriddenslexcal,=.0123456789 fusionweightedalpharerankwindowcandidatesname"), max_size=60))
-def test_search_configurations_parse_or_fail_cleanly(spec):
+@given(st.text(ANY_CHARACTER, max_size=60) | WRITTEN_CONFIGS
+       | st.text(st.sampled_from("hybriddenslexcal,=.0123456789 fusionweightedalpharerankwindowcandidatesname"), max_size=60))
+@example("Hybrid, fusion=weighted, alpha=0.25, rerank, window=2, candidates=40, glob=docs/**, glob=!*.md, kind=markdown, "
+         "lang=de, name=best")
+@example("dense,expand=no,navigate,window=0")
+@example("lexical")
+def test_search_configurations_parse_to_what_they_say_or_fail_cleanly(spec):
+    """A configuration either fails with a LocalcrError or sets exactly what its text says, every other setting
+    staying its default; its name is the name it was given, else its canonical spelling, which parses back to it."""
     try:
-        parse_config(spec)
+        cfg = parse_config(spec)
     except LocalcrError:
-        pass
+        return
+    said = _written(spec)
+    for field in dataclasses.fields(SearchConfig):
+        if field.name != "name":
+            assert getattr(cfg, field.name) == said.get(field.name, field.default), (spec, field.name)
+    assert cfg.name == said.get("name", describe(cfg))
+    again = parse_config(describe(cfg))
+    assert dataclasses.replace(again, name=cfg.name, alpha=cfg.alpha) == cfg
+    assert again.alpha == pytest.approx(cfg.alpha, rel=1e-5)  # written with 6 significant digits
 
 
 SAMPLES = {

@@ -6,7 +6,8 @@ on loopback), else the standalone Milvus 2.3.5 server that PyPI's milvus package
 it), started once for the session; in collections of their own that they drop afterwards. Each runs what the
 server can hold: a 2.3 server has no sparse vectors, so there the contract runs dense-only (--lexical none).
 Errors: a server that is not there or too old for the lexical leg, a collection localcr did not write or wrote with
-another schema, a refused token, a Lite file held by another process, pymilvus not installed - one line each."""
+another schema, a refused token, a Lite file held by another process - one line each (pymilvus not installed:
+tests/test_missing_extras.py, which this file's importorskip would skip where it matters)."""
 from __future__ import annotations
 
 import json
@@ -401,17 +402,6 @@ def test_a_lite_file_held_by_another_process(lite_db):
     assert result.returncode == 1 and result.stderr.strip().splitlines() == [
         f"localcr: error: milvus-lite:{lite_db}/orbit: {lite_db} is open in another process (Milvus Lite allows one); stop "
         "that process, or search through it (localcr serve)"]
-
-
-def test_pymilvus_not_installed_names_the_extra(tmp_path):
-    code = ("import sys\nsys.modules['pymilvus'] = None  # as if localcr[milvus] were not installed\n"
-            "from localcr.cli import main\n"
-            f"sys.argv = ['localcr', 'search', 'quotas', '--index', 'milvus-lite:{tmp_path}/m.db/orbit']\nmain()")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
-    assert result.returncode == 1
-    assert result.stderr.strip() == (f"localcr: error: milvus-lite:{tmp_path}/m.db/orbit: a Milvus index needs pymilvus: "
-                                     "pip install 'localcr[milvus]'")
 
 
 @pytest.mark.parametrize("written, problem", [

@@ -1,5 +1,6 @@
 """The table reader (localcr.answers.tables), the arithmetic over its cells (localcr.answers.compute) and the check
-that a computed answer must pass (localcr.answers.route): pure text and arithmetic, no model."""
+that a computed answer must pass (localcr.answers.route): pure text and arithmetic, no model (but for the test that
+llama.cpp, under a plan's grammar, refuses what the tables do not have: it reads the plan LLM's vocabulary)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -135,6 +136,66 @@ def test_the_plan_s_grammar_allows_only_the_tables_rows_and_columns():
     grammar = compute.grammar_of(cells)
     assert '"\\"Automotive\\""' in grammar and '"\\"2017\\""' in grammar and "\"Say 'hi'\\\"" in grammar
     load_grammar(grammar)  # llama.cpp parses it
+
+
+@pytest.fixture(scope="module")
+def plan_vocabulary():
+    """The vocabulary of the LLM that writes plans (the registry's default, the answerer's), without its weights."""
+    from llama_cpp import Llama
+
+    from localcr.llm import quiet_stderr
+    from localcr.models import load_registry
+
+    path = load_registry().require("llm").resolve()
+    with quiet_stderr():
+        vocabulary = Llama(str(path), vocab_only=True, verbose=False)
+    yield vocabulary
+    vocabulary.close()
+
+
+def llama_cpp_lets_write(vocabulary, grammar, text: str) -> bool:
+    """Whether llama.cpp's grammar sampler, as generation applies it (llama-cpp-python's LlamaSampler.add_grammar),
+    lets a model write `text` and then stop: each of its tokens in turn is offered alone (a token the grammar refuses
+    gets a logit of -inf) and accepted, and then the end of generation."""
+    import ctypes
+
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(vocabulary._model.vocab, grammar._grammar.encode(),
+                                                   grammar._root.encode())
+    assert sampler, "llama.cpp did not parse the grammar"
+    try:
+        candidate = (llama_cpp.llama_token_data * 1)()
+        offered = llama_cpp.llama_token_data_array(data=candidate, size=1, selected=-1, sorted=False)
+        end = vocabulary.token_eos()
+        for token in [*vocabulary.tokenize(text.encode(), add_bos=False, special=False), end]:
+            candidate[0].id, candidate[0].logit, candidate[0].p = token, 0.0, 0.0
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(offered))
+            if candidate[0].logit == float("-inf"):
+                return False
+            if token != end:
+                llama_cpp.llama_sampler_accept(sampler, token)
+        return True
+    finally:
+        llama_cpp.llama_sampler_free(sampler)
+
+
+@pytest.mark.model  # a model's vocabulary: llama.cpp applies a grammar to tokens (no weights loaded, well under a second)
+def test_llama_cpp_under_the_plan_s_grammar_refuses_a_row_or_column_the_tables_do_not_have(plan_vocabulary):
+    from localcr.llm import load_grammar
+
+    _, cells = cells_for(SEGMENTS.replace("| Total", '| Say "hi" | 1 | 2 | 3 |\n| Total'))
+    grammar = load_grammar(compute.grammar_of(cells))
+    allowed = ['cell("Automotive", "2019") - cell("Automotive", "2018")',
+               '(cell("Sensors", "2019") + cell("Sensors", "2018")) / 2',
+               'cell("Say \'hi\'", "2017") / cell("Total", "2017") * 100']
+    refused = ['cell("Pumps", "2019") - cell("Automotive", "2018")',  # a row the table does not have
+               'cell("Automotive", "2018") - cell("Automotives", "2017")',  # nor this one
+               'cell("Automotive", "2020") - cell("Automotive", "2019")',  # a column it does not have
+               'cell("Automotive", "2019") - 5686',  # a figure copied as a number is no operand to cite
+               'cell("Automotive", "2019") -']  # a plan cut short
+    assert [text for text in allowed if not llama_cpp_lets_write(plan_vocabulary, grammar, text)] == []
+    assert [text for text in refused if llama_cpp_lets_write(plan_vocabulary, grammar, text)] == []
 
 
 def test_only_a_table_with_a_row_the_question_names_is_evidence_for_computing():
