@@ -456,3 +456,14 @@ def test_a_loss_in_parentheses_after_its_currency_stays_negative():
     [table] = tables_in("| | 2019 |\n| Net loss | $(52,982) |\n| Other | $ (5) |\n")
     cells = cells_of(table)
     assert cells[("Net loss", "2019")].value == -52982 and cells[("Other", "2019")].value == -5
+
+
+def test_a_row_the_model_took_for_its_neighbour_is_put_right_and_a_ratio_s_divisor_is_left():
+    text = ("| | 2019 | 2018 |\n| Total deferred tax assets | 500 | 450 |\n| Net deferred tax assets | 320 | 300 |\n"
+            "| Revenue | 1,000 | 900 |\n| Cost of sales | 600 | 560 |\n")
+    _, cells = cells_for(text)
+    written = 'cell("Total deferred tax assets", "2019") - cell("Total deferred tax assets", "2018")'
+    assert compute.better_rows(written, cells, "What was the change in net deferred tax assets?") == \
+        'cell("Net deferred tax assets", "2019") - cell("Net deferred tax assets", "2018")'
+    ratio = 'cell("Cost of sales", "2019") / cell("Revenue", "2019") * 100'
+    assert compute.better_rows(ratio, cells, "What was cost of sales as a percentage of revenue in 2019?") == ratio

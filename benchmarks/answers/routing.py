@@ -6,13 +6,16 @@ reader; tatqa-dev's arithmetic questions should be computed and its span, multi-
     .venv/bin/python benchmarks/answers/routing.py --data ../shared/data [--sets xquad-en,ordinary-en,tatqa-dev]
         [--per-type arithmetic=100,span=100,multi-span=60,count=32] [--halves tune,held-out] [-v]
 
-A question is routed to computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
+A question goes near computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
 document where the set names one) hold a table with a row or column the question names and the bundled model,
-shown those tables' heads, answers "compute" (`route.needs_arithmetic`: no model runs where no table is named), or
-when it asks for a filing's figure about documents that hold a table (the figures path then makes its plan).
-tatqa-dev is sampled per answer type from each half (its documents split by number: even tune, odd held out), with
-ANSWERS_SEED. The table prints how many were routed, how many of them needed the model's word, and the time the
-decision took on top of the search (median and most, model call included where one ran). Table to stdout and
+shown those tables' heads, names a kind of answer that is worked out past route.ROUTE_MARGIN
+(`route.arithmetic_margin`: no model runs where no table is named); the plan is then made as `ask` makes it, and a
+plan of one cell is a lookup, read from that cell. A question that asks for a filing's figure about documents that
+hold a table goes to the figures path instead. tatqa-dev is sampled per answer type from each half (its documents
+split by number: even tune, odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were
+computed (a plan over two or more cells), read from one cell, sent to the figures path, how many needed the
+model's word, and the time the decision took on top of the search (median and most, the model's word included
+where one ran; the plan not). With -v each question's route, margin and plan on stderr. Table to stdout and
 benchmarks/results/routing.md.
 """
 from __future__ import annotations
@@ -73,18 +76,24 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         started = time.perf_counter()
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
         margin = route.arithmetic_margin(answerer.runner, row["query"], named) if named else None
-        to_compute = margin is not None and margin > route.ROUTE_MARGIN
-        to_compute = to_compute or bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
-        group = by_group.setdefault(row["group"], {"asked": 0, "routed": 0, "decided": 0, "costs": []})
+        decided = time.perf_counter() - started
+        formula, cells = route.table_plan(index, row["query"], hits, answerer.runner) if named else ("", {})
+        looked_up = bool(formula) and compute.lookup(formula, cells) is not None
+        to_compute = bool(formula) and not looked_up
+        filing = not to_compute and bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
+        group = by_group.setdefault(row["group"], {"asked": 0, "routed": 0, "lookups": 0, "filing": 0, "decided": 0,
+                                                   "costs": []})
         group["asked"] += 1
         group["routed"] += to_compute
+        group["lookups"] += looked_up
+        group["filing"] += filing
         group["decided"] += bool(named)
-        group["costs"].append(time.perf_counter() - started)
+        group["costs"].append(decided)
         if args.verbose:
-            print(f"{set_name} {row['group']}: {'computed' if to_compute else 'read'}"
-                  f"{'' if named else ' (no table named)'} margin {margin if margin is None else round(margin, 2)}:"
-                  f" {row['query']!r}", file=sys.stderr)
-    return [[set_name, name, g["asked"], g["routed"], g["decided"],
+            route_taken = "computed" if to_compute else "a cell" if looked_up else "filing" if filing else "read"
+            print(f"{set_name} {row['group']}: {route_taken}{'' if named else ' (no table named)'} margin "
+                  f"{margin if margin is None else round(margin, 2)}: {row['query']!r} {formula}", file=sys.stderr)
+    return [[set_name, name, g["asked"], g["routed"], g["lookups"], g["filing"], g["decided"],
              f"{1000 * statistics.median(g['costs']):.1f} / {1000 * max(g['costs']):.1f}"]
             for name, g in sorted(by_group.items())]
 
@@ -102,7 +111,8 @@ def main() -> None:
     registry = load_registry()
     answerer = load_answerer(registry)
     rows = [row for name in args.sets.split(",") for row in measure(name, args, registry, answerer)]
-    text = (table(["set", "questions", "asked", "routed to computing", "model asked", "deciding, ms (median / most)"],
+    text = (table(["set", "questions", "asked", "computed (a plan of two or more cells)", "read from one cell",
+                   "to the figures path", "model asked", "deciding, ms (median / most)"],
                   rows) + f"\n\n{machine()}, LLM {answerer.spec.name}\n")
     print(text)
     (ROOT / "benchmarks" / "results" / "routing.md").write_text(text)

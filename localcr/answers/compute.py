@@ -249,6 +249,31 @@ def evaluated(formula: str, cells: dict[tuple[str, str], Operand]) -> Computed |
     return Computed(formula, value, operands, kind_of(expression, operands))
 
 
+def better_rows(formula: str, cells: dict[tuple[str, str], Operand], question: str) -> str:
+    """The plan with a row the 1.5B took for its neighbour put right: where another row of the same column shares
+    the question's terms that the row written shares and more ("Net deferred tax assets" for "Total deferred tax
+    assets" when the question asks for net ones), and is the only such row the plan does not use already, the plan
+    reads that row. A row whose terms are no subset of another's is left as written (a ratio's divisor "Revenue" is
+    not "Cost of sales" because the question names costs)."""
+    from localcr.lexical import tokenize
+
+    asked = set(tokenize(question))
+    used = {row for row, _ in _REFERENCE.findall(formula)}
+
+    def shared(row: str) -> set[str]:
+        return {term for term in tokenize(row) if not term.isdigit()} & asked
+
+    def put_right(match: re.Match) -> str:
+        row, column = match[1], match[2]
+        mine = shared(row)
+        better = [other for other, col in cells if col == column and other not in used and shared(other) > mine]
+        most = max((len(shared(other)) for other in better), default=0)
+        best = [other for other in better if len(shared(other)) == most]
+        return f'cell("{best[0]}", "{column}")' if len(best) == 1 else match[0]
+
+    return _REFERENCE.sub(put_right, formula)
+
+
 def lookup(formula: str, cells: dict[tuple[str, str], Operand]) -> Operand | None:
     """The one cell a plan names and does nothing with (a lookup, not a computation), or None."""
     match = _REFERENCE.fullmatch(formula.strip())

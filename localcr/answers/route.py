@@ -3,10 +3,11 @@
 The question and the evidence decide together, not a list of words: a question goes near computing only when the
 sources its search found hold a table (Markdown, HTML, DOCX, a sheet or a PDF's text rows) with a row or column the
 question names; anything else goes straight to the reader, with no model call and no added wait. Over such a table
-the bundled model decides, in one constrained word ("read" or "compute", `needs_arithmetic`), whether the answer is
-stated (a cell, a name, a reason: "What led to the increase in X?") or must be worked out (a change, a share, a
-figure "per member of staff"), in any language. A computed answer stands only where `check` finds nothing wrong
-with it; otherwise it is withdrawn, and the reader's answer is given with a note saying why.
+the bundled model names the kind of answer the question asks for (`arithmetic_margin`: one evaluation, the first
+word it would write), which says whether the answer is stated (a value, a name, a reason: "What led to the
+increase in X?") or must be worked out (a change, a percentage, a ratio, a figure "per member of staff"), in any
+language; a plan of one cell is a lookup, answered as that cell. A computed answer stands only where `check` finds
+nothing wrong with it; otherwise it is withdrawn, and the reader's answer is given with a note saying why.
 """
 from __future__ import annotations
 
@@ -24,58 +25,52 @@ MAX_SHARE_PERCENT = 100.0
 MAX_CHANGE_PERCENT = 10_000.0
 _POINTS_ASKED = re.compile(r"percentage points?|\bpp\b|Prozentpunkt|points? de pourcentage|puntos? porcentual|"
                            r"punti percentuali|procentpunt|ポイント|百分点", re.I)
-ROUTE_VERSION = "route-2026.12"  # part of every route decision's cache key: bump it when the prompt changes
+_YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:-|–|to|through|and)\s*((?:19|20)\d\d)")
+ROUTE_VERSION = "route-2026.12c"  # part of every route decision's cache key: bump it when the prompt changes
 ROUTE_ROWS = 12  # row labels of each table shown to the decision
-# How much likelier (log-probability) "compute" must be than "read" for a question to be computed: chosen on
-# tatqa-dev's tune half (benchmarks/answers/routing.py), where the 1.5B leans to "compute" for lookups.
-ROUTE_MARGIN = -0.5
-_ROUTE_SYSTEM = "You decide how a question about a table is answered."
-_ROUTE_INSTRUCTION = """Answer "read" when the answer is written in the table or the text as it stands: one cell's value, a name, a date,
-a list of items, a reason or an explanation (why, what caused or led to something, how it is determined).
-Answer "compute" when the answer has to be worked out from two or more figures: a change or difference, a
-percentage change, a sum or total of several figures, an average, a ratio, a share or percentage of a total, a
-figure per unit, how many more or fewer.
+# How much likelier (log-probability) the likeliest kind of answer that needs arithmetic must be than the likeliest
+# that is read, for a question to be computed: chosen on tatqa-dev's tune half (benchmarks/answers/routing.py).
+ROUTE_MARGIN = 0.0
+# The kinds of answer the model names a question's with (the first word it would write); those that need arithmetic.
+KINDS = ("value", "reason", "name", "change", "percentage", "ratio", "sum", "average", "difference")
+COMPUTED_KINDS = frozenset(("change", "percentage", "ratio", "sum", "average", "difference"))
+_ROUTE_SYSTEM = "You tell what kind of answer a question about a table asks for."
+_ROUTE_INSTRUCTION = """Say what kind of answer the question asks for, in one word:
+- value: one figure the table or text states as it is (an amount, a rate, a count for one row and one period)
+- reason: why something happened, what caused, led to or drove it, how it is determined or calculated
+- name: a name, an item, a date, a year, a place, a list of items, or a count of items or years
+- change: how much a figure changed, increased or decreased between two periods
+- percentage: a percentage change, or a share or percentage of a total, worked out from two figures
+- ratio: one figure divided by another, or a figure per unit (per employee, per share, per member of staff)
+- sum: two or more figures added together
+- average: the average of two or more figures
+- difference: how much more or less one figure is than another
 
-Table: rows Revenue; Cost of sales; Operating margin (%) | columns 2021; 2020
+Table: rows Revenue; Cost of sales; Employees | columns 2021; 2020
 Question: What was the revenue in 2021?
-Answer: read
-Question: What was the amount of cost of sales in 2020?
-Answer: read
-Question: How many years did revenue exceed 1,100?
-Answer: read
-Question: What was the change in revenue from 2020 to 2021?
-Answer: compute
+Kind: value
 Question: What led to the increase in cost of sales?
-Answer: read
-Question: By how many percentage points did the operating margin change?
-Answer: compute
-Question: What are the items included in cost of sales?
-Answer: read
-Question: How much were revenue and cost of sales together in 2020?
-Answer: compute
-
-Table: rows Kiel; Hamburg; Bremen | columns Trains serviced; Staff; Average delay (min)
-Question: How many trains were serviced per member of staff at the Kiel depot?
-Answer: compute
-Question: What is the average delay at the Bremen depot?
-Answer: read
-Question: How many more trains were serviced in Hamburg than in Bremen?
-Answer: compute
-
-Table: rows Umsatz; EBIT | columns 2023; 2022
-Question: Wie hoch war der Umsatz 2023?
-Answer: read
-Question: Um wie viel Prozent stieg der Umsatz gegenüber dem Vorjahr?
-Answer: compute
-
-Table: rows 売上高; 営業利益 | columns 2023年度; 2022年度
-Question: 2023年度の営業利益はいくらですか？
-Answer: read
-Question: 営業利益率（営業利益÷売上高）は2023年度に何％でしたか？
-Answer: compute
+Kind: reason
+Question: What was the change in revenue from 2020 to 2021?
+Kind: change
+Question: In which year was revenue higher?
+Kind: name
+Question: What was revenue per employee in 2021?
+Kind: ratio
+Question: What was the increase in revenue driven by?
+Kind: reason
+Question: What was the average number of employees in 2020 and 2021?
+Kind: average
+Question: When was the new plant completed?
+Kind: name
+Question: What is included in cost of sales?
+Kind: name
+Question: How many years did revenue exceed 1,100?
+Kind: name
+Question: What were revenue and cost of sales in 2020 respectively?
+Kind: value
 
 """
-_YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:-|–|to|through|and)\s*((?:19|20)\d\d)")
 
 
 @dataclass
@@ -137,14 +132,21 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     return None, withdrawn
 
 
+def table_plan(index, question: str, hits: list, runner, *, fresh: bool = False) -> tuple[str, dict]:
+    """The plan over the hits' tables, as the route makes it, and the cells it may name: ("", {}) where no table
+    names the question's row or the model finds no arithmetic needed (no plan then)."""
+    named = compute.named_tables(question, compute.sources_tables(index, hits))
+    if not named or not needs_arithmetic(runner, question, named, fresh=fresh):
+        return "", {}
+    shown, cells = compute.shown_tables(named)
+    formula = compute.plan(runner, question, shown, compute.grammar_of(cells), fresh=fresh)
+    return (compute.better_rows(formula, cells, question) if formula else ""), cells
+
+
 def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
     """Arithmetic over the hits' own tables, where they name a row of one and the model finds arithmetic needed;
     a plan that is one cell is a lookup, answered as that cell (its row and column said, cited)."""
-    named = compute.named_tables(question, compute.sources_tables(index, hits))
-    if not named or not needs_arithmetic(answerer.runner, question, named, fresh=fresh):
-        return None, ""
-    shown, cells = compute.shown_tables(named)
-    formula = compute.plan(answerer.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
+    formula, cells = table_plan(index, question, hits, answerer.runner, fresh=fresh)
     if formula and (looked_up := compute.lookup(formula, cells)):
         figure = Figure(looked_up.cell.shown, looked_up.hit, looked_up.cell.years, looked_up.cell.percent,
                         looked_up.cell.headed)
@@ -182,28 +184,31 @@ def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search
 
 
 def needs_arithmetic(runner, question: str, named: list, *, fresh: bool = False) -> bool:
-    """Whether the question over these tables needs arithmetic: the bundled model's choice between "compute" and
-    "read" (`arithmetic_margin`) past ROUTE_MARGIN."""
+    """Whether the question over these tables needs arithmetic: the kind of answer the bundled model names for it
+    (`arithmetic_margin`) is one worked out from figures, by more than ROUTE_MARGIN."""
     return arithmetic_margin(runner, question, named, fresh=fresh) > ROUTE_MARGIN
 
 
 def arithmetic_margin(runner, question: str, named: list, *, fresh: bool = False) -> float:
-    """How much likelier the model finds "compute" than "read" as its next word (log-probabilities), shown the
-    question and the heads of the tables that name it, after an instruction whose KV state is kept: only the heads
-    and the question are read anew (about a second on two cores). Cached by model, prompt and message."""
+    """How much likelier (log-probability) the model finds its likeliest kind of answer that is computed ("change",
+    "ratio", ...) than its likeliest that is read ("value", "reason", "name"), as the first word it would write,
+    shown the question and the heads of the tables that name it after an instruction whose KV state is kept: only
+    the heads and the question are read anew (about a second on two cores). Naming the kind, not choosing between
+    "read" and "compute", gives a "why" in any language its own word ("reason"): asked to choose, the 1.5B computed
+    "Pourquoi le chiffre d'affaires a-t-il augmenté ?". Cached by model, prompt and message."""
     from localcr.cache import key, open_cache
 
     heads = "\n".join(f"Table: rows {'; '.join(label for label, _ in table.rows[:ROUTE_ROWS])} | columns "
                       f"{'; '.join(table.columns)}" for table, _ in named[:2])
-    message = f"{heads}\nQuestion: {question}\nAnswer:"
+    message = f"{heads}\nQuestion: {question}\nKind:"
     entry_key = key("route", runner.spec.fingerprint(), ROUTE_VERSION, _ROUTE_INSTRUCTION, message)
     with open_cache("answers") as cache:
         margin = None if fresh else cache.get(entry_key)
     if not isinstance(margin, float):
         prefix, suffix = runner.render(_ROUTE_INSTRUCTION, message, _ROUTE_SYSTEM)
         runner.keep_prefix(prefix, "answers", "route", "route", ROUTE_VERSION)
-        chosen = runner.choice(prefix, suffix, ("compute", "read"))
-        margin = chosen["compute"] - chosen["read"]
+        kinds = runner.choice(prefix, suffix, KINDS)
+        margin = max(kinds[k] for k in COMPUTED_KINDS) - max(p for k, p in kinds.items() if k not in COMPUTED_KINDS)
         with open_cache("answers") as cache:
             cache.set(entry_key, margin, "route")
     return margin
