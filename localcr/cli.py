@@ -660,6 +660,9 @@ def _expander(registry, name):
                    "default LLM (or LLM), and score the answers against each line's reference `answer`: contained, "
                    "token F1, key figure, citation precision, unsupported sentences, refusals. Seconds a query.")
 @click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
+@click.option("--report", type=click.Path(dir_okay=False), metavar="FILE.html",
+              help="Also write one self-contained HTML page: a chart per metric (the configurations side by side, k on "
+                   "the x axis) and the queries that fail at the largest k with what was found instead.")
 @click.option("--skip-bad-lines", is_flag=True,
               help="Drop malformed lines of the query file (counted in the report) instead of stopping at the first.")
 @click.option("--gold", type=click.Choice(["chunks", "spans"]), default=None,
@@ -670,7 +673,7 @@ def _expander(registry, name):
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
 def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand_llm, navigate_llm, answers_llm, per_query,
-             skip_bad_lines, gold, as_json, quiet):
+             report, skip_bad_lines, gold, as_json, quiet):
     """Measure retrieval quality on a query set: Pass@k, Recall, Precision, hit rate, MRR, nDCG, latency."""
     from localcr import evaluation
 
@@ -721,6 +724,9 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand
             _echo(evaluation.format_answer_table(answered))
         if queries.dropped:
             _echo(f"\nmetrics over {len(queries)} queries: {queries.dropped} of the file's were dropped (listed above)")
+    if report:  # after the figures are out: a page that cannot be written loses none of them
+        evaluation.write_report(results, report, queries)
+        _echo(f"wrote the report to {report}", err=True)
 
 
 @cli.command("make-qa")

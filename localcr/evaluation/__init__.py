@@ -11,7 +11,8 @@ Precision@k, hit rate, MRR and nDCG of one ranking, and their means; its doc def
 `span_metrics` (which targets a ranking finds, and at which rank, for each kind of gold; span_metrics also the
 token-level metrics), `answers` (answers of `localcr ask` scored against the gold and a reference answer),
 `configs` (search configurations and cut-offs from their written form), `runner` (every
-query under every configuration, timed and scored) and `reports` (the tables, the JSON summary, per-query lines).
+query under every configuration, timed and scored), `reports` (the tables, the JSON summary, per-query lines) and
+`page` (the HTML report: a chart per metric, the queries that fail).
 """
 from localcr.evaluation.answers import AnswerResult, evaluate_answers, format_answer_table
 from localcr.evaluation.configs import SearchConfig, describe, parse_config, parse_ks
@@ -21,6 +22,7 @@ from localcr.evaluation.metrics import (DEFAULT_KS, METRIC_TITLES, METRICS, foun
                                         percentile, score_ranking)
 from localcr.evaluation.query_files import (BAD_JSON, GOLDS, NO_QUERY, NO_TARGETS, NOT_OBJECT, NOTHING_LEFT, PARTIAL,
                                             Query, QuerySet, load_queries)
+from localcr.evaluation.page import render_report, write_report
 from localcr.evaluation.reports import format_table, to_json, write_per_query
 from localcr.evaluation.runner import ConfigResult, evaluate, search_options
 from localcr.evaluation.span_metrics import SPAN_FOUND, SPAN_METRIC_TITLES, SPAN_METRICS
@@ -31,5 +33,5 @@ __all__ = [
     "SPAN_METRICS", "SPAN_METRIC_TITLES", "SPAN_NOT_FOUND", "UNKNOWN_CHUNK", "UNKNOWN_DOC", "UNKNOWN_ID",
     "AnswerResult", "ConfigResult", "Query", "QuerySet", "SearchConfig", "Target", "describe", "evaluate", "evaluate_answers", "format_answer_table", "format_table",
     "found_targets", "load_queries", "mean_metrics", "metric_keys", "parse_config", "parse_ks", "percentile",
-    "score_ranking", "search_options", "to_json", "write_per_query",
+    "render_report", "score_ranking", "search_options", "to_json", "write_per_query", "write_report",
 ]

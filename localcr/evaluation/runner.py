@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from localcr.errors import ArgumentError, LocalcrError
@@ -22,6 +22,13 @@ class ConfigResult:
     latency_ms: dict[str, float]  # "p50", "p95", "mean" of one search call
     n_queries: int
     per_query: list[dict[str, Any]]
+    # What came back instead for each query that leaves a target unfound (its row's "missed"), by the row's position
+    # in per_query: the first SHOWN_HITS hits, their text cut at SHOWN_CHARS (for the HTML report, evaluation.page).
+    shown: dict[int, list[dict[str, str]]] = field(default_factory=dict)
+
+
+SHOWN_HITS = 5
+SHOWN_CHARS = 300
 
 
 def evaluate(
@@ -85,7 +92,7 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
     clear = getattr(index, "clear_query_cache", None)
     if callable(clear):  # every configuration pays for embedding its queries, not just the first one
         clear()
-    rows, scores, latencies = [], [], []
+    rows, scores, latencies, shown = [], [], [], {}
     for q in progress_bar(queries.queries, f"{cfg.name}", progress):
         start = time.perf_counter()
         hits = index.search(q.text, **kwargs)
@@ -94,6 +101,8 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
         latencies.append(elapsed)
         scores.append(score)
         rows.append(_query_row(cfg, q, hits[:k], elapsed, score))
+        if rows[-1]["missed"]:
+            shown[len(rows) - 1] = [_shown_hit(hit) for hit in hits[:SHOWN_HITS]]
     return ConfigResult(
         config=cfg,
         ks=ks,
@@ -105,6 +114,7 @@ def _run_config(index: Any, queries: QuerySet, cfg: SearchConfig, ks: tuple[int,
         },
         n_queries=len(rows),
         per_query=rows,
+        shown=shown,
     )
 
 
@@ -139,6 +149,12 @@ def _query_row(cfg: SearchConfig, q: Query, hits: Sequence[Any], elapsed: float,
         "latency_ms": round(elapsed, 3),
         **{key: round(value, 6) for key, value in score.items()},
     }
+
+
+def _shown_hit(hit: Any) -> dict[str, str]:
+    text = getattr(hit, "text", "") or ""
+    return {"chunk_id": hit.chunk_id, "path": getattr(hit, "path", "") or hit.doc_id,
+            "text": text[:SHOWN_CHARS] + ("…" if len(text) > SHOWN_CHARS else "")}
 
 
 def progress_bar(items: list, label: str, enabled: bool, unit: str = "query"):
