@@ -314,6 +314,42 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
 
 
 @cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@_index_option
+@click.option("--embedder", help="Embedder name from models.toml (default: its [defaults]).")
+@click.option("--contexts", type=click.Choice(CONTEXT_MODES),
+              help="How each chunk is situated, as for `localcr index` (default: what the index was built with, else "
+                   "auto); the LLM modes write contexts for the changed files only.")
+@click.option("--llm", help="LLM name from models.toml for cards and LLM contexts.")
+@click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens, as for `localcr index`.")
+@click.option("--overlap", type=click.IntRange(0), help="Tokens shared by consecutive chunks, as for `localcr index`.")
+@click.option("--debounce", "quiet_ms", type=click.IntRange(10), default=200, show_default=True, metavar="MS",
+              help="Build once the folders have been quiet this many milliseconds (or 1.6 s after the first change, "
+                   "if they never are): a burst of saves is one build.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars in the first build (later builds show none).")
+@click.pass_context
+def watch(ctx, paths, index_dir, embedder, contexts, llm, chunk_tokens, overlap, quiet_ms, quiet):
+    """Keep an index current: build it as `localcr index` does, then again after every change to the files and
+    folders under PATHS (default: those the index was built from), until Ctrl-C.
+
+    Each build is the same incremental build (only new and changed files are read, contexts and cards written
+    for them alone, deleted ones dropped) and prints one line. One build runs at a time; changes made meanwhile
+    make one more build after it. An editor's temporary files, hidden files and the index itself are ignored. A
+    `localcr serve` on the index answers from each new generation as it lands.
+    """
+    from localcr.watch import watch_index  # watchfiles is imported only by this command
+
+    try:
+        watch_index(list(paths), index_dir, _registry(ctx), report=_echo, log=_log, progress=not quiet,
+                    quiet_ms=quiet_ms, embedder=embedder, contexts=contexts, llm=llm, chunk_tokens=chunk_tokens,
+                    overlap_tokens=overlap)
+    except ArgumentError as exc:
+        if exc.names == {"paths"}:
+            raise LocalcrError("nothing to watch: name files or directories (e.g. `localcr watch docs/ --index DIR`)") from None
+        raise
+
+
+@cli.command()
 @click.argument("query")
 @_index_option
 @click.option("-k", cls=SettingOption, setting="search.k", type=click.IntRange(1),

@@ -23,6 +23,7 @@ from localcr.text import hyphenation_marked
 
 GUESS_CHARS = 64_000  # enough of a record to tell code from prose
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
+INDEX_MARKER = "localcr-index.json"  # localcr.store.MARKER: a localcr index inside a folder indexed is not read
 
 
 @dataclass
@@ -218,7 +219,8 @@ def _add(report: LoadReport, seen: set[str], docs: list[Document]) -> None:
 def _walk(root: Path) -> list[Path]:
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+                             and not os.path.exists(os.path.join(dirpath, d, INDEX_MARKER)))
         found.extend(Path(dirpath) / name for name in sorted(filenames) if not name.startswith("."))
     return found
 
