@@ -8,7 +8,8 @@
 
 Importing localcr switches Hugging Face hub access off before anything can import
 transformers or sentence-transformers: models load from local files or not at all.
-The API's names are imported when first used, so `import localcr` itself stays fast.
+The API's names (and `__version__`, read from the installed package's metadata) are imported when first used, so
+`import localcr` itself stays fast: a `localcr search` imports only what it runs.
 """
 import os
 
@@ -18,11 +19,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from importlib import import_module as _import_module  # noqa: E402
-from importlib.metadata import version as _version  # noqa: E402
 
 from localcr.errors import LocalcrError  # noqa: E402
-
-__version__ = _version("localcr")
 
 _LAZY = {
     "build_index": "localcr.index",
@@ -34,6 +32,11 @@ __all__ = ["build_index", "open_index", "load_registry", "Hit", "LocalcrError", 
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # importing importlib.metadata takes some 35 ms, which a search has no need of
+        from importlib.metadata import version
+
+        globals()[name] = version("localcr")
+        return globals()[name]
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'localcr' has no attribute {name!r}")
@@ -43,4 +46,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.metadata
 import os
 import sys
 from dataclasses import dataclass
@@ -40,6 +39,8 @@ class SlicedGGUF:
     sha256: str
 
     def part_path(self, n: int) -> Path:
+        import importlib.metadata  # here, not with the registry: it is slow to import, and only assembling needs it
+
         dist_name = f"{self.package}-part{n}"
         try:
             dist = importlib.metadata.distribution(dist_name)

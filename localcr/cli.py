@@ -11,17 +11,19 @@ from pathlib import Path
 
 import click
 
-import localcr
 from localcr import settings
 from localcr.backends import is_milvus
+from localcr.contexts import CONTEXT_MODES
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.filters import KINDS, Filter
-from localcr.pipeline import CONTEXT_MODES, long_prose_tokens_of
 from localcr.language import counted, embedder_warning
 from localcr.models import BUNDLED, ROLES, load_registry
 from localcr.search import DEFAULT_ALPHA, DEFAULT_CANDIDATES, DEFAULT_FUSION, DEFAULT_PRIOR, FUSIONS
 from localcr.store import disk_size
 from localcr.text import printable, snippet
+
+# What a command runs (building, answering, serving, the LLM) is imported inside that command: `localcr search`
+# imports only what a search runs, and starts in a fraction of a second.
 
 # The options that carry a Python API parameter under another name; an ArgumentError about one of these
 # parameters is worded with the option, as the user wrote it.
@@ -79,7 +81,7 @@ class SettingOption(click.Option):
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(localcr.__version__, prog_name="localcr")
+@click.version_option(package_name="localcr", prog_name="localcr")  # the version read only for --version
 @click.option("--models", "models_file", type=click.Path(dir_okay=False),
               help="Model registry file (default: env LOCALCR_MODELS, the config file's `models`, or models.toml of "
                    "this checkout).")
@@ -224,7 +226,7 @@ def _recorded_rates(spec):
     """The speeds this LLM last reached on this machine with the threads and side-by-side sequences a build uses."""
     from localcr.contexts import DEFAULT_PARALLEL
     from localcr.contexts.rates import recorded_rates
-    from localcr.llm import default_threads
+    from localcr.threads import default_threads
 
     return recorded_rates(spec, spec.n_threads or default_threads(), DEFAULT_PARALLEL)
 
@@ -812,6 +814,8 @@ def stats(ctx, index_dir, list_skipped, as_json):
     _echo(f"index       {info['directory']} ({info['generation']}, built {info['created']} by localcr {info['localcr']})")
     _echo(f"documents   {info['documents']}")
     chunking = info["chunking"]
+    from localcr.pipeline import long_prose_tokens_of
+
     long_prose = long_prose_tokens_of(chunking)
     _echo(f"chunks      {info['chunks']} ({info['windows']} dense windows; {chunking['chunk_tokens']} tokens"
           + (f", long untitled prose {long_prose}" if long_prose != chunking["chunk_tokens"] else "")

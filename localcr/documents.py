@@ -14,12 +14,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from localcr.errors import LocalcrError
-from localcr.parsing.code import parses_cleanly
-from localcr.readers import Part, Read, kind_of, reader_for
-from localcr.readers.workers import READ_TIMEOUT, read_files
 from localcr.text import hyphenation_marked
+
+if TYPE_CHECKING:  # the readers are imported by load_paths, which reads files: a search only opens the index
+    from localcr.readers import Part, Read
 
 GUESS_CHARS = 64_000  # enough of a record to tell code from prose
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache"}
@@ -117,12 +118,17 @@ def sha(text: str) -> str:
 
 
 def load_paths(paths: list[str | os.PathLike], readers: dict[str, str] | None = None,
-               timeout: float = READ_TIMEOUT, known: dict[str, tuple[int, int | None]] | None = None) -> LoadReport:
+               timeout: float | None = None, known: dict[str, tuple[int, int | None]] | None = None) -> LoadReport:
     """Read every supported file under `paths`; a pre-chunked corpus (.json in the codebase_chunks format) is
     imported. Files are read in worker processes (localcr.readers.workers), so a file whose reader crashes or
-    takes longer than `timeout` seconds is skipped, not fatal. readers: more file types, as
-    {".suffix": "module:function"} (see localcr.readers). known: doc_id -> (size, mtime) of files indexed
-    before; a file with the same size and modification time is not read, only listed in `unchanged`."""
+    takes longer than `timeout` seconds (default: localcr.readers.workers.READ_TIMEOUT) is skipped, not fatal.
+    readers: more file types, as {".suffix": "module:function"} (see localcr.readers). known: doc_id -> (size,
+    mtime) of files indexed before; a file with the same size and modification time is not read, only listed in
+    `unchanged`."""
+    from localcr.readers import kind_of, reader_for
+    from localcr.readers.workers import READ_TIMEOUT, read_files
+
+    timeout = READ_TIMEOUT if timeout is None else timeout
     known = known or {}
     report = LoadReport()
     readers = {suffix.lower(): name for suffix, name in (readers or {}).items()}
@@ -319,6 +325,8 @@ def _guess_kind(text: str) -> str:
         return "text"
     if code >= max(2, 0.3 * len(lines)) and code >= prose:
         return "code"
+    from localcr.parsing.code import parses_cleanly  # the code parsers, only for a record this close (a search imports none)
+
     return "code" if code >= 2 and code >= prose / 2 and parses_cleanly(text) else "text"
 
 

@@ -16,10 +16,11 @@ import numpy as np
 from localcr import store
 from localcr.backends.locations import is_milvus
 from localcr.cache import cache_dir
+from localcr.contexts.modes import CONTEXT_MODES
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.models import Registry
-from localcr.pipeline import (CONTEXT_MODES, BuildSummary, Made, coverage_text, make_chunks, manifest_of, plan_changes,
-                              resolve_settings, same_settings, upgrades_in_place)
+from localcr.pipeline import (BuildSummary, Made, coverage_text, make_chunks, manifest_of, plan_changes, resolve_settings,
+                              same_settings, upgrades_in_place)
 
 
 # The policy that keeps search fast as changes pile up: compact when a change leaves more segments than this,

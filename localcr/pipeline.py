@@ -21,7 +21,8 @@ from tqdm import tqdm
 import localcr
 from localcr import store
 from localcr.chunking import chunk_document
-from localcr.contexts import DEFAULT_COMPOSITION
+from localcr.contexts.modes import CARD_MODES, DEFAULT_CONTEXTS, LLM_MODES
+from localcr.contexts.run import DEFAULT_COMPOSITION
 from localcr.documents import LONG_PROSE, Chunk, Document, LoadReport, Skipped, load_paths
 from localcr.errors import ArgumentError, LocalcrError
 from localcr.language import counted, detected, document_language, embedder_warning, languages_of, settled
@@ -30,22 +31,14 @@ from localcr.parsing.code import label as code_structure
 from localcr.structure import structural_contexts
 
 
-# What situates each chunk, by cost (docs/indexing-and-contexts.md, "Contexts: tiers by cost"): the document's
-# structure (free); a card, one LLM sentence per document, joined to it ("cards" for every document; "auto" only for
-# long prose that names no subject: no title, no heading); a context the LLM writes for every chunk ("llm"), with
-# cards too ("cards+llm"); nothing.
-CONTEXT_MODES = ("auto", "structural", "cards", "llm", "cards+llm", "none")
 # Long untitled prose (Document.is_long_untitled_prose: a filing, a report's text layer) is chunked this many times
 # larger than other documents when no chunk size is given. Measured on financebench-dev (BENCHMARKS.md, "Why the
 # retrieval defaults are what they are"): at the same characters shown, twice the size finds more of the gold passages.
 LONG_PROSE_FACTOR = 2
-DEFAULT_CONTEXTS = "auto"  # docs/indexing-and-contexts.md, "Contexts: tiers by cost": as structural on code and prose
-CARD_MODES = ("auto", "cards", "cards+llm")
 # Said by a build that writes its cards and LLM contexts before its index (make_chunks without `staged`): a Milvus
 # collection is published whole, and committing improved documents as they come is the local store's alone so far.
 UNSTAGED = ("note: this index answers once every card and LLM context is written: a Milvus collection is published "
             "whole (only a local index commits documents as their cards and contexts come)")
-LLM_MODES = ("cards", "llm", "cards+llm")  # the modes that need the LLM whatever the documents ("auto" may not)
 
 
 @dataclass

@@ -19,22 +19,40 @@ generation settings, document sha, chunk sha); a killed run resumes where it sto
 key: only contexts written from a window are redone, and only when n_ctx grows. The raw model output is
 cached and the guard (`localcr.guard`) runs on it each time, so tightening the guard never needs the model.
 
-The parts: `prompts` (layouts, markers, rendering), `windows` (long documents), `keys` (cache keys), `rates` (this
-machine's speeds and the time estimate), `stats` (what a run did and cost), `run` (the driver, the guard's
-verdicts, composition), `cards` (one sentence per document, the cheap tier: see there) and `imported` (contexts
-written elsewhere, from JSONL).
+The parts: `modes` (what a build situates chunks with: structure, cards, the LLM), `prompts` (layouts, markers,
+rendering), `windows` (long documents), `keys` (cache keys), `rates` (this machine's speeds and the time estimate),
+`stats` (what a run did and cost), `run` (the driver, the guard's verdicts, composition), `cards` (one sentence per
+document, the cheap tier: see there) and `imported` (contexts written elsewhere, from JSONL).
 """
-from localcr.contexts.imported import load_contexts_file
-from localcr.contexts.keys import context_key, context_tag, settings_signature, store_context
-from localcr.contexts.prompts import DEFAULT_PROMPT, LANGUAGE_REQUEST, PROMPTS, PromptLayout, language_clause
-from localcr.contexts.rates import llm_rates, measure_rates, record_rates
-from localcr.contexts.run import (COMPOSITIONS, DEFAULT_COMPOSITION, DEFAULT_PARALLEL, add_work, apply_generated, compose,
-                                  generate_document, pending_contexts, write_llm_contexts)
-from localcr.contexts.stats import ContextStats
+from __future__ import annotations
 
-__all__ = [
-    "COMPOSITIONS", "DEFAULT_COMPOSITION", "DEFAULT_PARALLEL", "DEFAULT_PROMPT", "LANGUAGE_REQUEST", "PROMPTS",
-    "ContextStats", "PromptLayout", "add_work", "apply_generated", "compose", "context_key", "context_tag",
-    "generate_document", "language_clause", "llm_rates", "load_contexts_file", "measure_rates", "pending_contexts",
-    "record_rates", "settings_signature", "store_context", "write_llm_contexts",
-]
+from importlib import import_module
+
+# Each name of the interface and the part that defines it. A part is imported when one of its names is first asked
+# for, not with the package: the model registry reads the prompt layouts' names (localcr.models) and the command line
+# the modes, and a search that loads the registry must not import the LLM runtime, the guard and the readers that
+# writing contexts needs.
+_PARTS = {name: part for part, names in {
+    "imported": ("load_contexts_file",),
+    "keys": ("context_key", "context_tag", "settings_signature", "store_context"),
+    "modes": ("CARD_MODES", "CONTEXT_MODES", "DEFAULT_CONTEXTS", "LLM_MODES"),
+    "prompts": ("DEFAULT_PROMPT", "LANGUAGE_REQUEST", "PROMPTS", "PromptLayout", "language_clause"),
+    "rates": ("llm_rates", "measure_rates", "record_rates"),
+    "run": ("COMPOSITIONS", "DEFAULT_COMPOSITION", "DEFAULT_PARALLEL", "add_work", "apply_generated", "compose",
+            "generate_document", "pending_contexts", "write_llm_contexts"),
+    "stats": ("ContextStats",),
+}.items() for name in names}
+__all__ = sorted(_PARTS)
+
+
+def __getattr__(name: str):
+    part = _PARTS.get(name)
+    if part is None:
+        raise AttributeError(f"module 'localcr.contexts' has no attribute {name!r}")
+    value = getattr(import_module(f"localcr.contexts.{part}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PARTS))

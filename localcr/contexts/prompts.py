@@ -6,11 +6,13 @@ its marker; "published" repeats each chunk after the document, as Anthropic's pu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from localcr.documents import Chunk, Document
 from localcr.errors import LocalcrError
-from localcr.llm import LlamaRunner
+
+if TYPE_CHECKING:  # for annotations only: the model registry reads PROMPTS, and a search imports no LLM runtime
+    from localcr.documents import Chunk, Document
+    from localcr.llm import LlamaRunner
 
 
 # The published Contextual Retrieval instruction.

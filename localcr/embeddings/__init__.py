@@ -21,11 +21,11 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from localcr.cache import key, open_cache, tag
-from localcr.chunking import levels_for, pack, split_spans
 from localcr.documents import Chunk
 from localcr.embeddings.backend import Backend
 from localcr.models import EMBEDDER_BACKENDS, ModelSpec
@@ -52,7 +52,11 @@ class Embedder:
         self.id = f"{spec.name}:{fingerprint}"
         self.cache_tag = tag(spec.name, f"fingerprint {fingerprint}")
         self.dimension = self.backend.dimension
-        self._cache = open_cache("embeddings")
+
+    @cached_property
+    def _cache(self):
+        """The disk cache of the windows' vectors, opened when first used: a search embeds its query without it."""
+        return open_cache("embeddings")
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         return self.backend.count_tokens(texts)
@@ -72,6 +76,8 @@ class Embedder:
 
     def _pieces(self, chunks: list[Chunk]):
         """(chunk row, "prefix + context + piece") of each window, in order."""
+        from localcr.chunking import levels_for, pack, split_spans  # a build's, with the parsers: a query needs none
+
         budget = self.max_length - self.backend.added_tokens - 1  # and the newline between context and text
         contexts = list(dict.fromkeys(c.context for c in chunks))  # a document's chunks share a few contexts
         counted = dict(zip(contexts, self.count_tokens(contexts)))

@@ -14,6 +14,7 @@ cache entries and indexes), chosen by the Pass@k it keeps (BENCHMARKS.md), never
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -54,17 +55,14 @@ class OnnxBackend(Backend):
         import onnxruntime
         import tokenizers
 
-        from localcr.llm import default_threads
+        from localcr.threads import default_threads
 
-        self.spec = spec
+        self.spec, self.path = spec, path
         settings = _sentence_transformers_settings(path)
         self.max_length = min(spec.max_length, settings["max_seq_length"])
         self.lowercase = settings["do_lower_case"]
-        # tokenizer.json may carry its own padding and truncation (MiniLM's: pad and cut at 128): one tokenizer
-        # counts whole texts, the other cuts them at the model's length as sentence-transformers does
-        self.tokenizer = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.no_truncation()
+        # tokenizer.json may carry its own padding and truncation (MiniLM's: pad and cut at 128): this tokenizer
+        # cuts texts at the model's length as sentence-transformers does, `tokenizer` counts whole texts
         self.truncating = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
         self.truncating.no_padding()
         self.truncating.enable_truncation(self.max_length)
@@ -78,6 +76,17 @@ class OnnxBackend(Backend):
             raise LocalcrError(f"{spec.where}: cannot load the ONNX copy {model_file} ({type(exc).__name__}: {exc}): "
                                "delete it and it is made again") from None
         self.dimension = int(self.session.get_outputs()[0].shape[1])
+
+    @cached_property
+    def tokenizer(self):
+        """The tokenizer that counts and clips whole texts, read when first used: a document's windows need it, a
+        query only `truncating` (each reading of tokenizer.json takes some 20 ms of a search's start)."""
+        import tokenizers
+
+        tokenizer = tokenizers.Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        return tokenizer
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         return [len(e.ids) for e in self.tokenizer.encode_batch(self._cased(texts), add_special_tokens=False)]

@@ -21,7 +21,7 @@ class SentenceTransformersBackend(Backend):
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
-        from localcr.llm import default_threads
+        from localcr.threads import default_threads
 
         torch.set_num_threads(threads or default_threads())
         transformers_logging.set_verbosity_error()  # length warnings are expected: windows handle long text

