@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from localcr.errors import LocalcrError
+from localcr.threads import default_threads
 from localcr.text import without_soft_hyphens
 
 SEED = 1234
@@ -55,22 +56,6 @@ _USER = "\u27e6localcr-user\u27e7"  # where the user's message begins in a rende
 def _without_markers(text: str) -> str:
     """A message without the markers `render` places in it: a document holding them must not break its prompt."""
     return text.replace(_SPLIT, "").replace(_USER, "")
-
-
-def default_threads() -> int:
-    """CPU threads for llama.cpp: the cores this process may run on (llama.cpp gains nothing from SMT siblings,
-    and more threads than cores makes every thread wait)."""
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        available = os.cpu_count() or 1
-    try:
-        import psutil
-
-        physical = psutil.cpu_count(logical=False) or available
-    except ImportError:
-        physical = available
-    return max(1, min(available, physical))
 
 
 def build_info() -> str:

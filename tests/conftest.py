@@ -56,7 +56,7 @@ def _is_loopback(host: str) -> bool:
 def _one_share_of_the_cores_per_worker():
     """Under pytest-xdist, each worker runs on its own share of the cores (and so does every process it starts):
     llama.cpp, torch and ONNX Runtime size their thread pools by the cores a process may run on
-    (localcr.llm.default_threads), and two unpinned workers each spinning two llama.cpp threads on two cores made
+    (localcr.threads.default_threads), and two unpinned workers each spinning two llama.cpp threads on two cores made
     the suite slower than one worker. With more workers than cores, each core takes every so many (tests/README.md)."""
     worker, workers = os.environ.get("PYTEST_XDIST_WORKER"), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if not worker or workers < 2 or not hasattr(os, "sched_setaffinity"):

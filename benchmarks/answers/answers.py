@@ -130,7 +130,7 @@ def llm_rates(llm: str | None) -> str:
     """The LLM's prompt and generation rates on this machine, as its last answers recorded them (localcr keeps the
     latest in its cache for its estimates): a figure of this CPU, for comparing timings across machines."""
     from localcr.contexts.rates import ANSWER, recorded_rates
-    from localcr.llm import default_threads
+    from localcr.threads import default_threads
     from localcr.models import load_registry
 
     spec = load_registry().require("llm", llm)

@@ -4,7 +4,7 @@ weather note with tables, and the same kinds in German, French, Spanish, Japanes
 reader; tatqa-dev's arithmetic questions should be computed and its span, multi-span and count questions read.
 
     .venv/bin/python benchmarks/answers/routing.py --data ../shared/data [--sets xquad-en,ordinary-en,tatqa-dev]
-        [--per-type arithmetic=100,span=100,multi-span=60,count=32] [--halves tune,held-out] [-v]
+        [--per-type arithmetic=100,span=100,multi-span=60,count=32] [--halves tune,held-out] [--plans] [-v]
 
 A question goes near computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
 document where the set names one) hold a table with a row or column the question names and the bundled model,
@@ -15,7 +15,9 @@ hold a table goes to the figures path instead. tatqa-dev is sampled per answer t
 split by number: even tune, odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were
 computed (a plan over two or more cells), read from one cell, sent to the figures path, how many needed the
 model's word, and the time the decision took on top of the search (median and most, the model's word included
-where one ran; the plan not). With -v each question's route, margin and plan on stderr. Table to stdout and
+where one ran; the plan not). Without --plans no plan is made: "computed" counts the questions the model's word
+sends to planning (an upper bound: a plan of one cell is read), and lookups stay 0. With -v each question's route,
+margin and plan on stderr. Table to stdout and
 benchmarks/results/routing.md.
 """
 from __future__ import annotations
@@ -77,9 +79,10 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
         margin = route.arithmetic_margin(answerer.runner, row["query"], named) if named else None
         decided = time.perf_counter() - started
-        formula, cells = route.table_plan(index, row["query"], hits, answerer.runner) if named else ("", {})
+        to_plan = args.plans and margin is not None and margin > route.ROUTE_MARGIN
+        formula, cells = route.table_plan(index, row["query"], hits, answerer.runner) if to_plan else ("", {})
         looked_up = bool(formula) and compute.lookup(formula, cells) is not None
-        to_compute = bool(formula) and not looked_up
+        to_compute = bool(formula) and not looked_up if args.plans else margin is not None and margin > route.ROUTE_MARGIN
         filing = not to_compute and bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
         group = by_group.setdefault(row["group"], {"asked": 0, "routed": 0, "lookups": 0, "filing": 0, "decided": 0,
                                                    "costs": []})
@@ -104,8 +107,10 @@ def main() -> None:
 
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--sets", default=",".join(SETS))
-    p.add_argument("--per-type", default="arithmetic=100,span=100,multi-span=60,count=32")
+    p.add_argument("--per-type", default="arithmetic=100,span=100,multi-span=60,count=16")
     p.add_argument("--halves", default="tune,held-out")
+    p.add_argument("--plans", action="store_true",
+                   help="make the plan of each question routed to computing, to tell lookups (a plan of one cell) apart")
     p.add_argument("-v", "--verbose", action="store_true", help="each question's route on stderr")
     args = p.parse_args()
     registry = load_registry()

@@ -95,7 +95,7 @@ def main() -> None:
     args = p.parse_args()
     from localcr.embeddings import Embedder
     from localcr.embeddings.onnx_export import checked_copy
-    from localcr.llm import default_threads
+    from localcr.threads import default_threads
     from localcr.models import load_registry
 
     embedder = Embedder(load_registry().require("embedder", "minilm"))
