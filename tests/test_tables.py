@@ -467,3 +467,15 @@ def test_a_row_the_model_took_for_its_neighbour_is_put_right_and_a_ratio_s_divis
         'cell("Net deferred tax assets", "2019") - cell("Net deferred tax assets", "2018")'
     ratio = 'cell("Cost of sales", "2019") / cell("Revenue", "2019") * 100'
     assert compute.better_rows(ratio, cells, "What was cost of sales as a percentage of revenue in 2019?") == ratio
+
+
+def test_a_year_spanning_two_quarters_heads_each_quarter_s_column_with_both():
+    from localcr.readers import html
+
+    page = ("<table><caption>Revenue by segment (Millions of dollars)</caption><tr><th></th><th colspan=2>2024</th>"
+            "<th colspan=2>2023</th></tr><tr><th></th><th>Q1</th><th>Q2</th><th>Q1</th><th>Q2</th></tr>"
+            "<tr><td>Cloud</td><td>1,234.5</td><td>1,310.2</td><td>1,102.7</td><td>1,150.9</td></tr></table>")
+    [table] = tables_in(html.read(page.encode()).text)
+    assert table.columns == ["2024 Q1", "2024 Q2", "2023 Q1", "2023 Q2"]
+    cloud = cells_of(table)[("Cloud", "2023 Q2")]
+    assert (cloud.value, cloud.scale, cloud.unit) == (1150.9, "million", "$")

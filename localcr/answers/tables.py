@@ -193,14 +193,18 @@ def _dashes_in_words(table: Table) -> Table:
 
 
 def _column_heads(head_rows: list[list[str]], width: int) -> list[str]:
-    """A name per column: its cell in the header row that names the most years, else the most filled one (what
-    heads each column: "2019" under a spanning "Year Ended May 31,", not the "£m" under it), else what another
-    header row says over it, else its place ("column 3")."""
+    """A name per column. Where two or more header rows each tell columns apart (a year over two quarters: "2024 |
+    2024 | 2023 | 2023" above "Q1 | Q2 | Q1 | Q2"), their cells joined, top first ("2024 Q1"). Else its cell in the
+    header row that names the most years, else the most filled one (what heads each column: "2019" under a spanning
+    "Year Ended May 31,", not the "£m" under it), else what another header row says over it, else its place
+    ("column 3")."""
+    apart = [cells for cells in head_rows if len({cell for cell in cells[1:] if cell}) > 1]
     fullest = max(head_rows, key=lambda cells: (sum(bool(years_of(cell)) for cell in cells[1:]),
                                                 sum(bool(cell) for cell in cells[1:])))
     heads = []
     for j in range(1, width):
-        head = fullest[j] or next((cells[j] for cells in reversed(head_rows) if cells[j]), "")
+        head = " ".join(dict.fromkeys(cells[j] for cells in apart if cells[j])) if len(apart) > 1 else ""
+        head = head or fullest[j] or next((cells[j] for cells in reversed(head_rows) if cells[j]), "")
         heads.append(head or _HEADLESS.format(j + 1))
     return _unique(heads)
 
