@@ -3,6 +3,7 @@ helpers to run the CLI and to write PDF, DOCX and PPTX files. Tests that load a 
 marked `model`; `pytest -m "not model"` runs the others in seconds (see tests/README.md)."""
 from __future__ import annotations
 
+import contextlib
 import io
 import ipaddress
 import json
@@ -539,3 +540,53 @@ def answerer(index):
     answerer = load_answerer(index.registry)
     yield answerer
     answerer.close()
+
+
+@contextlib.contextmanager
+def headless_chromium(profile, host_rules: str = "MAP * ~NOTFOUND"):
+    """Debian's Chromium under its chromedriver, headless and cut off from every host but what `host_rules` lets
+    through (skipped, saying what to install, where either is missing): the browser tests' one way to start it."""
+    import shutil
+    import subprocess
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    def binary(*names: str) -> str | None:
+        return next((found for name in names if (found := shutil.which(name) or (
+            f"/usr/bin/{name}" if os.access(f"/usr/bin/{name}", os.X_OK) else None))), None)
+
+    chromium, chromedriver = binary("chromium", "chromium-browser"), binary("chromedriver")
+    if not (chromium and chromedriver):
+        missing = " and ".join(name for name, found in (("chromium", chromium), ("chromedriver", chromedriver))
+                               if not found)
+        reason = (f"no {missing} on this machine: install the Debian packages chromium and chromium-driver "
+                  "(./setup.sh --test)")
+        print(reason)
+        pytest.skip(reason)
+    options = Options()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900",
+                f"--user-data-dir={profile}",
+                # nothing but this machine: no background requests, and no name resolves
+                "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                "--disable-domain-reliability", "--disable-client-side-phishing-detection",
+                f"--host-resolver-rules={host_rules}"):
+        options.add_argument(arg)
+    if os.geteuid() == 0:
+        options.add_argument("--no-sandbox")  # Chromium refuses to start its sandbox as root
+    # The driver is given by path, so Selenium never runs Selenium Manager (selenium/webdriver/common/
+    # driver_finder.py skips it when Service has a path); SE_OFFLINE keeps it from downloading if it ever did.
+    service = Service(executable_path=chromedriver, log_output=subprocess.DEVNULL)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SE_OFFLINE", "true")
+        with loopback_allowed():  # chromedriver is driven over loopback HTTP, before any test's switch is set
+            driver = webdriver.Chrome(options=options, service=service)
+    assert driver.service.path == chromedriver
+    try:
+        yield driver
+    finally:
+        with loopback_allowed():
+            driver.quit()

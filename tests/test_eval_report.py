@@ -8,13 +8,10 @@ Debian packages `chromium` and `chromium-driver` where it can)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 
 import pytest
-from conftest import loopback_allowed, run
+from conftest import headless_chromium, run
 
 from localcr.evaluation import METRICS
 
@@ -62,46 +59,10 @@ def test_report_is_one_page_that_needs_nothing_else(report):
     assert len(ids) == len(set(ids))  # the charts' SVG ids are each chart's own
 
 
-def _binary(*names: str) -> str | None:
-    for name in names:
-        found = shutil.which(name) or (f"/usr/bin/{name}" if os.access(f"/usr/bin/{name}", os.X_OK) else None)
-        if found:
-            return found
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, chromedriver = _binary("chromium", "chromium-browser"), _binary("chromedriver")
-    if not (chromium and chromedriver):
-        missing = " and ".join(name for name, found in (("chromium", chromium), ("chromedriver", chromedriver))
-                               if not found)
-        pytest.skip(f"no {missing} on this machine: install the Debian packages chromium and chromium-driver "
-                    "(./setup.sh --test)")
-    options = Options()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900",
-                f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-                "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-default-apps",
-                "--disable-domain-reliability", "--disable-client-side-phishing-detection",
-                "--host-resolver-rules=MAP * ~NOTFOUND"):  # a page that fetched anything would find no host
-        options.add_argument(arg)
-    if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")  # Chromium refuses to start its sandbox as root
-    # Given by path, so Selenium Manager never runs (SE_OFFLINE: nor downloads, if it ever did).
-    service = Service(executable_path=chromedriver, log_output=subprocess.DEVNULL)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SE_OFFLINE", "true")
-        with loopback_allowed():  # chromedriver is driven over loopback HTTP
-            driver = webdriver.Chrome(options=options, service=service)
-    yield driver
-    with loopback_allowed():
-        driver.quit()
+    with headless_chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:  # a page that fetched anything
+        yield driver  # would find no host
 
 
 def _open(browser, report):

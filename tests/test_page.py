@@ -5,24 +5,17 @@ Skipped only when no Chromium or chromedriver is installed (`./setup.sh --test` 
 `chromium` and `chromium-driver` where it can)."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import localcr
-from conftest import loopback_allowed, start_server, stop_server
+from conftest import headless_chromium, start_server, stop_server
 
 pytestmark = [pytest.mark.model, pytest.mark.loopback]
 
@@ -30,47 +23,10 @@ PAGE = Path(localcr.__file__).parent / "serve" / "page"
 WAIT_S = 30
 
 
-def _binary(*names: str) -> str | None:
-    for name in names:
-        found = shutil.which(name) or (f"/usr/bin/{name}" if os.access(f"/usr/bin/{name}", os.X_OK) else None)
-        if found:
-            return found
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    chromium, chromedriver = _binary("chromium", "chromium-browser"), _binary("chromedriver")
-    if not (chromium and chromedriver):
-        missing = " and ".join(name for name, found in (("chromium", chromium), ("chromedriver", chromedriver))
-                               if not found)
-        reason = (f"no {missing} on this machine: install the Debian packages chromium and chromium-driver "
-                  "(./setup.sh --test)")
-        print(reason)
-        pytest.skip(reason)
-    options = Options()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900",
-                f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
-                # nothing but this machine: no background requests, and no name resolves
-                "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-default-apps",
-                "--disable-domain-reliability", "--disable-client-side-phishing-detection",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
-        options.add_argument(arg)
-    if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")  # Chromium refuses to start its sandbox as root
-    # The driver is given by path, so Selenium never runs Selenium Manager (selenium/webdriver/common/
-    # driver_finder.py skips it when Service has a path); SE_OFFLINE keeps it from downloading if it ever did.
-    service = Service(executable_path=chromedriver, log_output=subprocess.DEVNULL)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SE_OFFLINE", "true")
-        with loopback_allowed():  # chromedriver is driven over loopback HTTP, before any test's switch is set
-            driver = webdriver.Chrome(options=options, service=service)
-    assert driver.service.path == chromedriver
-    yield driver
-    with loopback_allowed():
-        driver.quit()
+    with headless_chromium(tmp_path_factory.mktemp("chromium-profile"), "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1") as driver:
+        yield driver
 
 
 def open_page(browser, served):
