@@ -143,6 +143,10 @@ def test_the_rows_behind_a_result():
         ([4], "selected from")
     grouped = 'SELECT "Country", COUNT(*) FROM t GROUP BY "Country" ORDER BY COUNT(*) DESC LIMIT 1'
     assert sql.behind_rows(table, grouped, [("Canada", 2)]) == ([2, 4], "counted over")
+    assert sql.nulls_last('SELECT "Team" FROM t ORDER BY "Wins" ASC LIMIT 1') == \
+        'SELECT "Team" FROM t ORDER BY "Wins" ASC NULLS LAST LIMIT 1'
+    assert sql.nulls_last(grouped) == grouped.replace(" DESC", " DESC NULLS LAST")
+    assert sql.nulls_last('SELECT COUNT(*) FROM t') == 'SELECT COUNT(*) FROM t'
     assert sql.clauses("SELECT \"A\" FROM t WHERE \"B\" = ' ORDER BY x' LIMIT 2") == \
         {"select": 'SELECT "A"', "FROM": "t", "WHERE": "\"B\" = ' ORDER BY x'", "LIMIT": "2"}
 
@@ -218,6 +222,7 @@ def test_llama_cpp_under_the_grammar_refuses_a_column_or_value_the_table_does_no
                    "SELECT COUNT(*) FROM t WHERE Nationality = 'Canada'",  # a column name unquoted
                    "SELECT COUNT(*) FROM t; DROP TABLE t", "SELECT * FROM sqlite_master",
                    "SELECT load_extension('x') FROM t", "ATTACH DATABASE 'x.db' AS x",
+                   'SELECT "Team" FROM t ORDER BY COUNT(*) DESC LIMIT 1',  # an aggregate's order needs a group
                    "SELECT COUNT(*) FROM t WHERE"]  # a query cut short
         assert [text for text in allowed if not llama_cpp_lets_write(vocabulary, grammar, text)] == []
         assert [text for text in refused if llama_cpp_lets_write(vocabulary, grammar, text)] == []

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import ANSWERS_SEED, machine, parser, table  # noqa: E402
+from _common import ANSWERS_SEED, machine, parser, table
 
 KINDS = ("count", "comparison", "lookup")
 HALVES = ("tune", "held-out")
@@ -42,7 +42,7 @@ _COMPARISON = re.compile(
     r"\b(most|least|highest|lowest|largest|smallest|biggest|greatest|longest|shortest|best|worst|top|bottom|"
     r"first|last|more|less|fewer|than|before|after|previous|next|above|below|earliest|latest|oldest|newest|"
     r"maximum|minimum|max|min|difference|same|compared?|higher|lower|larger|smaller|longer|shorter|older|younger|"
-    r"\w{3,}est)\b", re.I)
+    r"\w{3,}est)\b", re.IGNORECASE)
 _NOT_SUPERLATIVE = {"interest", "west", "contest", "forest", "test", "honest", "request", "guest", "harvest", "nest",
                     "protest", "suggest", "midwest", "southwest", "northwest", "modest", "arrest", "manifest"}
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")

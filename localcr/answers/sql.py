@@ -7,8 +7,9 @@ row. The bundled LLM is a coder, trained to write SQL, and a real engine counts 
 - The sheet is rebuilt whole from all its chunks (`sheet_table`): its header row names the columns (made unique),
   each column is typed from all its cells in the table's number convention (localcr.answers.notation: "1.234,5" in
   a German sheet is 1234.5, "12 %" is 12; a column whose every non-empty cell is a figure is REAL, else TEXT; an empty
-  cell and "n/a" are NULL), and every row keeps its line in the file (`_row`; the sheet's own text counts lines as the
-  reader wrote them, so a sheet's empty rows, which the reader leaves out, are not counted).
+  cell and "n/a" are NULL), and every row keeps its line in the file (`_row`; counted in the sheet's text as the
+  reader wrote it, so a sheet's empty rows, which the reader leaves out, are not counted, and a CSV row whose cell
+  holds a line break is one line).
 - The model writes ONE SELECT over that table (`write_sql`), shown the table as Qwen2.5-Coder's text-to-SQL prompts
   show one (CREATE TABLE with the column types, then three rows as INSERT lines, then the question), under a GBNF
   grammar built from the table (`sql_grammar`): only its columns, double-quoted; only a SELECT subset; and text
@@ -34,7 +35,7 @@ from localcr.answers import notation
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12a"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12b"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
@@ -337,11 +338,12 @@ def sql_grammar(table: SheetTable) -> str:
     cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/SUM/AVG/MIN/MAX of a column or
     of arithmetic between figure columns, or such arithmetic; conditions compare a column with a value (a text
     column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with more, any quoted
-    string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes."""
+    string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
+    ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows)."""
     real = [c for c in table.columns if c.type == "REAL"]
     text = [c for c in table.columns if c.type == "TEXT"]
     lines = [
-        'root ::= "SELECT " ("DISTINCT ")? items " FROM t" where? group? order? limit?',
+        'root ::= "SELECT " ("DISTINCT ")? items " FROM t" where? (group groupedorder? | order?) limit?',
         'items ::= item (", " item){0,3}',
         "item ::= aggregate | col" + (" | numexpr" if real else ""),
         'aggregate ::= "COUNT(*)" | "COUNT(" ("DISTINCT ")? col ")" | ("MIN(" | "MAX(") col ")"'
@@ -351,7 +353,8 @@ def sql_grammar(table: SheetTable) -> str:
         'pred ::= "(" cond ")" | col " IS " ("NOT ")? "NULL"' + (" | numpred" if real else "")
         + (" | textpred" if text else ""),
         'group ::= " GROUP BY " col (" HAVING " aggregate " " cmp " " number)?',
-        'order ::= " ORDER BY " (aggregate | col' + (" | numexpr" if real else "") + ') (" ASC" | " DESC")?',
+        'order ::= " ORDER BY " (col' + (" | numexpr" if real else "") + ') (" ASC" | " DESC")?',
+        'groupedorder ::= " ORDER BY " (aggregate | col' + (" | numexpr" if real else "") + ') (" ASC" | " DESC")?',
         'limit ::= " LIMIT " [1-9] [0-9]{0,2}',
         'cmp ::= "=" | "!=" | "<" | "<=" | ">" | ">="',
         'number ::= "-"? [0-9]{1,15} ("." [0-9]{1,6})?',
@@ -426,6 +429,17 @@ def clauses(sql: str) -> dict[str, str]:
 
 
 _AGGREGATE = re.compile(r"\b(COUNT|SUM|AVG|MIN|MAX)\(")
+
+
+def nulls_last(sql: str) -> str:
+    """The query with its ordering putting NULL last (SQLite puts it first in an ascending order: a sheet's empty
+    cells, a heading row "ISLANDS" of a table of islands, were "the least")."""
+    parts = clauses(sql)
+    if "ORDER BY" not in parts or parts["ORDER BY"].endswith(" NULLS LAST"):
+        return sql
+    order = parts["ORDER BY"]
+    head, _, tail = sql.rpartition(f" ORDER BY {order}")
+    return f"{head} ORDER BY {order} NULLS LAST{tail}"
 
 
 def behind_rows(table: SheetTable, sql: str, result: list[tuple]) -> tuple[list[int], str]:
@@ -533,13 +547,16 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str,
     table = sheet_table(index, hit.doc_id, (hit.start, hit.end))
     if table is None:
         return None, "the sheet holds no table under a header"
-    sql = write_sql(runner, question, table, fresh=fresh)
-    if not sql.startswith("SELECT "):
+    written = write_sql(runner, question, table, fresh=fresh)
+    if not written.startswith("SELECT "):
         return None, "no query was written"
+    sql = nulls_last(written)
     try:
         _, result = run_query(table, sql)
     except QueryError as exc:
-        return None, f"the query failed: {exc}"
+        if re.search(r"unrecognized token|incomplete input|syntax error", str(exc)):
+            return None, f"the query was cut short ({exc}): {written}"
+        return None, f"the query failed ({exc}): {written}"
     if not result or all(value is None for row in result for value in row):
         return None, f"the query found nothing: {sql}"
     try:
