@@ -479,3 +479,31 @@ def test_a_year_spanning_two_quarters_heads_each_quarter_s_column_with_both():
     assert table.columns == ["2024 Q1", "2024 Q2", "2023 Q1", "2023 Q2"]
     cloud = cells_of(table)[("Cloud", "2023 Q2")]
     assert (cloud.value, cloud.scale, cloud.unit) == (1150.9, "million", "$")
+
+
+def test_a_percentage_change_of_a_margin_asked_in_points_is_their_difference():
+    _, cells = cells_for("| | 2023 | 2022 |\n| EBIT margin (%) | 10.0 | 8.8 |\n")
+    written = '((cell("EBIT margin (%)", "2023") - cell("EBIT margin (%)", "2022")) / cell("EBIT margin (%)", "2022")) * 100'
+    assert compute.in_points(written, cells, points_asked=True) == \
+        'cell("EBIT margin (%)", "2023") - cell("EBIT margin (%)", "2022")'
+    assert compute.in_points(written, cells) == written  # a percentage change of a margin, where one is asked
+
+
+def test_a_table_whose_rows_are_years_is_named_by_a_column_whatever_its_unit():
+    [table] = tables_in("| Year | Revenue ($m) | Operating margin (%) |\n| 2022 | 1,402.1 | 9.0 |\n| 2023 | 1,477.9 | 9.5 |\n")
+    assert compute.named_tables("By how much did revenue grow from 2022 to 2023?", [(table, [])])
+
+
+def test_a_stray_hundred_after_a_difference_or_an_unasked_percentage_change_is_mended():
+    _, cells = cells_for("| | 2023 | 2022 |\n| Het Baken | 1.236 | 1.187 |\n")
+    difference = '(cell("Het Baken", "2023") - cell("Het Baken", "2022")) * 100'
+    assert compute.without_stray_hundred(difference, False) == '(cell("Het Baken", "2023") - cell("Het Baken", "2022"))'
+    change = '((cell("Het Baken", "2023") - cell("Het Baken", "2022")) / cell("Het Baken", "2022")) * 100'
+    assert compute.without_stray_hundred(change, False) == 'cell("Het Baken", "2023") - cell("Het Baken", "2022")'
+    assert compute.without_stray_hundred(change, True) == change
+
+
+@pytest.mark.parametrize("text, shown", [("Umsatz | 48.907,6 | 45.210", "48.907,6"), ("CHF 1'234.5", "1'234.5"),
+                                         ("Cotisations 12\u202f345,6", "12 345,6")])
+def test_a_figure_is_held_by_its_chunk_in_its_own_convention(text, shown):
+    assert compute.holds(text, shown) and not compute.holds(text.replace("4", "9"), shown)

@@ -135,6 +135,7 @@ def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[
     asked = set(tokenize(question))
 
     def named(name: str) -> bool:
+        name = re.sub(r"\s*\([^()]{1,12}\)", "", name)  # its unit is no part of its name: "Revenue ($m)", "Marge (%)"
         terms = {term for term in tokenize(name) if not term.isdigit()}
         shared = len(terms & asked)
         return bool(shared) and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS)
@@ -184,12 +185,16 @@ def _holder(chunks: list, label: str, cell: Cell):
 
 
 def holds(text: str, shown: str) -> bool:
-    """Whether a chunk's text holds a figure as written: its digits with the same separators, standing alone (a
-    dash, as a dash)."""
-    digits = re.search(r"\d[\d,]*(?:\.\d+)?", shown)
+    """Whether a chunk's text holds a figure as written: its digits with the same separators in whatever
+    convention ("5,686", "48.907,6", "1'234.5", "12 345,6" with any space), standing alone (a dash, as a dash)."""
+    digits = re.search(rf"\d(?:[\d.,'’]|[{notation.SPACES}](?=\d))*", shown)
     if not digits and shown.strip():
         return shown.strip() in text
-    return bool(digits) and re.search(rf"(?<![\d.,]){re.escape(digits[0])}(?![\d]|[.,]\d)", text) is not None
+    if not digits:
+        return False
+    written = re.sub(rf"[{notation.SPACES}]", " ", digits[0])
+    spaced = re.sub(rf"[{notation.SPACES}]", " ", text)
+    return re.search(rf"(?<![\d.,]){re.escape(written)}(?![\d]|[.,]\d)", spaced) is not None
 
 
 def grammar_of(cells: dict[tuple[str, str], Operand]) -> str:
@@ -280,14 +285,35 @@ def lookup(formula: str, cells: dict[tuple[str, str], Operand]) -> Operand | Non
     return cells.get((match[1], match[2])) if match else None
 
 
-def in_points(formula: str, cells: dict[tuple[str, str], Operand]) -> str:
+def in_points(formula: str, cells: dict[tuple[str, str], Operand], points_asked: bool = False) -> str:
     """A plan over percentages that only adds and subtracts them, without the "* 100" the 1.5B puts after it (a
-    change of a 12.5% margin from 11.8% is 0.7 percentage points, not 70%)."""
+    change of a 12.5% margin from 11.8% is 0.7 percentage points, not 70%); where the question asks for percentage
+    points, a percentage change of one percentage row as the difference it asks for ("(10 - 8.8) / 8.8 * 100" is
+    "10 - 8.8")."""
     references = _REFERENCE.findall(formula)
-    if not formula.endswith(" * 100") or " / " in formula or not references \
-            or not all(ref in cells and cells[ref].cell.percent for ref in references):
+    if not references or not all(ref in cells and cells[ref].cell.percent for ref in references):
+        return formula
+    if points_asked and len(references) == 3 and references[2] == references[1] \
+            and re.fullmatch(r"\(*v1 - v2\)* / v3\)*(?: \* 100)?", placeholders(formula)):
+        return 'cell("{}", "{}") - cell("{}", "{}")'.format(*references[0], *references[1])
+    if not formula.endswith(" * 100") or " / " in formula:
         return formula
     return formula[:-len(" * 100")]
+
+
+def without_stray_hundred(formula: str, percent_asked: bool) -> str:
+    """A plan as the question asks for it where the 1.5B put a "* 100" after it by habit: a difference times 100
+    ("(a - b) * 100": no quotient, no percentage) is the difference; a percentage change where the question asks
+    for no percentage ("Met hoeveel leerlingen is … gegroeid?") is the change itself."""
+    if not formula.endswith(" * 100"):
+        return formula
+    if " / " not in formula:
+        return formula[:-len(" * 100")].strip()
+    references = _REFERENCE.findall(formula)
+    if not percent_asked and len(references) == 3 and references[2] == references[1] \
+            and re.fullmatch(r"\(*v1 - v2\)* / v3\)*(?: \* 100)?", placeholders(formula)):
+        return 'cell("{}", "{}") - cell("{}", "{}")'.format(*references[0], *references[1])
+    return formula
 
 
 def missing_named(formula: str, cells: dict[tuple[str, str], Operand]) -> list[Cell]:

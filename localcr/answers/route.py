@@ -24,7 +24,7 @@ from localcr.answers.vocabulary import asks
 MAX_SHARE_PERCENT = 100.0
 MAX_CHANGE_PERCENT = 10_000.0
 _POINTS_ASKED = re.compile(r"percentage points?|\bpp\b|Prozentpunkt|points? de pourcentage|puntos? porcentual|"
-                           r"punti percentuali|procentpunt|ポイント|百分点", re.I)
+                           r"punti percentuali|procentpunt|ポイント|百分点|个百分点", re.I)
 _YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:-|–|to|through|and)\s*((?:19|20)\d\d)")
 ROUTE_VERSION = "route-2026.12c"  # part of every route decision's cache key: bump it when the prompt changes
 ROUTE_ROWS = 12  # row labels of each table shown to the decision
@@ -156,8 +156,10 @@ def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search
     if formula and (missing := compute.missing_named(formula, cells)):
         cell = missing[0]
         return None, f"{cell.row}, {cell.column} says {cell.shown}: no figure to compute with"
-    result = compute.evaluated(compute.oriented(compute.in_points(formula, cells), cells, question), cells) \
-        if formula else None
+    if formula:
+        formula = compute.in_points(formula, cells, bool(_POINTS_ASKED.search(question)))
+        formula = compute.without_stray_hundred(formula, asks("percent", question))
+    result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
     if result is None:
         return None, ""
     operands = [Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent, o.cell.headed) for o in result.operands]
