@@ -77,10 +77,10 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         hits = index.search(row["query"], DEFAULT_SOURCES, glob=glob)
         started = time.perf_counter()
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
-        margin = route.arithmetic_margin(answerer.runner, row["query"], named) if named else None
+        margin = route.arithmetic_margin(answerer, row["query"], named) if named else None
         decided = time.perf_counter() - started
         to_plan = args.plans and margin is not None and margin > route.ROUTE_MARGIN
-        formula, cells = route.table_plan(index, row["query"], hits, answerer.runner) if to_plan else ("", {})
+        formula, cells = route.table_plan(index, row["query"], hits, answerer) if to_plan else ("", {})
         looked_up = bool(formula) and compute.lookup(formula, cells) is not None
         to_compute = bool(formula) and not looked_up if args.plans else margin is not None and margin > route.ROUTE_MARGIN
         filing = not to_compute and bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])

@@ -132,21 +132,22 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     return None, withdrawn
 
 
-def table_plan(index, question: str, hits: list, runner, *, fresh: bool = False) -> tuple[str, dict]:
+def table_plan(index, question: str, hits: list, llm, *, fresh: bool = False) -> tuple[str, dict]:
     """The plan over the hits' tables, as the route makes it, and the cells it may name: ("", {}) where no table
-    names the question's row or the model finds no arithmetic needed (no plan then)."""
+    names the question's row or the model finds no arithmetic needed (no plan then). llm: the answerer, whose
+    model loads only when a decision or a plan is not cached."""
     named = compute.named_tables(question, compute.sources_tables(index, hits))
-    if not named or not needs_arithmetic(runner, question, named, fresh=fresh):
+    if not named or not needs_arithmetic(llm, question, named, fresh=fresh):
         return "", {}
     shown, cells = compute.shown_tables(named)
-    formula = compute.plan(runner, question, shown, compute.grammar_of(cells), fresh=fresh)
+    formula = compute.plan(llm.runner, question, shown, compute.grammar_of(cells), fresh=fresh)
     return (compute.better_rows(formula, cells, question) if formula else ""), cells
 
 
 def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
     """Arithmetic over the hits' own tables, where they name a row of one and the model finds arithmetic needed;
     a plan that is one cell is a lookup, answered as that cell (its row and column said, cited)."""
-    formula, cells = table_plan(index, question, hits, answerer.runner, fresh=fresh)
+    formula, cells = table_plan(index, question, hits, answerer, fresh=fresh)
     if formula and (looked_up := compute.lookup(formula, cells)):
         figure = Figure(looked_up.cell.shown, looked_up.hit, looked_up.cell.years, looked_up.cell.percent,
                         looked_up.cell.headed)
@@ -185,13 +186,13 @@ def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
 
 
-def needs_arithmetic(runner, question: str, named: list, *, fresh: bool = False) -> bool:
+def needs_arithmetic(llm, question: str, named: list, *, fresh: bool = False) -> bool:
     """Whether the question over these tables needs arithmetic: the kind of answer the bundled model names for it
     (`arithmetic_margin`) is one worked out from figures, by more than ROUTE_MARGIN."""
-    return arithmetic_margin(runner, question, named, fresh=fresh) > ROUTE_MARGIN
+    return arithmetic_margin(llm, question, named, fresh=fresh) > ROUTE_MARGIN
 
 
-def arithmetic_margin(runner, question: str, named: list, *, fresh: bool = False) -> float:
+def arithmetic_margin(llm, question: str, named: list, *, fresh: bool = False) -> float:
     """How much likelier (log-probability) the model finds its likeliest kind of answer that is computed ("change",
     "ratio", ...) than its likeliest that is read ("value", "reason", "name"), as the first word it would write,
     shown the question and the heads of the tables that name it after an instruction whose KV state is kept: only
@@ -203,10 +204,11 @@ def arithmetic_margin(runner, question: str, named: list, *, fresh: bool = False
     heads = "\n".join(f"Table: rows {'; '.join(label for label, _ in table.rows[:ROUTE_ROWS])} | columns "
                       f"{'; '.join(table.columns)}" for table, _ in named[:2])
     message = f"{heads}\nQuestion: {question}\nKind:"
-    entry_key = key("route", runner.spec.fingerprint(), ROUTE_VERSION, _ROUTE_INSTRUCTION, message)
+    entry_key = key("route", llm.spec.fingerprint(), ROUTE_VERSION, _ROUTE_INSTRUCTION, message)
     with open_cache("answers") as cache:
         margin = None if fresh else cache.get(entry_key)
     if not isinstance(margin, float):
+        runner = llm.runner  # loads the model: a cached decision (a cached answer's) needs none
         prefix, suffix = runner.render(_ROUTE_INSTRUCTION, message, _ROUTE_SYSTEM)
         runner.keep_prefix(prefix, "answers", "route", "route", ROUTE_VERSION)
         kinds = runner.choice(prefix, suffix, KINDS)
