@@ -114,6 +114,19 @@ def structural_chunks(docs) -> dict:
     return chunks_by_doc
 
 
+def write_results(stem: str, label: str, text: str) -> None:
+    """A run's table as benchmarks/results/STEM[-LABEL].md."""
+    (ROOT / "benchmarks" / "results" / f"{stem}{f'-{label}' if label else ''}.md").write_text(text)
+
+
+def append_answer(path: Path | None, record: dict) -> None:
+    """One answer as a JSON line of --answers FILE (none without the option): kept as it comes, so a run cut short
+    keeps what it asked."""
+    if path:
+        with path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
 def results_suffix(chosen: str, every) -> str:
     """The suffix of a results file for a run over some sets (--sets), "" for a run over all of them."""
     return "" if chosen == ",".join(every) else "-" + chosen.replace(",", "-")

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import ANSWERS_SEED, machine, parser, table  # noqa: E402
+from _common import ANSWERS_SEED, append_answer, machine, parser, table, write_results  # noqa: E402
 
 TYPES = ("arithmetic", "span", "multi-span", "count")
 HALVES = ("tune", "held-out")
@@ -150,11 +150,9 @@ def main() -> None:
                 print(f"{rendering}/{half} {query['answer_type']}: {query['query']!r} gold {query['answer']!r} -> "
                       f"{' '.join(answer.text.split())[:160]!r} {'RIGHT' if ok else 'wrong'}"
                       f"{' computed' if is_computed else ''} {took:.1f}s", file=sys.stderr, flush=True)
-                if args.answers:
-                    with args.answers.open("a", encoding="utf-8") as out:
-                        out.write(json.dumps({"rendering": rendering, "half": half, **query, "said": answer.text,
-                                              "refused": answer.refused, "note": answer.note, "right": ok,
-                                              "seconds": round(took, 2)}, ensure_ascii=False) + "\n")
+                append_answer(args.answers, {"rendering": rendering, "half": half, **query, "said": answer.text,
+                                             "refused": answer.refused, "note": answer.note, "right": ok,
+                                             "seconds": round(took, 2)})
             every = [ok for kind in TYPES for ok in scores[kind]]
             rows.append([rendering, half] + [f"{sum(scores[k])}/{len(scores[k])}" for k in TYPES]
                         + [f"{100 * sum(every) / max(1, len(every)):.1f}", computed, withdrawn])
@@ -164,8 +162,7 @@ def main() -> None:
     text = (f"tatqa-dev, {'--no-compute' if args.no_compute else 'defaults'}, per type per half: {args.per_type}\n\n"
             f"{out}\n\n{machine()}; {seconds}\n")
     print(text)
-    suffix = f"-{args.label}" if args.label else ""
-    (ROOT / "benchmarks" / "results" / f"tables{suffix}.md").write_text(text)
+    write_results("tables", args.label, text)
 
 
 if __name__ == "__main__":

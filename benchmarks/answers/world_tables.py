@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import ANSWERS_SEED, machine, table
+from _common import ANSWERS_SEED, append_answer, machine, table, write_results
 
 COMPUTED = "computed in Python"  # the note of an answer computed from the tables (localcr.answers.route)
 KINDS = ("lookup", "change", "percent-change", "points", "ratio", "sum", "average", "difference", "refuse")
@@ -139,10 +139,8 @@ def main() -> None:
         print(f"{question['id']} {question['kind']}: {question['question']!r} gold {question['answer']!r} "
               f"{question['unit']} -> {' '.join(answer.text.split())[:160]!r} {'RIGHT' if ok else 'wrong'}"
               f"{' computed' if computed else ''} {took:.1f}s", file=sys.stderr, flush=True)
-        if args.answers:
-            with args.answers.open("a", encoding="utf-8") as out:
-                out.write(json.dumps({**question, "said": answer.text, "refused": answer.refused, "note": answer.note,
-                                      "right": ok, "seconds": round(took, 2)}, ensure_ascii=False) + "\n")
+        append_answer(args.answers, {**question, "said": answer.text, "refused": answer.refused, "note": answer.note,
+                                     "right": ok, "seconds": round(took, 2)})
     documents = len({q["file"] for q in questions})
     seconds = f"median {statistics.median(timings):.1f} s a question" if timings else "all cached"
     rate = f"; prompt {statistics.median(rates):.0f} tokens/s (median)" if rates else ""
@@ -153,8 +151,7 @@ def main() -> None:
             f"{summary(records, 'language', sorted({q['language'] for q in records}))}\n\n"
             f"{summary(records, 'kind', KINDS)}\n\n{machine()}; {seconds}{rate}\n")
     print(text)
-    suffix = f"-{args.label}" if args.label else ""
-    (ROOT / "benchmarks" / "results" / f"world-tables{suffix}.md").write_text(text)
+    write_results("world-tables", args.label, text)
 
 
 if __name__ == "__main__":

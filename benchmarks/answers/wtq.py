@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import ANSWERS_SEED, machine, parser, table
+from _common import ANSWERS_SEED, append_answer, machine, parser, table, write_results
 
 KINDS = ("count", "comparison", "lookup")
 HALVES = ("tune", "held-out")
@@ -183,11 +183,9 @@ def main() -> None:
                 print(f"{half} {kind}: {query['question']!r} gold {query['answers']!r} -> "
                       f"{said[:120] if answer else why[:160]!r} {'RIGHT' if ok else 'wrong'} {took:.1f}s"
                       f"{' | ' + answer.draft if answer else ''}", file=sys.stderr, flush=True)
-                if args.answers:
-                    with args.answers.open("a", encoding="utf-8") as out:
-                        out.write(json.dumps({"half": half, "kind": kind, **query, "said": said,
-                                              "sql": answer.draft if answer else "", "why": why, "right": ok,
-                                              "seconds": round(took, 2)}, ensure_ascii=False) + "\n")
+                append_answer(args.answers, {"half": half, "kind": kind, **query, "said": said,
+                                             "sql": answer.draft if answer else "", "why": why, "right": ok,
+                                             "seconds": round(took, 2)})
             every = [ok for kind in KINDS for ok in scores[kind]]
             rows.append([half] + [f"{sum(scores[k])}/{len(scores[k])}" for k in KINDS]
                         + [f"{sum(every)}/{len(every)}", f"{100 * sum(every) / max(1, len(every)):.1f}",
@@ -201,8 +199,7 @@ def main() -> None:
     text = (f"wtq-dev, sql_answer alone (the bundled {answerer.spec.name}, one SELECT under the table's grammar), "
             f"{args.limit} questions a half\n\n{table(head, rows)}\n\n{machine()}; {seconds}\n")
     print(text)
-    suffix = f"-{args.label}" if args.label else ""
-    (ROOT / "benchmarks" / "results" / f"wtq{suffix}.md").write_text(text)
+    write_results("wtq", args.label, text)
 
 
 if __name__ == "__main__":
