@@ -293,9 +293,8 @@ def in_points(formula: str, cells: dict[tuple[str, str], Operand], points_asked:
     references = _REFERENCE.findall(formula)
     if not references or not all(ref in cells and cells[ref].cell.percent for ref in references):
         return formula
-    if points_asked and len(references) == 3 and references[2] == references[1] \
-            and re.fullmatch(r"\(*v1 - v2\)* / v3\)*(?: \* 100)?", placeholders(formula)):
-        return 'cell("{}", "{}") - cell("{}", "{}")'.format(*references[0], *references[1])
+    if points_asked and (difference := _change_as_difference(formula)):
+        return difference
     if not formula.endswith(" * 100") or " / " in formula:
         return formula
     return formula[:-len(" * 100")]
@@ -309,11 +308,17 @@ def without_stray_hundred(formula: str, percent_asked: bool) -> str:
         return formula
     if " / " not in formula:
         return formula[:-len(" * 100")].strip()
+    return (not percent_asked and _change_as_difference(formula)) or formula
+
+
+def _change_as_difference(formula: str) -> str:
+    """A percentage change ("(a - b) / b * 100") as the difference it is made of ("a - b"), or "" for any other
+    plan."""
     references = _REFERENCE.findall(formula)
-    if not percent_asked and len(references) == 3 and references[2] == references[1] \
-            and re.fullmatch(r"\(*v1 - v2\)* / v3\)*(?: \* 100)?", placeholders(formula)):
-        return 'cell("{}", "{}") - cell("{}", "{}")'.format(*references[0], *references[1])
-    return formula
+    if len(references) != 3 or references[2] != references[1] \
+            or not re.fullmatch(r"\(*v1 - v2\)* / v3\)*(?: \* 100)?", placeholders(formula)):
+        return ""
+    return 'cell("{}", "{}") - cell("{}", "{}")'.format(*references[0], *references[1])
 
 
 def missing_named(formula: str, cells: dict[tuple[str, str], Operand]) -> list[Cell]:
