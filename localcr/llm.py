@@ -35,6 +35,7 @@ import functools
 import io
 import logging
 import os
+import re
 import sys
 import tempfile
 import time
@@ -758,7 +759,7 @@ class _Decoder:
         if cut is not None:
             self.text, self.finished = self.text[:cut], True
             return False
-        return len(self.tokens) < self.max_tokens and not looping(self.tokens)
+        return len(self.tokens) < self.max_tokens and not (looping(self.tokens) and not in_a_number(self.text))
 
 
 def find_stop(text: str, stops: tuple[str, ...]) -> int | None:
@@ -779,6 +780,15 @@ def held_back(text: str, stops: tuple[str, ...]) -> int:
                 longest = n
                 break
     return longest
+
+
+_NUMBER_TAIL = re.compile(r"(?<![\d.,'])\d[\d.,' ]{0,23}$")
+
+
+def in_a_number(text: str) -> bool:
+    """Whether the text ends inside a figure of at most 24 characters: Qwen writes a digit a token, so "1000" or
+    "1,000,000" repeats a token or a few as a loop does, and a query's "> 1000" was cut to "> 100"."""
+    return bool(_NUMBER_TAIL.search(text))
 
 
 def looping(tokens: list[int], min_repeats: int = 3, max_period: int = 16) -> bool:

@@ -144,6 +144,9 @@ def test_loop_detection_and_stops():
     assert L.looping([5, 6, 7] * 3)
     assert L.looping([9] * 8)
     assert not L.looping(list(range(30)))
+    # a figure is no loop: Qwen writes a digit a token, and "> 1000" was cut to "> 100"
+    assert L.in_a_number('WHERE "Attendance" > 1000') and L.in_a_number("1,000,000")
+    assert not L.in_a_number("the the the") and not L.in_a_number("0" * 30)
     assert L.find_stop("\n  first line\nsecond", ("\n",)) == len("\n  first line")
     assert L.find_stop("\n\n", ("\n",)) is None  # leading blank lines are not an answer yet
 
