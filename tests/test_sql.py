@@ -272,3 +272,13 @@ def test_cells_holding_instructions_and_sql_are_data(index, answerer):
     table = sql.sheet_table(index, "docs/prices.csv")
     assert sql.run_query(table, "SELECT COUNT(*) FROM t")[1] == [(7,)]
     assert sql.run_query(table, "SELECT \"Note\" FROM t WHERE \"Item\" = 'Saw'")[1] == [(HOSTILE_CELL,)]
+
+
+def test_figures_with_a_unit_or_ordinals_are_numbers_and_a_month_is_not():
+    table = sql.table_of([(1, "Name | Height | Position | Opened"), (2, "Kaprun | 113.6 m | 9th | 12 May"),
+                          (3, "Jaume | 107 m | 2nd | 14 May"), (4, "Eibsee | 85 m | 1st | 3 June")])
+    assert [(c.name, c.type) for c in table.columns] == [("Name", "TEXT"), ("Height (m)", "REAL"),
+                                                         ("Position", "REAL"), ("Opened", "TEXT")]
+    assert sql.run_query(table, 'SELECT "Name" FROM t ORDER BY "Height (m)" ASC LIMIT 1')[1] == [("Eibsee",)]
+    mixed = sql.table_of([(1, "Name | Length"), (2, "A | 3 km"), (3, "B | 5 mi")])
+    assert mixed.columns[1].type == "TEXT"  # two units are no one measure

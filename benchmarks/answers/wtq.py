@@ -141,7 +141,7 @@ def sample(queries: list[dict], half: str, limit: int) -> list[dict]:
 
 
 def main() -> None:
-    from localcr.answers import sql
+    from localcr.answers import route, sql
     from localcr.answers.reader import load_answerer
 
     p = parser(__doc__.split("\n\n")[0])
@@ -150,12 +150,15 @@ def main() -> None:
     p.add_argument("--fresh", action="store_true", help="write every query again, not from the cache")
     p.add_argument("--answers", type=Path, help="append each answer to this file as a JSON line")
     p.add_argument("--label", default="", help="a suffix for the results file (e.g. before)")
+    p.add_argument("--route", action="store_true",
+                   help="ask as `localcr ask --glob` does (the route's decision, SQL or the reader), not SQL alone")
     args = p.parse_args()
     index = indexed(args.data, args.work)
     answerer = load_answerer(index.registry)
     queries = [json.loads(line) for line in (args.data / "wtq-dev" / "queries.jsonl").open(encoding="utf-8")]
     doc_ids = {Path(d).name: d for d in index.store.doc_ids()}
     rows, timings, runner = [], [], Counted(answerer.runner)
+    routed: dict[bool, list[bool]] = {True: [], False: []}  # by SQL or not: whether each answer was right
     try:
         for half in args.halves.split(","):
             scores: dict[str, list[bool]] = {kind: [] for kind in KINDS}
@@ -165,26 +168,37 @@ def main() -> None:
                 doc = doc_ids.get(Path(query["doc"]).name, query["doc"])
                 started, written = time.perf_counter(), runner.generations
                 hits = index.search(query["question"], k=3, glob=doc)
-                answer, why = sql.sql_answer(index, query["question"], hits, runner, model_name=answerer.spec.name,
-                                             fresh=args.fresh)
+                margin = None
+                if args.route:
+                    table, _ = sql.whole_table(index, hits)
+                    margin = route.whole_table_margin(answerer, query["question"], table) if table else None
+                    answer = index.ask(query["question"], k=3, glob=doc, answerer=answerer, fresh=args.fresh)
+                    answer = answer if not answer.refused else None
+                    why = "" if answer else "refused"
+                else:
+                    answer, why = sql.sql_answer(index, query["question"], hits, runner,
+                                                 model_name=answerer.spec.name, fresh=args.fresh)
                 took = time.perf_counter() - started
-                said = result_said(answer) if answer else ""
+                by_sql = bool(answer) and answer.note.startswith("computed in SQL")
+                said = (result_said(answer) if by_sql else answer.text) if answer else ""
                 ok = bool(answer) and all(holds(said, gold) for gold in query["answers"])
                 values = []
-                if answer:
+                if by_sql:
                     answered += 1
                     hit = next(h for h in hits if h.kind in ("csv", "tsv", "xlsx", "ods"))
                     found = sql.run_query(sql.sheet_table(index, hit.doc_id, (hit.start, hit.end)), answer.draft)[1]
                     values = [v for row in found for v in row]
                     exacts += exact(values, query["answers"])
                 scores[kind].append(ok)
-                if runner.generations > written:
+                if runner.generations > written or args.route:
                     timings.append(took)
+                routed[by_sql].append(ok)
                 print(f"{half} {kind}: {query['question']!r} gold {query['answers']!r} -> "
                       f"{said[:120] if answer else why[:160]!r} {'RIGHT' if ok else 'wrong'} {took:.1f}s"
                       f"{' | ' + answer.draft if answer else ''}", file=sys.stderr, flush=True)
                 append_answer(args.answers, {"half": half, "kind": kind, **query, "said": said,
-                                             "sql": answer.draft if answer else "", "why": why, "right": ok,
+                                             "sql": answer.draft if by_sql else "", "why": why, "right": ok,
+                                             "margin": margin, "by": "sql" if by_sql else "reader" if answer else "",
                                              "seconds": round(took, 2)})
             every = [ok for kind in KINDS for ok in scores[kind]]
             rows.append([half] + [f"{sum(scores[k])}/{len(scores[k])}" for k in KINDS]
@@ -196,7 +210,10 @@ def main() -> None:
     asked = sum(int(row[4].split("/")[1]) for row in rows)
     seconds = (f"{len(timings)} queries written afresh, median {statistics.median(timings):.1f} s a question"
                if timings else "no query written afresh") + f", {asked - len(timings)} from the cache"
-    text = (f"wtq-dev, sql_answer alone (the bundled {answerer.spec.name}, one SELECT under the table's grammar), "
+    how = ("as `localcr ask --glob` asks (the route's decision, then SQL or the reader): "
+           f"{sum(routed[True])}/{len(routed[True])} right in SQL, {sum(routed[False])}/{len(routed[False])} "
+           "by the reader" if args.route else "sql_answer alone")
+    text = (f"wtq-dev, {how} (the bundled {answerer.spec.name}, one SELECT under the table's grammar), "
             f"{args.limit} questions a half\n\n{table(head, rows)}\n\n{machine()}; {seconds}\n")
     print(text)
     write_results("wtq", args.label, text)

@@ -16,7 +16,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from localcr.answers import compute, figures
+from localcr.answers import compute, figures, sql
 from localcr.answers.check import Checked, Sentence, named_years
 from localcr.answers.vocabulary import asks
 
@@ -73,6 +73,55 @@ Kind: value
 """
 
 
+SHEET_ROUTE_VERSION = "sheet-route-2026.12a"  # part of every sheet decision's cache key
+# The kinds of answer a question over a whole table may ask for; those that need more rows than a reader sees.
+TABLE_KINDS = ("row", "reason", "count", "total", "average", "most", "list", "difference", "compare")
+WHOLE_TABLE_KINDS = frozenset(("count", "total", "average", "most", "list", "difference", "compare"))
+# How much likelier the likeliest kind that needs the whole table must be than "row" or "reason": chosen on wtq-dev's
+# tune half (benchmarks/answers/wtq.py --route).
+SHEET_ROUTE_MARGIN = -1.0
+_SHEET_ROUTE_SYSTEM = "You tell what a question about a table needs from it."
+_SHEET_ROUTE_INSTRUCTION = """Say what the question needs from the table, in one word:
+- row: a value stated in the one row the question names (its cell in another column)
+- reason: why something happened, or what something means
+- count: how many rows meet a condition, or how many distinct values there are
+- total: figures of several rows added together
+- average: the average of figures of several rows
+- most: the row with the largest, smallest, first, last, earliest or latest value; a ranking
+- list: the rows or values that meet a condition
+- difference: how much more or less one row's figure is than another's
+- compare: which of two or more rows has the higher, lower, earlier or later value
+
+Columns: Team; Country; Wins; Losses; Season
+Question: How many wins did the Lions have?
+Needs: row
+Question: How many teams are from Canada?
+Needs: count
+Question: Which team won the most games?
+Needs: most
+Question: What is the total number of wins of teams from Canada?
+Needs: total
+Question: Who had more losses, the Lions or the Bears?
+Needs: compare
+Question: How many more wins did the Hawks have than the Bears?
+Needs: difference
+Question: Which teams lost fewer than 5 games?
+Needs: list
+Question: Why did the Hawks lose no game?
+Needs: reason
+Question: Which country is the Bears' team from?
+Needs: row
+Question: Who lost the most games?
+Needs: most
+Question: What team is listed after the Lions?
+Needs: most
+Question: Who is listed first?
+Needs: most
+Question: In which season did the Bears win 9 games?
+Needs: row
+"""
+
+
 @dataclass
 class Figure:
     """An operand as the check sees it: as written, where it was read, and the period it is of."""
@@ -122,7 +171,7 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     filing's metric that the question defines or that the figures path knows (a DPO, a quick ratio) is its alone:
     where it finds no operand, a plan over whatever tables the hits hold computed something else (an inventory
     turnover from the income statement alone, its balance sheet filtered out)."""
-    steps = (_from_filing,) if figures.filing_metric(question) else (_from_tables, _from_filing)
+    steps = (_from_filing,) if figures.filing_metric(question) else (_from_whole_table, _from_tables, _from_filing)
     withdrawn = ""
     for step in steps:
         answer, why = step(index, question, hits, answerer, fresh, search_options)
@@ -186,6 +235,34 @@ def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
 
 
+def _from_whole_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
+    """A query in SQL over the whole table of the first hit that is a sheet or a long table
+    (localcr.answers.sql), where the model finds the question needs more rows than the hits hold (a count, a total,
+    the most, a list): a lookup of one row stays with the reader and the table plans."""
+    table, hit = sql.whole_table(index, hits)
+    if table is None or not needs_whole_table(answerer, question, table, fresh=fresh):
+        return None, ""
+    answer, why = sql.sql_answer(index, question, [hit], answerer.runner, model_name=answerer.spec.name,
+                                 fresh=fresh, table=table)
+    return answer, why
+
+
+def needs_whole_table(llm, question: str, table, *, fresh: bool = False) -> bool:
+    """Whether the question over a whole table needs its rows (counted, added, ranked, filtered): the likeliest of
+    those kinds (WHOLE_TABLE_KINDS) beats the likeliest read from one row ("row", "reason") by more than
+    SHEET_ROUTE_MARGIN, as the first word the model would write."""
+    return whole_table_margin(llm, question, table, fresh=fresh) > SHEET_ROUTE_MARGIN
+
+
+def whole_table_margin(llm, question: str, table, *, fresh: bool = False) -> float:
+    """`arithmetic_margin`'s twin for a whole table, shown its column names: one evaluation after a kept
+    instruction, cached by model, prompt and message."""
+    columns = "; ".join(table.names[:40])
+    message = f"Columns: {columns}\nQuestion: {' '.join(question.split())}\nNeeds:"
+    return _kind_margin(llm, "sheet-route", SHEET_ROUTE_VERSION, _SHEET_ROUTE_INSTRUCTION, _SHEET_ROUTE_SYSTEM,
+                        message, TABLE_KINDS, WHOLE_TABLE_KINDS, fresh=fresh)
+
+
 def needs_arithmetic(llm, question: str, named: list, *, fresh: bool = False) -> bool:
     """Whether the question over these tables needs arithmetic: the kind of answer the bundled model names for it
     (`arithmetic_margin`) is one worked out from figures, by more than ROUTE_MARGIN."""
@@ -199,22 +276,31 @@ def arithmetic_margin(llm, question: str, named: list, *, fresh: bool = False) -
     the heads and the question are read anew (about a second on two cores). Naming the kind, not choosing between
     "read" and "compute", gives a "why" in any language its own word ("reason"): asked to choose, the 1.5B computed
     "Pourquoi le chiffre d'affaires a-t-il augmenté ?". Cached by model, prompt and message."""
-    from localcr.cache import key, open_cache
-
     heads = "\n".join(f"Table: rows {'; '.join(label for label, _ in table.rows[:ROUTE_ROWS])} | columns "
                       f"{'; '.join(table.columns)}" for table, _ in named[:2])
     message = f"{heads}\nQuestion: {question}\nKind:"
-    entry_key = key("route", llm.spec.fingerprint(), ROUTE_VERSION, _ROUTE_INSTRUCTION, message)
+    return _kind_margin(llm, "route", ROUTE_VERSION, _ROUTE_INSTRUCTION, _ROUTE_SYSTEM, message, KINDS,
+                        COMPUTED_KINDS, fresh=fresh)
+
+
+def _kind_margin(llm, purpose: str, version: str, instruction: str, system: str, message: str, kinds: tuple,
+                 worked: frozenset, *, fresh: bool = False) -> float:
+    """The log-probability of the likeliest kind in `worked` less that of the likeliest other, as the model's first
+    word after the kept instruction and the message; cached by model, prompt and message, the model loaded only on
+    a miss."""
+    from localcr.cache import key, open_cache
+
+    entry_key = key(purpose, llm.spec.fingerprint(), version, instruction, message)
     with open_cache("answers") as cache:
         margin = None if fresh else cache.get(entry_key)
     if not isinstance(margin, float):
         runner = llm.runner  # loads the model: a cached decision (a cached answer's) needs none
-        prefix, suffix = runner.render(_ROUTE_INSTRUCTION, message, _ROUTE_SYSTEM)
-        runner.keep_prefix(prefix, "answers", "route", "route", ROUTE_VERSION)
-        kinds = runner.choice(prefix, suffix, KINDS)
-        margin = max(kinds[k] for k in COMPUTED_KINDS) - max(p for k, p in kinds.items() if k not in COMPUTED_KINDS)
+        prefix, suffix = runner.render(instruction, message, system)
+        runner.keep_prefix(prefix, "answers", purpose, purpose, version)
+        chosen = runner.choice(prefix, suffix, kinds)
+        margin = max(chosen[k] for k in worked) - max(p for k, p in chosen.items() if k not in worked)
         with open_cache("answers") as cache:
-            cache.set(entry_key, margin, "route")
+            cache.set(entry_key, margin, purpose)
     return margin
 
 

@@ -35,7 +35,7 @@ from localcr.answers import notation
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12b"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12c"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
@@ -231,6 +231,10 @@ def table_of(lines: list[tuple[int, str]], *, doc_id: str = "", path: str = "", 
     columns, typed = [], [[None] * width for _ in written]
     for j, name in enumerate(names):
         readings = [_reading(cells[j], convention) for cells in written]
+        if any(r is False for r in readings) and (measured := _measured([cells[j] for cells in written], readings,
+                                                                         convention, language)):
+            readings, unit = measured
+            name = name if not unit or unit.lower() in name.lower() else f"{name} ({unit})"
         numeric = all(r is not False for r in readings) and any(r is not None for r in readings)
         columns.append(Column(name, "REAL" if numeric else "TEXT"))
         for i, cells in enumerate(written):
@@ -250,6 +254,35 @@ def _reading(cell: str, convention) -> float | None | bool:
     if reading is None:
         return False
     return reading.value
+
+
+_MEASURE = re.compile(r"(?P<figure>[-+−]?\d[\d.,'\u00a0\u202f ]*)\s*(?P<unit>%|°|[^\W\d_]{1,5}\.?)")
+_ORDINAL = frozenset(("st", "nd", "rd", "th", "e", "er", "re", "ème", "º", "ª"))  # "9th", "2e", "1er", "3º"
+
+
+def _measured(cells: list[str], readings: list, convention, language: str) -> tuple[list, str] | None:
+    """A column of figures with a unit ("113.6 m", "3 years", "12 %") or ordinals ("9th", "2nd") as its figures and
+    the one unit ("" for ordinals), where every cell that is no figure is one with the same unit, the unit is no
+    month ("12 May") and at least half the cells carry it; None otherwise. Ordered by the figure, "109 m" is the
+    least of "109 m" and "113.6 m"; as text it is not, and "which pylon is the least tall?" was answered wrong."""
+    from localcr.answers.periods import _month_in
+
+    units, out = set(), list(readings)
+    for i, (cell, reading) in enumerate(zip(cells, readings)):
+        if reading is not False:
+            continue
+        match = _MEASURE.fullmatch(cell)
+        if not match:
+            return None
+        unit = match["unit"].rstrip(".")
+        value = notation.read(match["figure"].strip(), convention)
+        if value is None or _month_in(unit, language or "en"):
+            return None
+        units.add("" if unit.lower() in _ORDINAL else unit)
+        out[i] = value.value
+    if len(units) != 1 or 2 * sum(r is False for r in readings) < sum(bool(c) for c in cells):
+        return None
+    return out, units.pop()
 
 
 def unique_names(header: list[str]) -> list[str]:
@@ -534,19 +567,70 @@ def _lines_said(lines: list[int]) -> str:
     return text + (f" (and {len(lines) - MAX_LISTED} more)" if len(lines) > MAX_LISTED else "")
 
 
-def sql_answer(index, question: str, hits: list, runner, *, model_name: str,
-               fresh: bool = False) -> tuple[object | None, str]:
-    """(an Answer computed in SQL over the whole sheet of the first hit that is a sheet, "") or (None, why not):
-    no sheet among the hits, no table in it, no query written, a query that failed, or an empty result."""
+LONG_TABLE_ROWS = 8  # rows under its header a table in a document's text needs to be queried whole
+
+
+def whole_table(index, hits: list) -> tuple[SheetTable | None, object | None]:
+    """(the whole table, the hit it is of) for the first hit that is a sheet, or that lies in a table of at least
+    LONG_TABLE_ROWS rows in a document's text (HTML, Markdown, DOCX, ODT, a PDF's rows); (None, None) where none
+    is."""
+    for hit in hits:
+        if hit.kind in SHEET_KINDS:
+            table = sheet_table(index, hit.doc_id, (hit.start, hit.end))
+        elif CELL_SEPARATOR.strip() in hit.text:
+            table = text_table(index, hit)
+        else:
+            continue
+        if table is not None:
+            return table, hit
+    return None, None
+
+
+_RULE_ROW = re.compile(r"^[\s|:+-]*-[\s|:+-]*$")  # a Markdown table's rule under its header ("|---|:--:|")
+
+
+def text_table(index, hit) -> SheetTable | None:
+    """The table of a document's text that the hit lies in, whole: its run of lines that each hold a cell separator
+    (" | ", or a Markdown row "| a | b |", its rule left out), typed as a sheet is; None where the hit is in no such
+    run or the run has fewer than LONG_TABLE_ROWS rows under its header. Rows are numbered within the table."""
+    chunks = index.document_hits(hit.doc_id)
+    if not chunks:
+        return None
+    text = joined_chunks([(c.text, c.start, c.end) for c in chunks])
+    offset, run, start, found = chunks[0].start, [], 0, None
+    for line in text.split("\n") + [""]:
+        row = line.strip()
+        if CELL_SEPARATOR in row or (row.startswith("|") and row.endswith("|") and row.count("|") >= 3):
+            if not run:
+                start = offset
+            if not _RULE_ROW.match(row):
+                run.append(row.removeprefix("| ").removesuffix(" |").strip("|").strip())
+        elif run:
+            if min(offset, hit.end) > max(start, hit.start):
+                found = run
+                break
+            run = []
+        offset += len(line) + 1
+    if found is None or len(found) <= LONG_TABLE_ROWS:
+        return None
+    return table_of(list(enumerate(found, start=1)), doc_id=hit.doc_id, path=hit.path, kind=hit.kind,
+                    language=getattr(hit, "language", "") or "")
+
+
+def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fresh: bool = False,
+               table: SheetTable | None = None) -> tuple[object | None, str]:
+    """(an Answer computed in SQL over the whole table of the first hit that is a sheet or lies in a long table,
+    "") or (None, why not): no such table among the hits, no query written, a query that failed, or an empty
+    result. table: that table where the caller has it (`whole_table`), hits[0] its hit."""
     from localcr.answers.check import Checked, Sentence
     from localcr.answers.reader import Answer, Source
 
-    hit = next((h for h in hits if h.kind in SHEET_KINDS), None)
-    if hit is None:
-        return None, "no sheet among the sources"
-    table = sheet_table(index, hit.doc_id, (hit.start, hit.end))
     if table is None:
-        return None, "the sheet holds no table under a header"
+        table, hit = whole_table(index, hits)
+        if table is None:
+            return None, "no sheet or long table among the sources"
+    else:
+        hit = hits[0]
     written = write_sql(runner, question, table, fresh=fresh)
     if not written.startswith("SELECT "):
         return None, "no query was written"
@@ -564,7 +648,7 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str,
     except QueryError:
         lines, how = [], "computed over"
     source = Source(1, hit, hit.text)
-    where = f"sheet {table.sheet}" if table.sheet else "sheet"
+    where = ("sheet " + table.sheet if table.sheet else "sheet") if table.kind in SHEET_KINDS else "table"
     count = len(table.rows)
     sentences = [Sentence(f"{result_shown(result)}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.",
                           [1], True)]
@@ -579,4 +663,4 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str,
         source.support = table.cells[at[lines[0]]][0] if lines[0] in at else ""
     checked = Checked(sentences, [])
     return Answer(question, checked.text, False, [source], checked, model=model_name,
-                  note=f"computed in SQL over the whole sheet ({count} rows)", draft=sql), ""
+                  note=f"computed in SQL over the whole {where.split()[0]} ({count} rows)", draft=sql), ""
