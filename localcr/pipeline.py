@@ -134,7 +134,7 @@ def plan_changes(settings: "_Settings", registry: Registry, stored: dict, last: 
     summary.unembedded = len(unembedded - pending)
     reading = {d.doc_id: d for d in docs + improve}
     found = {i: d.language for i, d in stored.items() if i in kept and i not in reading}  # the languages of before
-    found |= {i: document_language(d.text, d.is_code) for i, d in reading.items()}
+    found |= {i: document_language(d.text, d.is_code, d.kind) for i, d in reading.items()}
     for doc_id, language in settled(found).items():
         if doc_id in reading:
             reading[doc_id].language = language

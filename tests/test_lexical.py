@@ -308,3 +308,17 @@ def test_a_term_s_share_of_the_live_chunks_counts_what_holds_it_now():
     assert shares["mekong"] == 0.25 and shares["kongo"] == 0.5 and shares["fliesst"] == 0.75 and "bringt" not in shares
     tombstoned = LexicalIndex(index.parts, [np.array([True, True, True, False])])  # the fourth chunk is dead
     assert tombstoned.term_shares("Kongo")["kongo"] == pytest.approx(1 / 3)
+
+
+def test_a_sheet_s_language_is_told_from_its_header_and_sentences_not_its_names_and_figures():
+    from localcr.language import UNDETERMINED, document_language, sheet_words
+
+    names = "Rank | Cyclist | Team | Points\n" + "".join(
+        f"{n} | {name} | {team} | {1000 - n * 37:,}\n" for n, (name, team) in enumerate(
+            [("Miguel Indurain (ESP)", "Banesto"), ("Tony Rominger (SUI)", "Mapei"), ("Eddy Ngozi (NGR)", "Lagos CC"),
+             ("Bjarne Riis (DEN)", "Telekom"), ("Lasse Virén (FIN)", "Kuopio")] * 6, start=1))
+    assert sheet_words(names) == "Rank Cyclist Team Points"
+    assert document_language(names, False, "csv") in ("en", UNDETERMINED)
+    german = "# Filialen\nFiliale | Region | Bemerkung\n" + "".join(
+        f"Filiale {n} | Nord | die Filiale wurde im letzten Jahr umgebaut und neu eröffnet\n" for n in range(12))
+    assert document_language(german, False, "xlsx") == "de"
