@@ -35,7 +35,7 @@ from localcr.answers import notation
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12c"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12d"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
@@ -80,6 +80,8 @@ SQL: SELECT SUM("Wins") FROM t WHERE "Country" = 'United States (USA)'
 SQL: SELECT "Team" FROM t ORDER BY "_row" DESC LIMIT 1
 -- Question: How many teams lost fewer than 5 games?
 SQL: SELECT COUNT(*) FROM t WHERE "Losses" < 5
+-- Question: How many more games did the Hawks win than the Bears?
+SQL: SELECT MAX("Wins") - MIN("Wins") FROM t WHERE "Team" = 'Hawks' OR "Team" = 'Bears'
 
 """
 
@@ -369,7 +371,8 @@ def _sql_string(value: str) -> str:
 def sql_grammar(table: SheetTable) -> str:
     """A GBNF grammar for one SELECT over `t`: SELECT [DISTINCT] items FROM t [WHERE cond] [GROUP BY col] [HAVING
     cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/SUM/AVG/MIN/MAX of a column or
-    of arithmetic between figure columns, or such arithmetic; conditions compare a column with a value (a text
+    of arithmetic between figure columns, two such aggregates added, subtracted or divided (a difference between two
+    rows: MAX - MIN over the two), or such arithmetic; conditions compare a column with a value (a text
     column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with more, any quoted
     string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
     ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows)."""
@@ -378,7 +381,7 @@ def sql_grammar(table: SheetTable) -> str:
     lines = [
         'root ::= "SELECT " ("DISTINCT ")? items " FROM t" where? (group groupedorder? | order?) limit?',
         'items ::= item (", " item){0,3}',
-        "item ::= aggregate | col" + (" | numexpr" if real else ""),
+        'item ::= aggregate (" " ("+" | "-" | "/") " " aggregate)? | col' + (" | numexpr" if real else ""),
         'aggregate ::= "COUNT(*)" | "COUNT(" ("DISTINCT ")? col ")" | ("MIN(" | "MAX(") col ")"'
         + (' | ("SUM(" | "AVG(" | "MIN(" | "MAX(") numexpr ")"' if real else ""),
         'where ::= " WHERE " cond',
@@ -484,7 +487,7 @@ def behind_rows(table: SheetTable, sql: str, result: list[tuple]) -> tuple[list[
     found = _AGGREGATE.findall(select)
     verb = {"COUNT": "counted over", "SUM": "summed over", "AVG": "averaged over", "MIN": "the smallest of",
             "MAX": "the largest of"}
-    how = verb.get(found[0], "computed over") if found else "selected from"
+    how = (verb.get(found[0], "computed over") if len(found) == 1 else "computed over") if found else "selected from"
     where = f" WHERE {parts['WHERE']}" if "WHERE" in parts else ""
     if found or "GROUP BY" in parts:
         items = _items(select)
