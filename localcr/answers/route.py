@@ -77,9 +77,11 @@ SHEET_ROUTE_VERSION = "sheet-route-2026.12a"  # part of every sheet decision's c
 # The kinds of answer a question over a whole table may ask for; those that need more rows than a reader sees.
 TABLE_KINDS = ("row", "reason", "count", "total", "average", "most", "list", "difference", "compare")
 WHOLE_TABLE_KINDS = frozenset(("count", "total", "average", "most", "list", "difference", "compare"))
-# How much likelier the likeliest kind that needs the whole table must be than "row" or "reason": chosen on wtq-dev's
-# tune half (benchmarks/answers/wtq.py --route).
-SHEET_ROUTE_MARGIN = -1.0
+# How much likelier the likeliest kind that needs the whole table must be than "row" or "reason". Chosen on wtq-dev's
+# tune half (benchmarks/answers/wtq.py --route): the 1.5B names superlatives "row" often (-1 to -4), and the reader,
+# which sees three chunks of a sheet, was right on 3 of the 16 questions it took at -1.0 (8/40 in all); at -4.0 13/40,
+# as SQL alone. Lookups that name their row ("Which team does Player 007 play for?") stay below it (-5).
+SHEET_ROUTE_MARGIN = -4.0
 _SHEET_ROUTE_SYSTEM = "You tell what a question about a table needs from it."
 _SHEET_ROUTE_INSTRUCTION = """Say what the question needs from the table, in one word:
 - row: a value stated in the one row the question names (its cell in another column)
