@@ -170,8 +170,8 @@ def main() -> None:
                 hits = index.search(query["question"], k=3, glob=doc)
                 margin = None
                 if args.route:
-                    table, _ = sql.whole_table(index, hits)
-                    margin = route.whole_table_margin(answerer, query["question"], table) if table else None
+                    whole, _ = sql.whole_table(index, hits)
+                    margin = route.whole_table_margin(answerer, query["question"], whole) if whole else None
                     answer = index.ask(query["question"], k=3, glob=doc, answerer=answerer, fresh=args.fresh)
                     answer = answer if not answer.refused else None
                     why = "" if answer else "refused"
