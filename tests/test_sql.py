@@ -7,6 +7,7 @@ The quick tests build tables from lines as the sheet readers write them; the oth
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import re
 
@@ -52,6 +53,18 @@ def teams() -> tuple[str, str]:
         ["Owls"] * 10 + ["Bears"] * 10 + ["Lynx"] * 10 + ["Wolves"] * 10)]
     text = "Team,Wins,Losses\n" + "".join(f"{name},{w},{82 - w}\n" for name, w in zip(names, wins))
     return text, names[wins.index(max(wins))]
+
+
+DEPOTS = [("Kiel", 412, 96), ("Bonn", 388, 120), ("Ulm", 145, 40), ("Jena", 230, 61), ("Trier", 199, 58),
+          ("Essen", 501, 133), ("Gera", 120, 35), ("Hof", 98, 30), ("Fulda", 264, 77), ("Mainz", 333, 90)]
+
+
+def depots_page() -> str:
+    """An HTML page whose table of 10 depots (trains serviced, staff) is longer than a reader's three chunks read
+    as a whole."""
+    rows = "".join(f"<tr><td>{name}</td><td>{trains}</td><td>{staff}</td></tr>" for name, trains, staff in DEPOTS)
+    return ("<html><body><h1>Depots</h1><p>Trains serviced at each depot in 2024.</p><table>"
+            f"<tr><th>Depot</th><th>Trains serviced</th><th>Staff</th></tr>{rows}</table></body></html>")
 
 
 def hostile() -> str:
@@ -165,6 +178,7 @@ def sheets(tmp_path_factory):
                                                "Filialen": rows}))
     league, leader = teams()
     (docs / "league.csv").write_text(league)
+    (docs / "depots.html").write_text(depots_page())
     (docs / "prices.csv").write_text(hostile())
     run("index", docs, "--index", root / "index", "--contexts", "structural", "-q")
     return {"index": root / "index", "canadians": canadians, "ost": ost, "leader": leader}
@@ -282,3 +296,37 @@ def test_figures_with_a_unit_or_ordinals_are_numbers_and_a_month_is_not():
     assert sql.run_query(table, 'SELECT "Name" FROM t ORDER BY "Height (m)" ASC LIMIT 1')[1] == [("Eibsee",)]
     mixed = sql.table_of([(1, "Name | Length"), (2, "A | 3 km"), (3, "B | 5 mi")])
     assert mixed.columns[1].type == "TEXT"  # two units are no one measure
+
+
+def asked(sheets, question: str, glob: str) -> dict:
+    """`localcr ask --json` kept to one file, as a user asks (its JSON after what it says on stderr)."""
+    out = run("ask", question, "--index", sheets["index"], "--glob", glob, "--json")
+    return json.loads(out[out.index("\n{") + 1 if not out.startswith("{") else 0:])
+
+
+@pytest.mark.model
+def test_ask_counts_over_a_whole_sheet_in_sql_and_shows_its_work(sheets):
+    answer = asked(sheets, "How many players are from Canada?", "*players.csv")
+    assert answer["note"].startswith("computed in SQL over the whole sheet (500 rows)"), answer
+    assert first_figure(answer["answer"]) == sheets["canadians"] and answer["draft"].startswith("SELECT COUNT(*)")
+    assert answer["draft"] in answer["answer"] and answer["sources"][0]["path"].endswith("players.csv")
+
+
+@pytest.mark.model
+def test_ask_finds_the_most_and_a_difference_over_a_long_html_table(sheets):
+    most = asked(sheets, "Which depot serviced the most trains?", "*depots.html")
+    assert most["note"].startswith("computed in SQL over the whole table") and most["answer"].startswith("Essen")
+    more = asked(sheets, "How many more trains were serviced at the Kiel depot than at the Bonn depot?", "*depots.html")
+    assert first_figure(more["answer"]) == 412 - 388, more
+
+
+@pytest.mark.model
+def test_ask_reads_a_lookup_of_one_row_with_the_reader_not_sql(sheets):
+    answer = asked(sheets, "Which team does Player 007 play for?", "*players.csv")
+    assert not answer["note"].startswith("computed in SQL"), answer
+
+
+def test_a_column_less_itself_over_two_rows_is_their_difference():
+    written = "SELECT \"Trains\" - \"Trains\" FROM t WHERE \"Depot\" = 'Kiel' OR \"Depot\" = 'Bonn'"
+    assert sql.between_rows(written) == "SELECT MAX(\"Trains\") - MIN(\"Trains\") FROM t WHERE \"Depot\" = 'Kiel' OR \"Depot\" = 'Bonn'"
+    assert sql.between_rows("SELECT \"A\" - \"B\" FROM t WHERE \"C\" = 'x' OR \"C\" = 'y'").startswith("SELECT \"A\" - \"B\"")

@@ -110,6 +110,9 @@ class SheetTable:
     lines: list[int]  # each row's 1-based line in the file (the header's is the first line)
     cells: list[list[str]]  # the cells as written, one per column
     decimal: str = "."
+    # Where the index stores it (localcr.sheet_tables): rows, lines and cells are then read from that file as they
+    # are asked for, a query runs on the file itself, and a stored cell is its value as written by value_shown.
+    stored: object | None = field(default=None, repr=False, compare=False)
     _connection: sqlite3.Connection | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -126,7 +129,7 @@ class SheetTable:
     def example_rows(self, count: int = EXAMPLE_ROWS) -> str:
         """The first rows as INSERT lines, long cells cut."""
         lines = []
-        for line, values in list(zip(self.lines, self.rows))[:count]:
+        for line, values in zip(self.lines[:count], self.rows[:count]):
             shown = [str(line)] + [_literal_shown(v) for v in values]
             lines.append(f"INSERT INTO t VALUES ({', '.join(shown)});")
         return "\n".join(lines)
@@ -134,12 +137,17 @@ class SheetTable:
     def text_values(self, column: Column) -> list[str]:
         """The distinct non-NULL values of a column, in the order the rows first hold them."""
         at = self.columns.index(column)
+        if self.stored is not None:  # SQLite finds them in the file: a stored sheet's rows are not read into memory
+            name = quoted(column.name)
+            return [value for (value,) in self.connection().execute(
+                f'SELECT {name} FROM t WHERE {name} IS NOT NULL GROUP BY {name} ORDER BY MIN("{ROW_COLUMN}")')]
         return list(dict.fromkeys(row[at] for row in self.rows if row[at] is not None))
 
     def connection(self) -> sqlite3.Connection:
-        """The table in an in-memory SQLite database, locked to reads (`sandboxed`); made once."""
+        """The table as `t` in a SQLite database locked to reads (`sandboxed`), made once: the index's stored file
+        where it has one (`opened`), else an in-memory one loaded with the rows (`loaded`)."""
         if self._connection is None:
-            self._connection = loaded(self)
+            self._connection = opened(self.stored) if self.stored is not None else loaded(self)
         return self._connection
 
 
@@ -177,34 +185,45 @@ def value_shown(value) -> str:
 
 # -- the whole sheet ------------------------------------------------------------------------------------------------
 def sheet_table(index, doc_id: str, at: tuple[int, int] | None = None) -> SheetTable | None:
-    """The whole table of a sheet document (csv, tsv, xlsx, ods) rebuilt from all its chunks: for a workbook, the
-    sheet whose section most of the span `at` (a hit's start and end in the document) lies in, else its first
-    sheet; None for a document of another kind, or one with no row under a header."""
+    """The whole table of a sheet document (csv, tsv, xlsx, ods): for a workbook, the sheet whose section most of
+    the span `at` (a hit's start and end in the document) lies in, else its first sheet; None for a document of
+    another kind, or one with no row under a header. The table the index stored when it wrote the document
+    (localcr.sheet_tables: nothing is rebuilt, a query runs on the file), else, for an index written before tables
+    were stored (or a Milvus one), rebuilt from all its chunks."""
+    reader = getattr(index, "store", None)
+    if getattr(reader, "holds_tables", None) is not None and reader.holds_tables(doc_id):
+        return reader.sheet(doc_id, at)
     chunks = index.document_hits(doc_id)
     if not chunks or chunks[0].kind not in SHEET_KINDS:
         return None
     sheets = _sheets(chunks)
     if not sheets:
         return None
-    chosen = sheets[0]
-    if at is not None and len(sheets) > 1:
-        start, end = at
-        chosen = max(sheets, key=lambda s: (min(end, s[2]) - max(start, s[1]), len(s[3])))
-    name, _, _, lines = chosen
+    name, _, _, lines = chosen_sheet(sheets, at)
     first = chunks[0]
     return table_of(lines, doc_id=doc_id, path=first.path, kind=first.kind, sheet=name,
                     language=getattr(first, "language", "") or "")
 
 
-def _sheets(chunks: list) -> list[tuple[str, int, int, list[tuple[int, str]]]]:
+def chosen_sheet(sheets: list, at: tuple[int, int] | None):
+    """Of a document's sheets (name, start, end, lines: `_sheets`), the one most of the span `at` lies in (the one
+    of more lines where two hold as much of it), else the first."""
+    if at is None or len(sheets) < 2:
+        return sheets[0]
+    start, end = at
+    return max(sheets, key=lambda s: (min(end, s[2]) - max(start, s[1]), len(s[3])))
+
+
+def _sheets(chunks: list, kind: str = "") -> list[tuple[str, int, int, list[tuple[int, str]]]]:
     """The sheets of a document's text as (name, start, end in the document, [(line number, line)]): a workbook's
     `# name` headings open its sheets (a cell starting with "#" the reader escapes as "\\#"); a CSV is one sheet of
-    no name. Line numbers count from a sheet's first line that is not empty."""
+    no name. Line numbers count from a sheet's first line that is not empty. kind: the document's (else its first
+    chunk's)."""
     text = joined_chunks([(c.text, c.start, c.end) for c in chunks])
     base = chunks[0].start
     sheets, name, start, lines = [], "", base, []
     offset = base
-    headed = chunks[0].kind in ("xlsx", "ods")
+    headed = (kind or chunks[0].kind) in ("xlsx", "ods")
     for line in text.split("\n"):
         if headed and line.startswith("# "):
             if lines or name:
@@ -229,29 +248,52 @@ def table_of(lines: list[tuple[int, str]], *, doc_id: str = "", path: str = "", 
     width = max(len(header), *(len(cells) for _, cells in body))
     names = unique_names(header + [""] * (width - len(header)))
     written = [[c.strip() for c in cells] + [""] * (width - len(cells)) for _, cells in body]
-    convention = notation.notation_of((c for cells in written for c in cells), language)
+    # only a cell with a mark may settle the convention (notation._decided_by): a million plain cells are not parsed
+    convention = notation.notation_of((c for cells in written for c in cells if "." in c or "," in c), language)
     columns, typed = [], [[None] * width for _ in written]
     for j, name in enumerate(names):
-        readings = [_reading(cells[j], convention) for cells in written]
-        if any(r is False for r in readings) and (measured := _measured([cells[j] for cells in written], readings,
-                                                                         convention, language)):
+        column = [cells[j] for cells in written]
+        readings = _readings(column, convention)
+        if any(r is False for r in readings) and (measured := _measured(column, readings, convention, language)):
             readings, unit = measured
             name = name if not unit or unit.lower() in name.lower() else f"{name} ({unit})"
         numeric = all(r is not False for r in readings) and any(r is not None for r in readings)
         columns.append(Column(name, "REAL" if numeric else "TEXT"))
-        for i, cells in enumerate(written):
-            if numeric:
-                typed[i][j] = readings[i]
-            else:
-                typed[i][j] = None if not cells[j] or notation.is_missing(cells[j]) else cells[j]
+        if numeric:
+            for row, reading in zip(typed, readings):
+                row[j] = reading
+        else:
+            missing: dict[str, bool] = {}  # read once a distinct cell
+            for row, cell in zip(typed, column):
+                if cell:
+                    if cell not in missing:
+                        missing[cell] = notation.is_missing(cell)
+                    row[j] = None if missing[cell] else cell
     return SheetTable(doc_id, path, kind, sheet, columns, typed, [number for number, _ in body], written,
                       convention.decimal)
+
+
+def _readings(cells: list[str], convention) -> list[float | None | bool]:
+    """Each cell's `_reading`, a cell written again (a category, a date, a small count) read once."""
+    seen: dict[str, float | None | bool] = {}
+    out = []
+    for cell in cells:
+        reading = seen.get(cell, seen)
+        if reading is seen:
+            reading = seen[cell] = _reading(cell, convention)
+        out.append(reading)
+    return out
+
+
+_PLAIN = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?")  # a figure notation.read reads as float() does, but slower
 
 
 def _reading(cell: str, convention) -> float | None | bool:
     """A cell's figure; None for an empty cell or one that says it has none ("n/a"); False for one holding no figure."""
     if not cell:
         return None
+    if _PLAIN.fullmatch(cell) and (convention.decimal == "." or "." not in cell):
+        return float(cell)  # "45.210" in a German sheet is not: it is notation.read's
     reading = notation.read(cell, convention)
     if reading is None:
         return False
@@ -317,18 +359,33 @@ def loaded(table: SheetTable) -> sqlite3.Connection:
     return connection
 
 
-def sandboxed(connection: sqlite3.Connection) -> None:
+def opened(stored) -> sqlite3.Connection:
+    """A stored table's file (localcr.sheet_tables.StoredTable: its path and table name) opened read-only as an
+    immutable file (a segment is never written again: no lock, no journal), its table seen as `t` through a
+    temporary view (what the grammar's queries name), then locked (`sandboxed`) to reads of that one table: the
+    file's other sheets are refused as any other table is. Nothing is loaded: SQLite reads the pages a query needs."""
+    connection = sqlite3.connect(f"{stored.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
+                                 isolation_level=None, check_same_thread=False)
+    connection.execute("PRAGMA temp_store = MEMORY")
+    connection.execute(f"CREATE TEMP VIEW t AS SELECT * FROM main.{quoted(stored.name)}")
+    sandboxed(connection, stored.name)
+    return connection
+
+
+def sandboxed(connection: sqlite3.Connection, table: str = "t") -> None:
     """Lock a loaded database to reads: the connection is query-only, may attach nothing, and its authorizer
     allows only SELECT, reads of `t` and ALLOWED_FUNCTIONS (no ATTACH, PRAGMA, write, schema table or
-    load_extension: a read-only database alone still lets ATTACH and VACUUM INTO write files)."""
+    load_extension: a read-only database alone still lets ATTACH and VACUUM INTO write files). table: the one
+    table of `main` that `t` is a temporary view of (`opened`), whose reads through it are allowed too."""
     connection.execute("PRAGMA query_only = ON")
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, 20_000)
+    readable = {(table, "main"), ("t", "temp" if table != "t" else "main")}
 
     def authorize(action, first, second, database, trigger):
         if action == sqlite3.SQLITE_SELECT:
             return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_READ and first == "t" and database in ("main", None):  # None: COUNT(*)
+        if action == sqlite3.SQLITE_READ and (first, database or "main") in readable:  # None: COUNT(*)
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_FUNCTION and (second or "").lower() in ALLOWED_FUNCTIONS:
             return sqlite3.SQLITE_OK
@@ -340,8 +397,11 @@ def sandboxed(connection: sqlite3.Connection) -> None:
 def run_query(table: SheetTable, sql: str, *, time_limit: float = TIME_LIMIT_S,
               row_limit: int = ROW_LIMIT) -> tuple[list[str], list[tuple]]:
     """(the result's column names, its rows, at most row_limit) of one SELECT over the table; QueryError where the
-    sandbox refuses it, the time limit stops it or SQLite cannot run it."""
-    connection = table.connection()
+    sandbox refuses it, the time limit stops it or SQLite cannot run it (a stored table's file among them)."""
+    try:
+        connection = table.connection()
+    except sqlite3.Error as exc:
+        raise QueryError(f"the table's file did not open ({exc})") from None
     deadline = time.monotonic() + time_limit
     connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
     try:
@@ -476,6 +536,17 @@ def nulls_last(sql: str) -> str:
     order = parts["ORDER BY"]
     head, _, tail = sql.rpartition(f" ORDER BY {order}")
     return f"{head} ORDER BY {order} NULLS LAST{tail}"
+
+
+def between_rows(sql: str) -> str:
+    """A difference between two rows as the 1.5B writes it by habit, a column less itself over the rows a WHERE
+    joins with OR ('SELECT "Trains" - "Trains" FROM t WHERE "Depot" = 'Kiel' OR "Depot" = 'Bonn''), mended to
+    the larger less the smaller (MAX - MIN); any other query as it is."""
+    parts = clauses(sql)
+    same = re.fullmatch(r'SELECT ("(?:[^"]|"")+") - \1', parts["select"])
+    if not same or " OR " not in parts.get("WHERE", "") or "GROUP BY" in parts:
+        return sql
+    return sql.replace(parts["select"], f"SELECT MAX({same[1]}) - MIN({same[1]})", 1)
 
 
 def behind_rows(table: SheetTable, sql: str, result: list[tuple]) -> tuple[list[int], str]:
@@ -637,7 +708,7 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
     written = write_sql(runner, question, table, fresh=fresh)
     if not written.startswith("SELECT "):
         return None, "no query was written"
-    sql = nulls_last(written)
+    sql = nulls_last(between_rows(written))
     try:
         _, result = run_query(table, sql)
     except QueryError as exc:
