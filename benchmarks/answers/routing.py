@@ -9,7 +9,7 @@ reader; tatqa-dev's arithmetic questions should be computed and its span, multi-
 A question goes near computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
 document where the set names one) hold a table with a row or column the question names and the bundled model,
 shown those tables' heads, names a kind of answer that is worked out past route.ROUTE_MARGIN
-(`route.arithmetic_margin`: no model runs where no table is named); the plan is then made as `ask` makes it, and a
+(`route.arithmetic_margin`: no model runs where no table is named); before that, a question whose hits lie in a sheet or a long table goes to SQL where `route.whole_table_margin` passes route.SHEET_ROUTE_MARGIN ("to SQL"); the plan is then made as `ask` makes it, and a
 plan of one cell is a lookup, read from that cell. A question that asks for a filing's figure about documents that
 hold a table goes to the figures path instead. tatqa-dev is sampled per answer type from each half (its documents
 split by number: even tune, odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were
@@ -60,7 +60,7 @@ def questions(set_name: str, args) -> tuple[str, list[dict]]:
 
 
 def measure(set_name: str, args, registry, answerer) -> list[list]:
-    from localcr.answers import compute, figures, route
+    from localcr.answers import compute, figures, route, sql
     from localcr.answers.reader import DEFAULT_SOURCES
     from localcr.index import build_index
     from localcr.search import Index
@@ -76,6 +76,8 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         glob = ids.get(Path(row["doc"]).name) if "doc" in row else None
         hits = index.search(row["query"], DEFAULT_SOURCES, glob=glob)
         started = time.perf_counter()
+        whole, _ = sql.whole_table(index, hits)
+        to_sql = whole is not None and route.whole_table_margin(answerer, row["query"], whole) > route.SHEET_ROUTE_MARGIN
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
         margin = route.arithmetic_margin(answerer, row["query"], named) if named else None
         decided = time.perf_counter() - started
@@ -84,19 +86,20 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         looked_up = bool(formula) and compute.lookup(formula, cells) is not None
         to_compute = bool(formula) and not looked_up if args.plans else margin is not None and margin > route.ROUTE_MARGIN
         filing = not to_compute and bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
-        group = by_group.setdefault(row["group"], {"asked": 0, "routed": 0, "lookups": 0, "filing": 0, "decided": 0,
+        group = by_group.setdefault(row["group"], {"asked": 0, "sql": 0, "routed": 0, "lookups": 0, "filing": 0, "decided": 0,
                                                    "costs": []})
         group["asked"] += 1
+        group["sql"] += to_sql
         group["routed"] += to_compute
         group["lookups"] += looked_up
         group["filing"] += filing
         group["decided"] += bool(named)
         group["costs"].append(decided)
         if args.verbose:
-            route_taken = "computed" if to_compute else "a cell" if looked_up else "filing" if filing else "read"
+            route_taken = "SQL" if to_sql else "computed" if to_compute else "a cell" if looked_up else "filing" if filing else "read"
             print(f"{set_name} {row['group']}: {route_taken}{'' if named else ' (no table named)'} margin "
                   f"{margin if margin is None else round(margin, 2)}: {row['query']!r} {formula}", file=sys.stderr)
-    return [[set_name, name, g["asked"], g["routed"], g["lookups"], g["filing"], g["decided"],
+    return [[set_name, name, g["asked"], g["sql"], g["routed"], g["lookups"], g["filing"], g["decided"],
              f"{1000 * statistics.median(g['costs']):.1f} / {1000 * max(g['costs']):.1f}"]
             for name, g in sorted(by_group.items())]
 
@@ -116,7 +119,7 @@ def main() -> None:
     registry = load_registry()
     answerer = load_answerer(registry)
     rows = [row for name in args.sets.split(",") for row in measure(name, args, registry, answerer)]
-    text = (table(["set", "questions", "asked", "computed (a plan of two or more cells)", "read from one cell",
+    text = (table(["set", "questions", "asked", "to SQL (a whole table)", "computed (a plan of two or more cells)", "read from one cell",
                    "to the figures path", "model asked", "deciding, ms (median / most)"],
                   rows) + f"\n\n{machine()}, LLM {answerer.spec.name}\n")
     print(text)
