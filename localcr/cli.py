@@ -43,9 +43,34 @@ def _echo(text: str = "", **style) -> None:
     click.secho(printable(text), **style)
 
 
+class Command(click.Command):
+    """A command whose options may keep a spelling they had before (old_spellings: {old: new}): the old one is
+    read as the new one, and neither --help nor docs/commands.md shows it any more (the reference says it still
+    works)."""
+
+    def __init__(self, *args, old_spellings: dict[str, str] | None = None, **attrs):
+        super().__init__(*args, **attrs)
+        self.old_spellings = old_spellings or {}
+
+    def parse_args(self, ctx, args):
+        renamed = []
+        for n, arg in enumerate(args):
+            if arg == "--":
+                renamed += args[n:]
+                break
+            name, equals, value = arg.partition("=")
+            if name not in self.old_spellings:
+                renamed.append(arg)
+            else:  # --k=5 as -k 5 (a short option takes no "=")
+                renamed += [self.old_spellings[name], value] if equals else [self.old_spellings[name]]
+        return super().parse_args(ctx, renamed)
+
+
 class Group(click.Group):
     """Every LocalcrError ends as one line on stderr and exit code 1 (click's usage errors exit 2), Ctrl-C as one
     line and 130; the traceback follows the line only with --debug, for a bug report."""
+
+    command_class = Command
 
     def invoke(self, ctx):
         try:
@@ -82,7 +107,7 @@ class SettingOption(click.Option):
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="localcr", prog_name="localcr")  # the version read only for --version
-@click.option("--models", "models_file", type=click.Path(dir_okay=False),
+@click.option("--models", "models_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Model registry file (default: env LOCALCR_MODELS, the config file's `models`, or models.toml of "
                    "this checkout).")
 @click.option("--debug", is_flag=True, envvar="LOCALCR_DEBUG",
@@ -125,8 +150,16 @@ def _log(message: str) -> None:
     _echo(message, err=True)
 
 
+# One description of the embedder a build uses, for `index` and `watch` (pipeline.resolve_settings, choose_embedder).
+EMBEDDER_HELP = ("Embedder name from models.toml. Default: the one the index was built with; for a new index, of the "
+                 "embedders that declare their languages the one trained for the languages of the most documents, the "
+                 "default embedder (the `embedder` setting, else models.toml's [defaults]) on a tie.")
+JSON_HELP = "Print a summary as one JSON object, for programs (its fields: docs/commands.md)."
+
+
 def _index_option(f):
     return click.option("--index", "index_dir", cls=SettingOption, setting="index", type=click.Path(file_okay=False),
+                        metavar="DIR",
                         help="Index directory, or a Milvus collection: milvus://HOST:PORT/COLLECTION (milvus+https:// for "
                              "TLS; token and database from env LOCALCR_MILVUS_TOKEN, LOCALCR_MILVUS_DATABASE) or "
                              "milvus-lite:PATH.db/COLLECTION (needs pip install 'localcr[milvus]'). Default: env "
@@ -239,9 +272,7 @@ def _discover(as_json: bool) -> None:
     places = {"Ollama": ", ".join(map(str, sources.ollama_roots())), "LM Studio": ", ".join(map(str, sources.lmstudio_roots())),
               "Hugging Face cache": str(sources.hf_cache_root())}
     if as_json:
-        click.echo(json.dumps({"looked_in": places, "models": [
-            {"role": f.role, "source": f.source, "name": f.name, "path": str(f.path), "bytes": f.bytes,
-             "runnable": f.runnable, "note": f.note, "toml": f.toml_lines} for f in found]}, indent=2))
+        click.echo(json.dumps({"looked_in": places, "models": [_found_json(f) for f in found]}, indent=2))
         return
     _echo("looked in (read only; localcr never downloads):")
     for label, where in places.items():
@@ -259,21 +290,27 @@ def _discover(as_json: bool) -> None:
     _echo("\nadd the lines of a model to models.toml (and set [defaults] to its name) to use it")
 
 
+def _found_json(found) -> dict:
+    """A model `localcr models --discover --json` found (localcr.sources.Found)."""
+    return {"role": found.role, "source": found.source, "name": found.name, "path": str(found.path), "bytes": found.bytes,
+            "runnable": found.runnable, "note": found.note, "toml": found.toml_lines}
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @_index_option
-@click.option("--embedder", help="Embedder name from models.toml (default: its [defaults]).")
+@click.option("--embedder", metavar="NAME", help=EMBEDDER_HELP)
 @click.option("--contexts", type=click.Choice(CONTEXT_MODES),
               help="How each chunk is situated, by cost: from document structure (structural); plus a card, one "
                    "LLM sentence per document saying what it is, for long documents with no title (auto, the "
                    "default) or for every document (cards); a context the LLM writes for every chunk (llm, "
                    "cards+llm); not at all.")
-@click.option("--llm", help="LLM name from models.toml for cards and LLM contexts.")
-@click.option("--contexts-from", type=click.Path(dir_okay=False, exists=True),
+@click.option("--llm", metavar="NAME", help="LLM name from models.toml for cards and LLM contexts.")
+@click.option("--contexts-from", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
               help="JSONL of {chunk_id, context} made elsewhere; replaces the contexts of those chunks.")
-@click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens (default: 3/4 of its max length, "
+@click.option("--chunk-tokens", type=click.IntRange(16), metavar="N", help="Chunk size in embedder tokens (default: 3/4 of its max length, "
               "and twice that for long prose without a title, such as a filing's or report's text).")
-@click.option("--overlap", type=click.IntRange(0), help="Tokens shared by consecutive chunks (default: 1/8 of the chunk).")
+@click.option("--overlap", type=click.IntRange(0), metavar="N", help="Tokens shared by consecutive chunks (default: 1/8 of the chunk).")
 @click.option("--ray", "ray_address", metavar="auto|ADDRESS",
               help="Make LLM contexts and embeddings on Ray actors: auto starts a local Ray instance, ADDRESS "
                    "(host:port) joins a running cluster. Needs pip install 'localcr[ray]'.")
@@ -285,9 +322,10 @@ def _discover(as_json: bool) -> None:
                    "split; the default, Milvus 2.4+), by the server's BM25 function (its analyzer, Milvus 2.5+), or none "
                    "(a dense-only index, for a Milvus 2.3 server).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_context
 def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_tokens, overlap, ray_address, rebuild, lexical,
-          quiet):
+          quiet, as_json):
     """Index files and folders (text, Markdown, reST, HTML, PDF, Office and OpenDocument files, spreadsheets, mail,
     EPUB, RTF, scans, source code) or a pre-chunked corpus JSON.
 
@@ -312,19 +350,22 @@ def index(ctx, paths, index_dir, embedder, contexts, llm, contexts_from, chunk_t
         if exc.names == {"paths"}:
             raise LocalcrError("nothing to index: name files or directories (e.g. `localcr index docs/ --index DIR`)") from None
         raise
-    _echo(summary.text())
+    if as_json:
+        click.echo(json.dumps(summary.to_dict(), indent=2))
+    else:
+        _echo(summary.text())
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @_index_option
-@click.option("--embedder", help="Embedder name from models.toml (default: its [defaults]).")
+@click.option("--embedder", metavar="NAME", help=EMBEDDER_HELP)
 @click.option("--contexts", type=click.Choice(CONTEXT_MODES),
               help="How each chunk is situated, as for `localcr index` (default: what the index was built with, else "
                    "auto); the LLM modes write contexts for the changed files only.")
-@click.option("--llm", help="LLM name from models.toml for cards and LLM contexts.")
-@click.option("--chunk-tokens", type=click.IntRange(16), help="Chunk size in embedder tokens, as for `localcr index`.")
-@click.option("--overlap", type=click.IntRange(0), help="Tokens shared by consecutive chunks, as for `localcr index`.")
+@click.option("--llm", metavar="NAME", help="LLM name from models.toml for cards and LLM contexts.")
+@click.option("--chunk-tokens", type=click.IntRange(16), metavar="N", help="Chunk size in embedder tokens, as for `localcr index`.")
+@click.option("--overlap", type=click.IntRange(0), metavar="N", help="Tokens shared by consecutive chunks, as for `localcr index`.")
 @click.option("--debounce", "quiet_ms", type=click.IntRange(10), default=200, show_default=True, metavar="MS",
               help="Build once the folders have been quiet this many milliseconds (or 1.6 s after the first change, "
                    "if they never are): a burst of saves is one build.")
@@ -354,7 +395,7 @@ def watch(ctx, paths, index_dir, embedder, contexts, llm, chunk_tokens, overlap,
 @cli.command()
 @click.argument("query")
 @_index_option
-@click.option("-k", cls=SettingOption, setting="search.k", type=click.IntRange(1),
+@click.option("-k", cls=SettingOption, setting="search.k", type=click.IntRange(1), metavar="N",
               help="Results to return (env LOCALCR_SEARCH_K, the config file's search.k).")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
               help="Both retrievers, fused (hybrid), or only the dense (embeddings) or the lexical (BM25) one.")
@@ -363,7 +404,7 @@ def watch(ctx, paths, index_dir, embedder, contexts, llm, chunk_tokens, overlap,
                    "side's best scores stand out (dynamic) or fixed at --alpha (weighted); or reciprocal rank fusion "
                    "(rrf); auto: the rule measured best for what the candidates are (long untitled prose such as "
                    "filings, or code and titled records).")
-@click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
+@click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True, metavar="A",
               help="Weight of the dense side in weighted fusion.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None, metavar="[NAME]",
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
@@ -378,9 +419,9 @@ def watch(ctx, paths, index_dir, embedder, contexts, llm, chunk_tokens, overlap,
 @click.option("--statement-prior/--no-statement-prior", default=True, show_default=True,
               help="Lift the chunks of the financial statements a question names or whose line items it asks for "
                    "(capex, COGS, the balance sheet ...) in the first documents found (localcr.statements).")
-@click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
+@click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True, metavar="N",
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
-@click.option("--window", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--window", type=click.IntRange(0), default=0, show_default=True, metavar="N",
               help="Widen each hit with this many neighbouring chunks on each side.")
 @click.option("--full", is_flag=True, help="Show each hit's whole chunk (its window with --window), not a snippet "
               "around the query's terms.")
@@ -424,20 +465,22 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
 @cli.command()
 @click.argument("question")
 @_index_option
-@click.option("-k", cls=SettingOption, setting="ask.k", type=click.IntRange(1),
+@click.option("-k", cls=SettingOption, setting="ask.k", type=click.IntRange(1), metavar="N",
               help="Sources the LLM reads: the k best hits (env LOCALCR_ASK_K, the config file's ask.k).")
-@click.option("--llm", help="LLM name from models.toml (or found by `localcr models --discover`; default: its [defaults]).")
+@click.option("--llm", metavar="NAME",
+              help="LLM name from models.toml (or found by `localcr models --discover`; default: the `llm` setting, else "
+                   "its [defaults]).")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
               help="The retrievers that find the sources, as for search.")
 @click.option("--fusion", type=click.Choice(FUSIONS), default=DEFAULT_FUSION, show_default=True,
               help="How hybrid search fuses its two lists (see `localcr search --help`).")
-@click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True,
+@click.option("--alpha", type=click.FloatRange(0, 1), default=DEFAULT_ALPHA, show_default=True, metavar="A",
               help="Weight of the dense side in weighted fusion.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None, metavar="[NAME]",
               help="Rerank fused candidates with a cross-encoder (the default reranker, or NAME).")
-@click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True,
+@click.option("--candidates", type=click.IntRange(1), default=DEFAULT_CANDIDATES, show_default=True, metavar="N",
               help="Candidates each retriever hands to fusion and fusion to the reranker, whatever -k is.")
-@click.option("--window", type=click.IntRange(0), default=0, show_default=True,
+@click.option("--window", type=click.IntRange(0), default=0, show_default=True, metavar="N",
               help="Widen each source with this many neighbouring chunks on each side.")
 @click.option("--glob", "globs", multiple=True, metavar="PATTERN",
               help="Read only documents whose id or path matches (repeatable; !PATTERN excludes), as for search.")
@@ -570,14 +613,14 @@ DEMO_PROMPT_TOKENS, DEMO_GENERATED_TOKENS = 3002, 597
 
 
 @cli.command()
-@click.option("--index", "index_dir", default="demo-index", show_default=True, type=click.Path(file_okay=False),
+@click.option("--index", "index_dir", default="demo-index", show_default=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Where to build the demo index.")
 @click.option("--contexts", type=click.Choice(["llm", "structural", "none"]), default="llm", show_default=True,
               help="llm: first search the index with structural contexts, then the bundled local LLM writes every "
                    "chunk's context (cached after the first run) and the searches run again.")
-@click.option("--llm", help="The LLM that writes the contexts (default: the registry's; qwen2.5-coder-0.5b takes half "
+@click.option("--llm", metavar="NAME", help="The LLM that writes the contexts (default: the registry's; qwen2.5-coder-0.5b takes half "
                             "the time, and a quarter of its contexts fall back to the structural ones).")
-@click.option("-k", type=click.IntRange(1), default=3, show_default=True, help="Hits each search shows.")
+@click.option("-k", type=click.IntRange(1), default=3, show_default=True, metavar="N", help="Hits each search shows.")
 @click.pass_context
 def demo(ctx, index_dir, contexts, llm, k):
     """The whole pipeline on the bundled sample corpus: index, then three hybrid searches. With LLM contexts, the
@@ -678,15 +721,15 @@ def _expander(registry, name):
     return load_expander(registry, name or None, log=lambda message: _echo(message, err=True))
 
 
-@cli.command("eval")
+@cli.command("eval", old_spellings={"--k": "-k"})
 @_index_option
-@click.option("--queries", "queries_file", required=True, type=click.Path(dir_okay=False),
+@click.option("--queries", "queries_file", required=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="JSONL queries: the published evaluation_set format or {query, relevant: [chunk or document ids]}.")
 @click.option("--config", "configs", multiple=True, metavar="SPEC",
               help="A search configuration, e.g. hybrid | dense | lexical | \"hybrid,fusion=weighted,alpha=0.3\" | "
                    "hybrid,rerank | hybrid,window=1. Repeatable; default: dense, lexical, hybrid (+ hybrid,rerank "
                    "when a reranker is configured).")
-@click.option("-k", "--k", "ks_text", default="5,10,20", show_default=True, metavar="LIST", help="Cut-offs, comma-separated.")
+@click.option("-k", "ks_text", default="5,10,20", show_default=True, metavar="LIST", help="Cut-offs, comma-separated.")
 @click.option("--rerank", "rerank_name", is_flag=False, flag_value="", default=None, metavar="[NAME]",
               help="Reranker for configurations with rerank (the default one, or NAME).")
 @click.option("--expand", "expand_llm", is_flag=False, flag_value="", default=None, metavar="[LLM]",
@@ -697,7 +740,7 @@ def _expander(registry, name):
               help="Also ask every query (`localcr ask` with the first -k sources) under each configuration with the "
                    "default LLM (or LLM), and score the answers against each line's reference `answer`: contained, "
                    "token F1, key figure, citation precision, unsupported sentences, refusals. Seconds a query.")
-@click.option("--per-query", type=click.Path(dir_okay=False), help="Write every query's results to this JSONL file.")
+@click.option("--per-query", type=click.Path(dir_okay=False), metavar="FILE", help="Write every query's results to this JSONL file.")
 @click.option("--report", type=click.Path(dir_okay=False), metavar="FILE.html",
               help="Also write one self-contained HTML page: a chart per metric (the configurations side by side, k on "
                    "the x axis) and the queries that fail at the largest k with what was found instead.")
@@ -707,7 +750,7 @@ def _expander(registry, name):
               help="Score published gold chunks by id (chunks) or as the character spans they cover (spans: any "
                    "chunking against the same gold; adds token recall, precision and IoU). Default: spans when "
                    "the index holds the gold chunks' documents but not the chunks.")
-@click.option("--json", "as_json", is_flag=True, help="Summary as JSON.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @click.pass_context
 def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand_llm, navigate_llm, answers_llm, per_query,
@@ -753,7 +796,7 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand
     if as_json:
         summary = evaluation.to_json(results, queries)
         if answered:
-            summary["answers"] = [{"config": r.label, "k": ks[0], "questions": r.n_questions, **r.metrics} for r in answered]
+            summary["answers"] = [_answers_json(r, ks[0]) for r in answered]
         click.echo(json.dumps(summary, indent=2))
     else:
         _echo(evaluation.format_table(results, ks))
@@ -767,12 +810,17 @@ def evaluate(ctx, index_dir, queries_file, configs, ks_text, rerank_name, expand
         _echo(f"wrote the report to {report}", err=True)
 
 
+def _answers_json(result, k: int) -> dict:
+    """One `eval --answers` run in `eval --json`: its configuration, the sources each question read, the metrics."""
+    return {"config": result.label, "k": k, "questions": result.n_questions, **result.metrics}
+
+
 @cli.command("make-qa")
 @_index_option
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write: {query, relevant: [chunk id]}.")
-@click.option("-n", "--per-chunk", type=click.IntRange(1), default=1, show_default=True, help="Questions per chunk.")
-@click.option("--limit", type=click.IntRange(1), help="Ask about at most this many chunks, spread over the corpus.")
-@click.option("--llm", help="LLM name from models.toml (default: its [defaults]).")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), metavar="FILE", help="JSONL file to write: {query, relevant: [chunk id]}.")
+@click.option("-n", "--per-chunk", type=click.IntRange(1), default=1, show_default=True, metavar="N", help="Questions per chunk.")
+@click.option("--limit", type=click.IntRange(1), metavar="N", help="Ask about at most this many chunks, spread over the corpus.")
+@click.option("--llm", metavar="NAME", help="LLM name from models.toml (default: the `llm` setting, else its [defaults]).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.pass_context
 def make_qa(ctx, index_dir, out, per_chunk, limit, llm, quiet):
@@ -886,7 +934,8 @@ def stats(ctx, index_dir, list_skipped, as_json):
 
 @cli.command()
 @_index_option
-def compact(index_dir):
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def compact(index_dir, as_json):
     """Merge an index's segments into one, dropping replaced and deleted documents (no model needed)."""
     from localcr.index import compact as compact_index
     from localcr.store import StoreReader
@@ -897,17 +946,23 @@ def compact(index_dir):
     before = StoreReader(index_dir).stats()
     started = time.monotonic()
     compact_index(index_dir)
+    seconds = time.monotonic() - started
+    if as_json:
+        click.echo(json.dumps({"index": str(index_dir), "segments_before": before["segments"], "segments": 1,
+                               "dead_chunks": before["dead_chunks"], "chunks": before["chunks"],
+                               "seconds": round(seconds, 3)}, indent=2))
+        return
     _echo(f"compacted {index_dir}: {before['segments']} segments with {before['dead_chunks']} dead chunks -> 1 segment "
-          f"of {before['chunks']} chunks in {time.monotonic() - started:.1f} s")
+          f"of {before['chunks']} chunks in {seconds:.1f} s")
 
 
 @cli.command()
 @_index_option
-@click.option("--host", default="127.0.0.1", show_default=True,
+@click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDRESS",
               help="Address to listen on; anything but a loopback address needs --token.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, metavar="N",
               help="Port to listen on.")
-@click.option("--token", envvar="LOCALCR_TOKEN", help="Every API request must send `Authorization: Bearer TOKEN` "
+@click.option("--token", envvar="LOCALCR_TOKEN", metavar="TOKEN", help="Every API request must send `Authorization: Bearer TOKEN` "
               "(env LOCALCR_TOKEN).")
 @click.pass_context
 def serve(ctx, index_dir, host, port, token):
@@ -940,7 +995,9 @@ def mcp(ctx, index_dir):
 @click.option("--prune-model", metavar="NAME", help="Delete the cached results of this model (its name as listed).")
 @click.option("--older-than", metavar="AGE", help="Delete cached results written more than AGE ago (e.g. 30d, 12h, 2w).")
 @click.option("--dry-run", is_flag=True, help="Only say what would be deleted.")
-def cache_command(prune_model, older_than, dry_run):
+@click.option("--json", "as_json", is_flag=True, help="What the cache holds (or what was pruned) as one JSON object, "
+              "for programs (its fields: docs/commands.md).")
+def cache_command(prune_model, older_than, dry_run, as_json):
     """What the shared cache holds, per store and model; prune it by model or age.
 
     Each store (contexts, embeddings, ...) is kept under $LOCALCR_CACHE_LIMIT (default 20GiB) by evicting
@@ -950,9 +1007,17 @@ def cache_command(prune_model, older_than, dry_run):
     if prune_model is None and older_than is None:
         if dry_run:
             raise LocalcrError("--dry-run goes with --prune-model or --older-than")
-        _print_cache_usage(cache)
+        if as_json:
+            click.echo(json.dumps(_cache_json(cache), indent=2))
+        else:
+            _print_cache_usage(cache)
         return
     pruned = cache.prune(prune_model, older_than, dry_run=dry_run)
+    if as_json:
+        click.echo(json.dumps({"directory": str(cache.cache_dir()), "dry_run": dry_run,
+                               "pruned": [_entries_json(e) for e in pruned], "entries": sum(e.count for e in pruned),
+                               "bytes": sum(e.size for e in pruned)}, indent=2))
+        return
     if not pruned:
         models = sorted({e.model for store in cache.usage() for e in store.entries if e.model})
         _echo("nothing to prune: no cache entry matches" + (f" (models in the cache: {', '.join(models)})" if models else ""))
@@ -960,6 +1025,26 @@ def cache_command(prune_model, older_than, dry_run):
     _print_cache_rows([(f"{e.store}: {e.label}", e.count, e.size, "") for e in pruned])
     total = f"{sum(e.count for e in pruned)} entries ({_human(sum(e.size for e in pruned))})"
     _echo(f"would delete {total}; run again without --dry-run to delete them" if dry_run else f"deleted {total}")
+
+
+def _cache_json(cache) -> dict:
+    """`localcr cache --json`: each store with its entries by tag, as _print_cache_usage shows them."""
+    return {"directory": str(cache.cache_dir()), "limit_bytes": cache.cache_limit(),
+            "stores": [{"name": store.name, "entries": store.count, "bytes": store.disk_bytes,
+                        "tags": [_entries_json(e) for e in store.entries]} for store in cache.usage()],
+            "damaged": [{"path": str(path), "bytes": disk_size(path)} for path in cache.damaged_stores()]}
+
+
+def _entries_json(entries) -> dict:
+    """The entries of one store and tag (localcr.cache.Entries); times in UTC, ISO 8601."""
+    return {"store": entries.store, "tag": entries.tag, "model": entries.model, "entries": entries.count,
+            "bytes": entries.size, "oldest": _iso(entries.oldest), "newest": _iso(entries.newest)}
+
+
+def _iso(timestamp: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds")
 
 
 def _print_cache_usage(cache) -> None:

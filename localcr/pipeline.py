@@ -83,6 +83,15 @@ class BuildSummary:
             lines.append("  coverage: " + self.coverage)
         return "\n".join(lines)
 
+    def to_dict(self) -> dict:
+        """`localcr index --json`: what text() says, its counts as numbers (the fields: docs/commands.md)."""
+        return {"index": str(self.directory), "documents": self.documents, "chunks": self.chunks,
+                "seconds": round(self.seconds, 3), "added": self.added, "changed": self.changed, "removed": self.removed,
+                "unchanged": self.unchanged, "restored": self.restored, "waiting": self.waiting,
+                "unembedded": self.unembedded, "windows": self.windows, "embedded": self.embedded,
+                "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped], "warnings": list(self.warnings),
+                "cards": self.card_summary, "contexts": self.context_summary, "coverage": self.coverage}
+
 
 _SHOWN_SKIPPED = 3
 
