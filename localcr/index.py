@@ -147,12 +147,13 @@ class _Commits:
         if not self.needed:
             self.needed.append(self.check_space(made))
         replaced = {d.doc_id: self.located[d.doc_id] for d in docs if d.doc_id in self.located}
+        donors = [s["name"] for s in self.segments]  # whose sheet tables of unchanged chunks are copied, not rebuilt
         self.segments = [s for s in (_tombstoned(s, replaced) for s in self.segments) if len(s["dead"]) < s["documents"]]
         if docs:
             digests = {d.doc_id: _digest(d, made.chunks_by_doc[d.doc_id]) for d in docs}
             postings = self._postings(docs, made.chunks_by_doc, digests)
             segment = store.write_segment(self.directory, docs, made.chunks_by_doc, vectors, window_rows, postings,
-                                          shas=self.shas)
+                                          shas=self.shas, tables=_tables(self.directory, docs, made.chunks_by_doc, donors))
             self.segments.append(segment)
             self.written += sum(f[0] for f in segment["files"].values())
             self.located.update({d.doc_id: (segment["name"], len(made.chunks_by_doc[d.doc_id])) for d in docs})
@@ -281,8 +282,17 @@ def compact(directory: str | os.PathLike, *, log=None, locked: bool = False) -> 
         postings = Postings.merged(picks, [d.language for d in docs if chunks_by_doc[d.doc_id]], stopwords)
     else:  # the index's languages, and so its stop words, changed (or a segment predates the record): analysed again
         postings = _analysed(docs, chunks_by_doc, stopwords)
-    segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, postings, shas=reader.document_shas())
+    segment = store.write_segment(directory, docs, chunks_by_doc, vectors, window_rows, postings, shas=reader.document_shas(),
+                                  tables=_tables(directory, docs, chunks_by_doc, [s["name"] for s in reader.manifest["segments"]]))
     store.publish(directory, marker, {**reader.manifest, "segments": [segment], store.FILE_STATS: {}})  # stats folded in
+
+
+def _tables(directory: Path, docs: list, chunks_by_doc: dict, donors: list[str]):
+    """What writes a segment's sheet tables (localcr.sheet_tables), copying those of unchanged chunks from the
+    segments named in donors."""
+    from localcr.sheet_tables import writer
+
+    return writer(directory, docs, chunks_by_doc, donors)
 
 
 def _analysed(docs: list, chunks_by_doc: dict, stopwords: frozenset[str]):

@@ -6,7 +6,9 @@ Layout of an index directory:
     segments/seg-*/      immutable segments: store.sqlite (documents, chunks, contexts, offsets, file stats),
                          vectors.npy + windows.npy (each dense window's vector and chunk row), dense.usearch,
                          lexical/ (BM25 postings and chunk lengths, memory-mapped, and which stop words
-                         analysed them)
+                         analysed them), tables.sqlite (each sheet document's typed tables and their catalog:
+                         localcr.sheet_tables; absent from a segment of no sheet, and from one written
+                         before them)
     gen-*/manifest.json  complete generations: the build's settings and the segments that make the index,
                          each with its tombstones (documents deleted or replaced since it was written) and
                          each of its files' size, modification time and sha256 (what a re-index checks it
@@ -47,6 +49,8 @@ from localcr.errors import LocalcrError
 MARKER = "localcr-index.json"
 FORMAT = "localcr-index"
 FORMAT_VERSION = 4  # 2: segments; 3: usearch graphs; 4: code chunked along syntax trees, documents.structure
+# Not raised for a segment's tables.sqlite (localcr.sheet_tables, its own TABLES_VERSION): a version 4 segment
+# without one still reads, its sheets rebuilt from their chunks when asked, and an older localcr ignores the file.
 LOCK = ".lock"
 MANIFEST = "manifest.json"
 STORE = "store.sqlite"
@@ -54,6 +58,7 @@ DENSE = "dense.usearch"
 WINDOWS = "windows.npy"
 VECTORS = "vectors.npy"
 LEXICAL = "lexical"
+TABLES = "tables.sqlite"  # a segment's sheets as typed tables (localcr.sheet_tables writes and reads it)
 SEGMENTS = "segments"
 GENERATION_PREFIX = "gen-"
 SEGMENT_PREFIX = "seg-"
@@ -223,13 +228,18 @@ def live_documents(directory: Path, manifest: dict) -> dict[str, StoredDocument]
 
 
 def write_segment(directory: Path, docs: list[Document], chunks_by_doc: dict[str, list[Chunk]], vectors: np.ndarray,
-                  window_rows: np.ndarray, lexical, shas: dict[str, str] | None = None) -> dict:
+                  window_rows: np.ndarray, lexical, shas: dict[str, str] | None = None,
+                  tables: Callable[[Path], None] | None = None) -> dict:
     """Write an immutable segment of these documents; its manifest entry (no tombstones yet). `shas`: the
-    documents' content hashes where their text is not at hand (compaction copies stored documents)."""
+    documents' content hashes where their text is not at hand (compaction copies stored documents). `tables`:
+    what writes its sheets' typed tables into the segment being written (localcr.sheet_tables.writer; passed in,
+    since typing a sheet is answering's code, which imports the store)."""
     (directory / SEGMENTS).mkdir(parents=True, exist_ok=True)
     staging = directory / SEGMENTS / f"{STAGING_PREFIX}{uuid.uuid4().hex[:8]}"
     staging.mkdir()
     _write_store(staging / STORE, docs, chunks_by_doc, shas or {})
+    if tables is not None:
+        tables(staging)
     _write_dense(staging, vectors, window_rows)
     lexical.save(staging / LEXICAL)
     _fsync_tree(staging)
@@ -256,14 +266,17 @@ def check_segments(directory: Path, manifest: dict) -> tuple[list[dict], dict[st
     ones (name -> what is wrong), as a re-index checks them before keeping them. Cheap: a file with the size and
     modification time recorded when it was written is taken as written (segments are never written again); one
     whose time moved (the index was copied, or the file written over) is hashed and compared. A segment written
-    before files were recorded (an older localcr) is opened as a search opens it, then recorded. Every store
-    must pass SQLite's own check (check_store), the one check that sees its bytes rot in place."""
+    before files were recorded (an older localcr) is opened as a search opens it, then recorded. Every store, and
+    every sheet tables file (localcr.sheet_tables), must pass SQLite's own check (check_store), the one check that
+    sees its bytes rot in place."""
     sound, damaged = [], {}
     for entry in manifest.get("segments", []):
         path = directory / SEGMENTS / entry["name"]
         try:
             files = _checked_files(path, entry["files"]) if "files" in entry else _opened_files(path, manifest)
             check_store(path / STORE)
+            if TABLES in files:
+                check_store(path / TABLES)
         except DamagedSegment as exc:
             damaged[entry["name"]] = exc.problem
         else:
@@ -550,6 +563,12 @@ class Segment:
         """The rows of a query of its store, as they are read (see _store_rows)."""
         return _store_rows(self.db, self.path / STORE, sql, parameters)
 
+    @cached_property
+    def tables(self) -> Path | None:
+        """Its sheets' typed tables (localcr.sheet_tables), None for a segment of no sheet or one written before
+        them."""
+        return self.path / TABLES if (self.path / TABLES).is_file() else None
+
     def _array(self, name: str, mmap_mode: str | None = "r") -> np.ndarray:
         try:
             return np.load(self.path / name, mmap_mode=mmap_mode)
@@ -820,6 +839,20 @@ class StoreReader:
 
     def doc_ids(self) -> set[str]:
         return {d for seg in self.segments for d, live in zip(seg.documents, seg.doc_live) if live}
+
+    def _live_segment(self, doc_id: str) -> Segment | None:
+        """The segment where a document is live (none holds a tombstoned version's rows for it)."""
+        rows = self.rows_of_document(doc_id)
+        if not rows:
+            return None
+        return self.segments[bisect_right(self.offsets, rows.start) - 1]
+
+    def tables_of(self, doc_id: str) -> Path | None:
+        """The tables file (localcr.sheet_tables) of the segment where a document is live: None for a document not
+        live, and where that segment stored none (no sheet in it, or written before tables were). A tombstoned
+        version's segment is never named, so its tables are never read."""
+        segment = self._live_segment(doc_id)
+        return segment.tables if segment is not None else None
 
     def chunk_id_set(self) -> set[str]:
         return {r["chunk_id"] for seg in self.segments for r in seg.rows("SELECT chunk_id, row FROM chunks") if seg.live[r["row"]]}

@@ -43,6 +43,18 @@ class LocalBackend(StoreReader):
         """Open both indexes now, so that no request pays for it."""
         self.dense_index, self.lexical_index  # noqa: B018
 
+    def holds_tables(self, doc_id: str) -> bool:
+        """Whether the segment where the document is live stored its sheets' typed tables (localcr.sheet_tables;
+        one written before them did not: localcr.answers.sql.sheet_table rebuilds them from the chunks)."""
+        return self.tables_of(doc_id) is not None
+
+    def sheet(self, doc_id: str, at: tuple[int, int] | None = None):
+        """A live sheet document's stored typed table, of the worksheet the span `at` lies in
+        (localcr.sheet_tables.stored_sheet); None where there is none."""
+        from localcr.sheet_tables import stored_sheet  # answering's code: only where a question asks for a sheet
+
+        return stored_sheet(self, doc_id, at)
+
     def current_generation(self) -> str | None:
         """The generation a reader opening the index now would see (a rebuild may have switched one in)."""
         marker = read_marker(self.directory)
