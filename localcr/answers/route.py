@@ -82,6 +82,9 @@ WHOLE_TABLE_KINDS = frozenset(("count", "total", "average", "most", "list", "dif
 # which sees three chunks of a sheet, was right on 3 of the 16 questions it took at -1.0 (8/40 in all); at -4.0 13/40,
 # as SQL alone. Lookups that name their row ("Which team does Player 007 play for?") stay below it (-5).
 SHEET_ROUTE_MARGIN = -4.0
+# The same for a table of LONG_TABLE_ROWS rows or fewer, which the table plans have left: a whole-table kind must be
+# the likelier ("What led to the increase in North route passengers?" over a three-row table is a reason).
+SHORT_TABLE_MARGIN = 0.0
 _SHEET_ROUTE_SYSTEM = "You tell what a question about a table needs from it."
 _SHEET_ROUTE_INSTRUCTION = """Say what the question needs from the table, in one word:
 - row: a value stated in the one row the question names (its cell in another column)
@@ -173,9 +176,12 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     filing's metric that the question defines or that the figures path knows (a DPO, a quick ratio) is its alone:
     where it finds no operand, a plan over whatever tables the hits hold computed something else (an inventory
     turnover from the income statement alone, its balance sheet filtered out)."""
-    steps = (_from_filing,) if figures.filing_metric(question) else (_from_whole_table, _from_tables, _from_filing)
+    steps = (_from_filing,) if figures.filing_metric(question) else \
+        (_from_long_table, _from_tables, _from_filing, _from_short_table)
     withdrawn = ""
     for step in steps:
+        if step is _from_short_table and withdrawn:
+            break  # what the check withdrew is not computed again, unchecked
         answer, why = step(index, question, hits, answerer, fresh, search_options)
         if answer is not None:
             return answer, ""
@@ -237,23 +243,28 @@ def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
 
 
-def _from_whole_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
-    """A query in SQL over the whole table of the first hit that is a sheet or a long table
-    (localcr.answers.sql), where the model finds the question needs more rows than the hits hold (a count, a total,
-    the most, a list): a lookup of one row stays with the reader and the table plans."""
-    table, hit = sql.whole_table(index, hits)
-    if table is None or not needs_whole_table(answerer, question, table, fresh=fresh):
+def _from_long_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
+    """A query in SQL over the whole of a sheet or a table in a document's text of more rows than
+    sql.LONG_TABLE_ROWS, which the hits hold only part of (localcr.answers.sql)."""
+    return _from_whole_table(index, question, hits, answerer, fresh, sql.LONG_TABLE_ROWS + 1, SHEET_ROUTE_MARGIN)
+
+
+def _from_short_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
+    """A query in SQL over a shorter table, last: the table plans read it whole from the hits and check each
+    operand's period and scale, and come first (over a sheet of two rows, SQL computed "2023 - 2022" from the column
+    names themselves); SQL takes what they leave ("Which years was a ranking below 200 achieved?")."""
+    return _from_whole_table(index, question, hits, answerer, fresh, 1, SHORT_TABLE_MARGIN)
+
+
+def _from_whole_table(index, question: str, hits: list, answerer, fresh: bool, min_rows: int, margin: float):
+    """A query in SQL over the whole table of the first hit that is a sheet or lies in a table of at least
+    min_rows rows, where the model finds the question needs more than a row of it (a count, a total, the most, a
+    list) by more than `margin`: a lookup of one row stays with the reader and the table plans."""
+    table, hit = sql.whole_table(index, hits, min_rows)
+    if table is None or whole_table_margin(answerer, question, table, fresh=fresh) <= margin:
         return None, ""
-    answer, why = sql.sql_answer(index, question, [hit], answerer.runner, model_name=answerer.spec.name,
-                                 fresh=fresh, table=table)
-    return answer, why
-
-
-def needs_whole_table(llm, question: str, table, *, fresh: bool = False) -> bool:
-    """Whether the question over a whole table needs its rows (counted, added, ranked, filtered): the likeliest of
-    those kinds (WHOLE_TABLE_KINDS) beats the likeliest read from one row ("row", "reason") by more than
-    SHEET_ROUTE_MARGIN, as the first word the model would write."""
-    return whole_table_margin(llm, question, table, fresh=fresh) > SHEET_ROUTE_MARGIN
+    return sql.sql_answer(index, question, [hit], answerer.runner, model_name=answerer.spec.name, fresh=fresh,
+                          table=table)
 
 
 def whole_table_margin(llm, question: str, table, *, fresh: bool = False) -> float:

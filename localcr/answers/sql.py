@@ -653,13 +653,12 @@ def _lines_said(lines: list[int]) -> str:
     return text + (f" (and {len(lines) - MAX_LISTED} more)" if len(lines) > MAX_LISTED else "")
 
 
-LONG_TABLE_ROWS = 8  # rows under its header a table in a document's text needs to be queried whole
+LONG_TABLE_ROWS = 8  # a table of more rows than this goes to SQL before the table plans (localcr.answers.route)
 
 
-def whole_table(index, hits: list) -> tuple[SheetTable | None, object | None]:
-    """(the whole table, the hit it is of) for the first hit that is a sheet, or that lies in a table of at least
-    LONG_TABLE_ROWS rows in a document's text (HTML, Markdown, DOCX, ODT, a PDF's rows); (None, None) where none
-    is."""
+def whole_table(index, hits: list, min_rows: int = 1) -> tuple[SheetTable | None, object | None]:
+    """(the whole table, the hit it is of) for the first hit that is a sheet or lies in a table of a document's text
+    (HTML, Markdown, DOCX, ODT, a PDF's rows), of at least min_rows rows; (None, None) where none is."""
     for hit in hits:
         if hit.kind in SHEET_KINDS:
             table = sheet_table(index, hit.doc_id, (hit.start, hit.end))
@@ -667,7 +666,7 @@ def whole_table(index, hits: list) -> tuple[SheetTable | None, object | None]:
             table = text_table(index, hit)
         else:
             continue
-        if table is not None:
+        if table is not None and len(table.rows) >= min_rows:
             return table, hit
     return None, None
 
@@ -678,7 +677,7 @@ _RULE_ROW = re.compile(r"^[\s|:+-]*-[\s|:+-]*$")  # a Markdown table's rule unde
 def text_table(index, hit) -> SheetTable | None:
     """The table of a document's text that the hit lies in, whole: its run of lines that each hold a cell separator
     (" | ", or a Markdown row "| a | b |", its rule left out), typed as a sheet is; None where the hit is in no such
-    run or the run has fewer than LONG_TABLE_ROWS rows under its header. Rows are numbered within the table."""
+    run. Rows are numbered within the table."""
     chunks = index.document_hits(hit.doc_id)
     if not chunks:
         return None
@@ -697,7 +696,7 @@ def text_table(index, hit) -> SheetTable | None:
                 break
             run = []
         offset += len(line) + 1
-    if found is None or len(found) <= LONG_TABLE_ROWS:
+    if found is None:
         return None
     return table_of(list(enumerate(found, start=1)), doc_id=hit.doc_id, path=hit.path, kind=hit.kind,
                     language=getattr(hit, "language", "") or "")
