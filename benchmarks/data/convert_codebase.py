@@ -12,11 +12,12 @@ for byte the `anthropic-codebase` of ../shared/data. Licence: MIT.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
 from pathlib import Path
+
+from _snapshot import snapshot_parser
 
 DATA = "skills/contextual-embeddings/data"
 FILES = ("codebase_chunks.json", "evaluation_set.jsonl")
@@ -40,10 +41,7 @@ def convert(snapshot: Path, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("snapshot", type=Path, help="a checkout of anthropics/anthropic-cookbook")
-    parser.add_argument("out", type=Path, help="the data folder: the set is written to OUT/anthropic-codebase")
+    parser = snapshot_parser(__doc__, "anthropics/anthropic-cookbook", "the set is written to OUT/anthropic-codebase")
     args = parser.parse_args(argv)
     if not all((args.snapshot / DATA / name).is_file() for name in FILES):
         sys.exit(f"{args.snapshot}: no {DATA}/{FILES[0]}; give a checkout of github.com/anthropics/anthropic-cookbook")

@@ -25,13 +25,14 @@ evaluation only: never copy the output into a repository.
 """
 from __future__ import annotations
 
-import argparse
 import difflib
 import json
 import re
 import sys
 from pathlib import Path
 from unittest import mock
+
+from _snapshot import snapshot_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -113,10 +114,7 @@ def convert(snapshot: Path, out: Path, spans_file: Path = SPANS) -> tuple[Path, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("snapshot", type=Path, help="a checkout of patronus-ai/financebench with its pdfs/")
-    parser.add_argument("out", type=Path, help="the data folder: the set is written to OUT/financebench-dev")
+    parser = snapshot_parser(__doc__, "patronus-ai/financebench with its pdfs/", "the set is written to OUT/financebench-dev")
     parser.add_argument("--spans", type=Path, default=SPANS, help="the questions, files and evidence offsets "
                         "(default: benchmarks/data/financebench_spans.json)")
     args = parser.parse_args(argv)

@@ -12,13 +12,13 @@ benchmarks/data/squad_ids.json. From that commit the output is byte for byte the
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _snapshot import snapshot_parser  # noqa: E402
 from convert_xquad import build, write  # noqa: E402
 
 VALID = "datasets/jsquad-v1.3/valid-v1.3.json"
@@ -32,10 +32,7 @@ def convert(snapshot: Path, out: Path, articles: int = ARTICLES) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("snapshot", type=Path, help="a checkout of yahoojapan/JGLUE")
-    parser.add_argument("out", type=Path, help="the data folder: the set is written to OUT/jsquad-ja")
+    parser = snapshot_parser(__doc__, "yahoojapan/JGLUE", "the set is written to OUT/jsquad-ja")
     args = parser.parse_args(argv)
     if not (args.snapshot / VALID).is_file():
         sys.exit(f"{args.snapshot}: no {VALID}; give a checkout of github.com/yahoojapan/JGLUE")

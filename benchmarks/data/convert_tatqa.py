@@ -20,10 +20,11 @@ its README.md (the set's description, which no benchmark reads). Licence of the 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+from _snapshot import snapshot_parser
 
 DEV = "dataset_raw/tatqa_dataset_dev.json"
 NAME = "tatqa-dev"
@@ -74,10 +75,7 @@ def convert(snapshot: Path, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("snapshot", type=Path, help="a checkout of NExTplusplus/TAT-QA")
-    parser.add_argument("out", type=Path, help="the data folder: the set is written to OUT/tatqa-dev")
+    parser = snapshot_parser(__doc__, "NExTplusplus/TAT-QA", "the set is written to OUT/tatqa-dev")
     args = parser.parse_args(argv)
     if not (args.snapshot / DEV).is_file():
         sys.exit(f"{args.snapshot}: no {DEV}; give a checkout of github.com/NExTplusplus/TAT-QA")

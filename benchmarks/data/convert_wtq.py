@@ -18,12 +18,13 @@ README.md (the set's description, which no benchmark reads). Licence of the data
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
 import sys
 from pathlib import Path
+
+from _snapshot import snapshot_parser
 
 SPLIT = "data/random-split-1-dev.tsv"
 METADATA = "misc/table-metadata.tsv"
@@ -78,10 +79,7 @@ def convert(snapshot: Path, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("snapshot", type=Path, help="a checkout of ppasupat/WikiTableQuestions")
-    parser.add_argument("out", type=Path, help="the data folder: the set is written to OUT/wtq-dev")
+    parser = snapshot_parser(__doc__, "ppasupat/WikiTableQuestions", "the set is written to OUT/wtq-dev")
     args = parser.parse_args(argv)
     if not (args.snapshot / SPLIT).is_file():
         sys.exit(f"{args.snapshot}: no {SPLIT}; give a checkout of github.com/ppasupat/WikiTableQuestions")

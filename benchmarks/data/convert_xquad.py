@@ -21,11 +21,12 @@ CC BY-SA 4.0.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
 from pathlib import Path
+
+from _snapshot import snapshot_parser
 
 IDS = Path(__file__).resolve().parent / "squad_ids.json"
 LANGUAGES = ("en", "de", "zh", "es", "ru", "ar")
@@ -73,10 +74,7 @@ def convert(snapshot: Path, out: Path, languages=LANGUAGES) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("snapshot", type=Path, help="a checkout of google-deepmind/xquad")
-    parser.add_argument("out", type=Path, help="the data folder: each set is written to OUT/xquad-LANG")
+    parser = snapshot_parser(__doc__, "google-deepmind/xquad", "each set is written to OUT/xquad-LANG")
     parser.add_argument("--languages", default=",".join(LANGUAGES), help="comma-separated (default: %(default)s)")
     args = parser.parse_args(argv)
     languages = [language for language in args.languages.split(",") if language]
