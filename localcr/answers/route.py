@@ -79,7 +79,7 @@ TABLE_KINDS = ("row", "reason", "count", "total", "average", "most", "list", "di
 WHOLE_TABLE_KINDS = frozenset(("count", "total", "average", "most", "list", "difference", "compare"))
 # How much likelier the likeliest kind that needs the whole table must be than "row" or "reason". Chosen on wtq-dev's
 # tune half (benchmarks/answers/wtq.py --route): the 1.5B names superlatives "row" often (-1 to -4), and the reader,
-# which sees three chunks of a sheet, was right on 3 of the 16 questions it took at -1.0 (8/40 in all); at -4.0 13/40,
+# which sees three chunks of a sheet, was right on 3 of the 21 questions it took at -1.0 (8/40 in all); at -4.0 13/40,
 # as SQL alone. Lookups that name their row ("Which team does Player 007 play for?") stay below it (-5).
 SHEET_ROUTE_MARGIN = -4.0
 # The same for a table of LONG_TABLE_ROWS rows or fewer, which the table plans have left: a whole-table kind must be
