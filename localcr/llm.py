@@ -23,6 +23,9 @@ to agree made an answer depend on the question asked before it. The prompt's las
 give the logits a generation starts from, so those are kept: a second generation from the same prompt (a refusal
 asked again under a grammar) evaluates nothing, and writes what it would after a fresh evaluation.
 
+`count_work` keeps what llama.cpp evaluated, took from the KV cache and generated, by model (`WORK`, and a file that
+`$LOCALCR_LLM_WORK` names): what the test suite adds up and prints.
+
 The cache is created with `swa_full=True`: Gemma 3 (and other sliding-window models) otherwise keep only
 the last `n_swa` positions of their local-attention layers, and cutting such a cache back to an earlier
 position would silently attend to missing cells.
@@ -33,6 +36,7 @@ import contextlib
 import ctypes
 import functools
 import io
+import json
 import logging
 import os
 import re
@@ -133,6 +137,50 @@ class Completion:
     evaluated: int  # prompt tokens evaluated
     prompt_seconds: float
     generate_seconds: float
+
+
+# What llama.cpp did in this process, by model (`work_name`): {name: {"evaluated": prompt tokens evaluated, "reused": prompt
+# tokens taken from the KV cache (or restored from a stored state) instead, "generated": tokens generated}}.
+WORK: dict[str, dict[str, int]] = {}
+WORK_VARIABLE = "LOCALCR_LLM_WORK"
+
+
+def work_name(spec, path: Path) -> str:
+    """The name a model's work is counted under: its bundled name, else its file's (whatever a registry calls it)."""
+    return spec.params.get("bundled") or Path(path).name
+
+
+def count_work(name: str, *, evaluated: int = 0, reused: int = 0, generated: int = 0) -> None:
+    """Add to WORK, and where $LOCALCR_LLM_WORK names a file append the same counts to it as one JSON line (as they
+    happen, so a process killed later has left what it did): how the test suite adds up the work of its workers and
+    of the `localcr` processes they start (tests/conftest.py). Counted where llama.cpp is called: every prompt piece
+    `_load_prefix` evaluates (complete, stream, choice, prefix_state, prompt_rate), the suffixes `complete_many`
+    decodes side by side, the sequences a GGUF reranker scores, each generation's tokens; a KV state restored from
+    the disk cache counts as reused. llama.cpp's own re-evaluation of each generated token is in "generated"."""
+    totals = WORK.setdefault(name, {"evaluated": 0, "reused": 0, "generated": 0})
+    totals["evaluated"] += evaluated
+    totals["reused"] += reused
+    totals["generated"] += generated
+    path = os.environ.get(WORK_VARIABLE)
+    if path:
+        line = json.dumps({"model": name, "evaluated": evaluated, "reused": reused, "generated": generated})
+        with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as file:
+            file.write(line + "\n")
+
+
+def read_work(path: Path) -> dict[str, dict[str, int]]:
+    """The counts `count_work` appended to a file, summed by model (a line cut short by a kill is skipped)."""
+    totals: dict[str, dict[str, int]] = {}
+    with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as file:
+        for line in file:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            model = totals.setdefault(entry["model"], {"evaluated": 0, "reused": 0, "generated": 0})
+            for field in model:
+                model[field] += entry.get(field, 0)
+    return totals
 
 
 class _Captured(Exception):
@@ -250,8 +298,10 @@ class LlamaRunner:
 
         self.spec = spec
         self.threads = spec.n_threads or default_threads()
+        path = spec.resolve()
+        self.work_name = work_name(spec, path)
         self.llm = load_llama(
-            spec, spec.resolve(), self.threads, n_ctx=spec.n_ctx, n_batch=spec.n_batch,
+            spec, path, self.threads, n_ctx=spec.n_ctx, n_batch=spec.n_batch,
             n_ubatch=min(spec.n_ubatch, spec.n_batch), seed=seed, logits_all=False, swa_full=True, flash_attn=spec.flash_attn,
         )
         self._llama_cpp = llama_cpp
@@ -405,6 +455,7 @@ class LlamaRunner:
         llm.input_ids[: len(tokens)] = tokens
         llm.n_tokens = len(tokens)
         self._splits = self._cuts(tokens)  # as prefix_state evaluated them
+        count_work(self.work_name, reused=len(tokens))
         return True
 
     def keep_prefix(self, tokens: list[int], store: str, label: str, *purpose: str,
@@ -483,6 +534,7 @@ class LlamaRunner:
         if reuse and logits and self._logits_kept(tokens, cuts) and llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1):
             llm.n_tokens = len(tokens)  # what was generated after them is dropped; their logits are put back
             self._output_logits()[:] = self._prompt_logits[1]
+            count_work(self.work_name, reused=len(tokens))
             return len(tokens)
         self._prompt_logits = None
         keep = self.reused(tokens, prefix, logits) if reuse else 0
@@ -497,6 +549,7 @@ class LlamaRunner:
         for end in cuts[len(self._splits):]:
             llm.eval(tokens[start:end])
             self._splits, start = self._splits + (end,), end
+        count_work(self.work_name, evaluated=len(tokens) - keep, reused=keep)
         if logits:
             self._prompt_logits = (tuple(tokens), self._output_logits().copy())
         return keep
@@ -566,6 +619,7 @@ class LlamaRunner:
                     break
         finally:
             generated.close()
+            count_work(self.work_name, generated=len(decoder.tokens))
         if len(decoder.text) > sent:
             yield decoder.text[sent:]
         done = time.perf_counter()
@@ -650,6 +704,7 @@ class LlamaRunner:
         llm.n_tokens = length
         for sampler in samplers:
             sampler.close()
+        count_work(self.work_name, evaluated=len(pending), generated=sum(len(d.tokens) for d in decoders))
         prompt_share, gen_share = (evaluated_at - started) / n, (done - evaluated_at) / n
         return [
             Completion(
@@ -679,6 +734,7 @@ class RankRunner:
 
         self.spec, self.batch_size = spec, batch_size
         self.threads = default_threads()
+        self.work_name = work_name(spec, path)
         # flash attention: calls of 400-512 tokens 2-4x faster on the tiny test model (one core), scores still within
         # 2e-3 of torch's logits (tests/test_rerank.py)
         self.llm = load_llama(spec, path, self.threads, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_RANK,
@@ -729,6 +785,7 @@ class RankRunner:
                     llm._batch.add_sequence(sequences[i], seq, True)
                 llm._ctx.kv_cache_clear()  # a causal reranker keeps a cache; an encoder has none
                 llm._ctx.decode(llm._batch)
+                count_work(self.work_name, evaluated=sum(len(sequences[i]) for i in batch))
                 for seq, i in enumerate(batch):
                     scores[i] = float(lc.llama_get_embeddings_seq(llm._ctx.ctx, seq)[0])
                 batch = []

@@ -105,11 +105,57 @@ def _no_user_settings():
     os.environ["LOCALCR_CONFIG"] = os.devnull
 
 
+def _count_llm_work(config):
+    """The run's LLM work, counted by localcr.llm.count_work in every process that runs a model: the controller (the
+    first process, or the only one with -n 0) names a fresh file in $LOCALCR_LLM_WORK before the xdist workers start,
+    the workers and every `localcr` process they start inherit it and append to it, and pytest_terminal_summary adds
+    it up. Counted: prompt tokens llama.cpp evaluated (the bundled LLMs, Gemma 3 270M, the tiny GGUF reranker), those
+    it took from the KV cache or a stored state instead, and tokens generated. Not counted: a process started with an
+    environment of its own (test_mcp passes the variable on: `llm_work_env`), torch and ONNX models (MiniLM, the
+    torch cross-encoder), and FakeCardRunner's cards, which run no model."""
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller named the file
+    import tempfile
+
+    from localcr.llm import WORK_VARIABLE
+
+    config.llm_work = Path(tempfile.mkdtemp(prefix="localcr-llm-work-")) / "work.jsonl"
+    os.environ[WORK_VARIABLE] = str(config.llm_work)
+
+
+def llm_work_env() -> dict[str, str]:
+    """For a process started with an environment of its own: the variable that adds its LLM work to the run's."""
+    from localcr.llm import WORK_VARIABLE
+
+    return {WORK_VARIABLE: os.environ[WORK_VARIABLE]} if WORK_VARIABLE in os.environ else {}
+
+
+def llm_work_line(totals: dict[str, dict[str, int]]) -> str:
+    """"LLM work: N prompt tokens evaluated, M generated (by model: ...)" for localcr.llm.read_work's totals."""
+    def total(field):
+        return sum(counts[field] for counts in totals.values())
+
+    by_model = "; ".join(f"{name} {counts['evaluated']:,} + {counts['generated']:,}"
+                         for name, counts in sorted(totals.items(), key=lambda item: -item[1]["evaluated"]))
+    return (f"LLM work: {total('evaluated'):,} prompt tokens evaluated, {total('generated'):,} generated "
+            f"(by model, evaluated + generated: {by_model or 'none'}); {total('reused'):,} prompt tokens taken from "
+            "the KV cache")
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    path = getattr(config, "llm_work", None)
+    if path is not None:
+        from localcr.llm import read_work
+
+        terminalreporter.write_line(llm_work_line(read_work(path)))
+
+
 def pytest_configure(config):
-    """Pin an xdist worker to its cores, set the user's settings aside, then block every IPv4/IPv6 connection for the
-    whole run; every test fails if it attempted one."""
+    """Pin an xdist worker to its cores, set the user's settings aside, count the LLM work (`_count_llm_work`), then
+    block every IPv4/IPv6 connection for the whole run; every test fails if it attempted one."""
     _one_share_of_the_cores_per_worker()
     _no_user_settings()
+    _count_llm_work(config)
     config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
     config.addinivalue_line("markers", "measures_rates: a long LLM run measures this machine's LLM speeds first, as on "

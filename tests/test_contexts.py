@@ -151,6 +151,28 @@ def test_loop_detection_and_stops():
     assert L.find_stop("\n\n", ("\n",)) is None  # leading blank lines are not an answer yet
 
 
+def test_llm_work_is_counted_by_model_in_this_process_and_in_the_file_the_variable_names(tmp_path, monkeypatch):
+    """count_work: what conftest's "LLM work" line adds up, from every process that inherits $LOCALCR_LLM_WORK."""
+    from conftest import llm_work_line
+
+    monkeypatch.setattr(L, "WORK", {})
+    monkeypatch.setenv(L.WORK_VARIABLE, str(tmp_path / "work.jsonl"))
+    L.count_work("big", evaluated=300, reused=40)
+    L.count_work("big", generated=12)
+    L.count_work("small", evaluated=5, generated=1)
+    with open(tmp_path / "work.jsonl", "a") as file:
+        file.write('{"model": "big", "evaluat')  # a process killed mid-line
+    wanted = {"big": {"evaluated": 300, "reused": 40, "generated": 12},
+              "small": {"evaluated": 5, "reused": 0, "generated": 1}}
+    assert L.WORK == L.read_work(tmp_path / "work.jsonl") == wanted
+    assert llm_work_line(wanted) == ("LLM work: 305 prompt tokens evaluated, 13 generated (by model, evaluated + "
+                                     "generated: big 300 + 12; small 5 + 1); 40 prompt tokens taken from the KV cache")
+    assert L.read_work(tmp_path / "none.jsonl") == {}
+    monkeypatch.delenv(L.WORK_VARIABLE)
+    L.count_work("small", evaluated=1)  # no file named: counted here only
+    assert L.WORK["small"]["evaluated"] == 6 and L.read_work(tmp_path / "work.jsonl")["small"]["evaluated"] == 5
+
+
 # ------------------------------------------------------------------------------------------ windows
 
 
@@ -224,11 +246,23 @@ def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_w
     other = runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[30:80]) + "\nAnswer:",
                           "You answer questions.")
     tokens, capitals = prompt[0] + prompt[1], L.load_grammar('root ::= [A-Z] [A-Z ]*\n')
+    name = runner.work_name
+
+    def work():  # what count_work has counted for this model so far (the suite's LLM work line adds it up)
+        return dict(L.WORK.get(name, {"evaluated": 0, "reused": 0, "generated": 0}))
+
     try:
+        before = work()
         first = runner.complete(*prompt, max_tokens=8)
         assert first.evaluated > len(prompt[1]) and runner.reused(tokens, len(prompt[0])) == len(tokens)
+        between = work()
+        assert {field: between[field] - before[field] for field in before} == {
+            "evaluated": first.evaluated, "reused": first.reused, "generated": first.tokens}
         again = runner.complete(*prompt, max_tokens=8, grammar=capitals)
         assert again.evaluated == 0 and again.text != first.text and again.text[:1].isupper()
+        after = work()
+        assert {field: after[field] - between[field] for field in before} == {
+            "evaluated": 0, "reused": len(tokens), "generated": again.tokens}
         fresh = runner.complete(*prompt, max_tokens=8, grammar=capitals, reuse=False)
         assert fresh.evaluated == len(tokens) and fresh.text == again.text
         runner.complete(*other, max_tokens=4)  # another prompt since: the prompt's last piece is evaluated again

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from conftest import llm_work_env
 from localcr.filters import KINDS
 from localcr.serve.service import MAX_K, AskRequest, SearchRequest
 
@@ -34,7 +35,8 @@ async def client(indexed, stray):
             stray.append(message)
 
     server = StdioServerParameters(command=sys.executable, args=["-m", "localcr", "mcp", "--index", str(indexed.index)],
-                                   env={"LOCALCR_CACHE_DIR": str(indexed.cache), "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+                                   env={"LOCALCR_CACHE_DIR": str(indexed.cache), "PYTHONPATH": str(ROOT),
+                                        **llm_work_env()}, cwd=ROOT)
     # a guard against a hang: `ask` runs the 1.5B, 4 times slower on an AVX2 pair than on an AVX-512 one
     async with Client(server, mode="legacy", message_handler=on_message, read_timeout_seconds=600) as connected:
         yield connected
