@@ -330,3 +330,31 @@ def test_a_column_less_itself_over_two_rows_is_their_difference():
     written = "SELECT \"Trains\" - \"Trains\" FROM t WHERE \"Depot\" = 'Kiel' OR \"Depot\" = 'Bonn'"
     assert sql.between_rows(written) == "SELECT MAX(\"Trains\") - MIN(\"Trains\") FROM t WHERE \"Depot\" = 'Kiel' OR \"Depot\" = 'Bonn'"
     assert sql.between_rows("SELECT \"A\" - \"B\" FROM t WHERE \"C\" = 'x' OR \"C\" = 'y'").startswith("SELECT \"A\" - \"B\"")
+
+
+def test_a_row_of_totals_and_a_header_repeated_are_no_rows_of_the_table():
+    medals = sql.table_of(lines_of("Rank | Nation | Gold | Silver | Total\n1 | Norge | 5 | 2 | 7\n2 | Suomi | 4 | 3 | 7\n"
+                                   "3 | Sverige | 3 | 7 | 10\nGesamt | Gesamt | 12 | 12 | 24"))
+    assert [row[1] for row in medals.rows] == ["Norge", "Suomi", "Sverige"] and medals.lines == [2, 3, 4]
+    assert medals.columns[0].type == "REAL"  # the rank is a figure once the totals' word is gone
+    counts = sql.table_of(lines_of("Year | Count\n2001 | 1\n2002 | 2\n2003 | 3\n2004 | 6"))
+    assert len(counts.rows) == 4  # 6 = 1 + 2 + 3, but 2004 is no sum of the years: a row of data
+    towns = sql.table_of(lines_of("Town | Population | Male\nA | 1694 | 844\nB | 66 | 33\nRural | Population | Male\n"
+                                  "C | 142 | 70"))
+    assert towns.lines == [2, 3, 5] and towns.columns[1].type == "REAL"
+    assert sql.run_query(towns, 'SELECT COUNT(*) FROM t WHERE "Population" < 1000')[1] == [(2,)]
+
+
+def test_the_grammar_allows_no_result_of_figures_alone_and_a_retry_is_told_why():
+    from localcr.llm import load_grammar
+
+    table = sql.table_of(lines_of("Team | Wins\nLions | 12\nBears | 9\nHawks | 15"))
+    grammar = sql.sql_grammar(table)
+    load_grammar(grammar)
+    assert 'numitem ::= numcol' in grammar and "| numitem" in grammar.split("item ::=")[1].splitlines()[0]
+    assert sql.ran(table, 'SELECT COUNT(*) FROM t WHERE "Team" = \'Owls\'')[2] == "counted no row"
+    assert sql.ran(table, 'SELECT "Team" FROM t WHERE "Wins" > 20')[2] == "found nothing"
+    assert sql.ran(table, 'SELECT "Team" FROM t ORDER BY "Wins" DESC LIMIT 1')[1:] == ([("Hawks",)], "")
+    tried = sql.sql_message("Who won 20 games?", table, ('SELECT "Team" FROM t WHERE "Wins" = 20', "found nothing"))
+    assert tried.endswith("SQL: SELECT \"Team\" FROM t WHERE \"Wins\" = 20\n-- That query found nothing. "
+                          "Write another one.\nSQL:")

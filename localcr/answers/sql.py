@@ -37,7 +37,7 @@ from localcr.answers import notation
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12d"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12e"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
@@ -268,15 +268,21 @@ def table_of(lines: list[tuple[int, str]], *, doc_id: str = "", path: str = "", 
     if at is None or at == len(rows) - 1:
         return None
     header, body = rows[at][1], rows[at + 1:]
+    body = [(number, cells) for number, cells in body if not repeats_header(cells, header)]
+    if not body:
+        return None
     width = max(len(header), *(len(cells) for _, cells in body))
     names = unique_names(header + [""] * (width - len(header)))
     written = [[c.strip() for c in cells] + [""] * (width - len(cells)) for _, cells in body]
     by_column = [list(column) for column in zip(*written)]  # a column is read whole, each distinct cell once
     # only a cell with a mark may settle the convention (notation._decided_by): a million plain cells are not parsed
     convention = notation.notation_of((c for column in by_column for c in column if "." in c or "," in c), language)
+    readings_of = [_readings(column, convention) for column in by_column]
+    if summary_row(readings_of):  # a "Total" row is no row of the table: counted, it is one too many
+        body, written = body[:-1], written[:-1]
+        by_column, readings_of = [c[:-1] for c in by_column], [r[:-1] for r in readings_of]
     columns, values = [], []
-    for name, column in zip(names, by_column):
-        readings = _readings(column, convention)
+    for name, column, readings in zip(names, by_column, readings_of):
         if any(r is False for r in readings) and (measured := _measured(column, readings, convention, language)):
             readings, unit = measured
             name = name if not unit or unit.lower() in name.lower() else f"{name} ({unit})"
@@ -290,6 +296,38 @@ def table_of(lines: list[tuple[int, str]], *, doc_id: str = "", path: str = "", 
     typed = [list(row) for row in zip(*values)]
     return SheetTable(doc_id, path, kind, sheet, columns, typed, [number for number, _ in body], written,
                       convention.decimal)
+
+
+def repeats_header(cells: list[str], header: list[str]) -> bool:
+    """Whether a row is the header again (a long table's second part under its own heading row, a sheet pasted
+    from pages): two of its cells or more, and most of those not empty, are the header's in the same place. Kept
+    as a row, it made "Population" a column of text and "below 1000" a comparison of words."""
+    filled = [(c.strip(), h.strip()) for c, h in zip(cells, header) if c.strip()]
+    same = sum(c == h for c, h in filled)
+    return same >= 2 and 2 * same > len(filled)
+
+
+def summary_row(readings_of: list[list[float | None | bool]]) -> bool:
+    """Whether a table's last row sums the rows above it: in more of its figure columns than not (those where every
+    other cell is a figure or empty and it holds one), its figure is their sum, and in one at least, of three figures
+    or more, not all zero. A row of totals ("Total | | 12 | 12 | 36" under a medal table) found by its figures, not
+    by the word in its first cell, which is in the table's language; its averages or shares may differ."""
+    if not readings_of or len(readings_of[0]) < 4:
+        return False
+    matches = mismatches = 0
+    for readings in readings_of:
+        last, above = readings[-1], readings[:-1]
+        if last is None or last is False or any(r is False for r in above):
+            continue
+        figures = [r for r in above if r is not None]
+        if len(figures) < 3:
+            continue
+        total = math.fsum(figures)
+        if abs(last - total) <= max(1e-9, 5e-4 * abs(total)) and total:
+            matches += 1
+        else:
+            mismatches += 1
+    return matches > mismatches
 
 
 def _readings(cells: list[str], convention) -> list[float | None | bool]:
@@ -444,7 +482,8 @@ def sql_grammar(table: SheetTable) -> str:
     """A GBNF grammar for one SELECT over `t`: SELECT [DISTINCT] items FROM t [WHERE cond] [GROUP BY col] [HAVING
     cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/SUM/AVG/MIN/MAX of a column or
     of arithmetic between figure columns, two such aggregates added, subtracted or divided (a difference between two
-    rows: MAX - MIN over the two), or such arithmetic; conditions compare a column with a value (a text
+    rows: MAX - MIN over the two), or such arithmetic starting from a column (not figures alone: "SELECT (13 - 6) FROM t" was the 1.5B doing the
+    sum itself, from figures it misread); conditions compare a column with a value (a text
     column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with more, any quoted
     string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
     ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows)."""
@@ -453,7 +492,7 @@ def sql_grammar(table: SheetTable) -> str:
     lines = [
         'root ::= "SELECT " ("DISTINCT ")? items " FROM t" where? (group groupedorder? | order?) limit?',
         'items ::= item (", " item){0,3}',
-        'item ::= aggregate (" " ("+" | "-" | "/") " " aggregate)? | col' + (" | numexpr" if real else ""),
+        'item ::= aggregate (" " ("+" | "-" | "/") " " aggregate)? | col' + (" | numitem" if real else ""),
         'aggregate ::= "COUNT(*)" | "COUNT(" ("DISTINCT ")? col ")" | ("MIN(" | "MAX(") col ")"'
         + (' | ("SUM(" | "AVG(" | "MIN(" | "MAX(") numexpr ")"' if real else ""),
         'where ::= " WHERE " cond',
@@ -473,6 +512,7 @@ def sql_grammar(table: SheetTable) -> str:
     if real:
         lines += [
             'numexpr ::= numterm (" " ("+" | "-" | "*" | "/") " " numterm){0,3}',
+            'numitem ::= numcol (" " ("+" | "-" | "*" | "/") " " numterm){0,3}',
             'numterm ::= numcol | number | "(" numexpr ")"',
             'numpred ::= numexpr " " cmp " " numexpr',
             "numcol ::= " + " | ".join(_gbnf(quoted(name)) for name in [ROW_COLUMN] + [c.name for c in real]),
@@ -492,18 +532,43 @@ def sql_grammar(table: SheetTable) -> str:
 
 
 # -- the query the model writes ------------------------------------------------------------------------------------
-def sql_message(question: str, table: SheetTable) -> str:
-    """The message after the instruction: the table's CREATE TABLE, its first rows, the question, "SQL:"."""
-    return f"{table.create_statement()}\n{table.example_rows()}\n-- Question: {' '.join(question.split())}\nSQL:"
+def sql_message(question: str, table: SheetTable, tried: tuple[str, str] | None = None) -> str:
+    """The message after the instruction: the table's CREATE TABLE, its first rows, the question, "SQL:"; after a
+    query that did not answer (tried: it and why), that query, why, and "SQL:" again."""
+    message = f"{table.create_statement()}\n{table.example_rows()}\n-- Question: {' '.join(question.split())}\nSQL:"
+    if tried:
+        message += f" {tried[0]}\n-- That query {tried[1]}. Write another one.\nSQL:"
+    return message
 
 
-def write_sql(runner, question: str, table: SheetTable, fresh: bool = False) -> str:
+def write_sql(runner, question: str, table: SheetTable, fresh: bool = False,
+              tried: tuple[str, str] | None = None) -> str:
     """The one SELECT the model writes for the question over the table, under `sql_grammar` ("" where it writes
-    none); cached by model, prompt, table and grammar (localcr.answers.plans.written_plan)."""
+    none); cached by model, prompt, table and grammar (localcr.answers.plans.written_plan). tried: the query
+    written before and why it did not answer (`sql_message`)."""
     from localcr.answers.plans import written_plan
 
-    return written_plan(runner, "sheet-sql", SQL_VERSION, _INSTRUCTION, _SYSTEM, sql_message(question, table),
+    return written_plan(runner, "sheet-sql", SQL_VERSION, _INSTRUCTION, _SYSTEM, sql_message(question, table, tried),
                         sql_grammar(table), max_tokens=SQL_MAX_TOKENS, fresh=fresh)
+
+
+def ran(table: SheetTable, written: str) -> tuple[str, list[tuple], str]:
+    """(the query as run, its result, "") for a written query that answers; (the query, [], why not) for one
+    that failed, found nothing, or counted no row: the model is then told why (`sql_message`), once."""
+    if not written.startswith("SELECT "):
+        return written, [], "was not written"
+    sql = nulls_last(between_rows(written))
+    try:
+        _, result = run_query(table, sql)
+    except QueryError as exc:
+        if re.search(r"unrecognized token|incomplete input|syntax error", str(exc)):
+            return sql, [], f"was cut short ({exc})"
+        return sql, [], f"failed ({exc})"
+    if not result or all(value is None for row in result for value in row):
+        return sql, [], "found nothing"
+    if result == [(0,)] and clauses(sql)["select"].startswith("SELECT COUNT("):
+        return sql, result, "counted no row"
+    return sql, result, ""
 
 
 # -- the answer -----------------------------------------------------------------------------------------------------
@@ -716,18 +781,13 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
             return None, "no sheet or long table among the sources"
     else:
         hit = hits[0]
-    written = write_sql(runner, question, table, fresh=fresh)
-    if not written.startswith("SELECT "):
-        return None, "no query was written"
-    sql = nulls_last(between_rows(written))
-    try:
-        _, result = run_query(table, sql)
-    except QueryError as exc:
-        if re.search(r"unrecognized token|incomplete input|syntax error", str(exc)):
-            return None, f"the query was cut short ({exc}): {written}"
-        return None, f"the query failed ({exc}): {written}"
-    if not result or all(value is None for row in result for value in row):
-        return None, f"the query found nothing: {sql}"
+    sql, result, why = ran(table, write_sql(runner, question, table, fresh=fresh))
+    if why:  # told why, the 1.5B mends a LIKE on a figure, a value not in the cells, a count of nothing
+        retried = ran(table, write_sql(runner, question, table, fresh=fresh, tried=(sql, why)))
+        if not retried[2] or (retried[1] and not result):
+            sql, result, why = retried
+    if not result:
+        return None, f"the query {why}: {sql}" if sql else "no query was written"
     try:
         lines, how = behind_rows(table, sql, result)
     except QueryError:
