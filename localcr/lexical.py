@@ -52,8 +52,17 @@ _BM25S_STOPWORDS = {"da": "DANISH", "de": "GERMAN", "es": "SPANISH", "fr": "FREN
 _CJK = re.compile(r"[\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf"
                   r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]+")
 _CJK_PIECES = re.compile(f"({_CJK.pattern})")  # splits a word into its CJK runs and the rest, runs kept
-CJK_SPACE = re.compile(f"(?<={_CJK.pattern[:-1]})\\s+(?={_CJK.pattern[:-1]})")  # spaces between two CJK characters
-BESIDE_CJK = re.compile(f"(?<={_CJK.pattern[:-1]})\\s+|\\s+(?={_CJK.pattern[:-1]})")  # spaces beside one
+# Spaces between two CJK characters (the answer check's) and beside one (the evaluation's), compiled when first
+# imported (__getattr__): their lookarounds take some 8 ms to compile, which a search, whose BM25 is here, never uses.
+_SPACE_PATTERNS = {"CJK_SPACE": f"(?<={_CJK.pattern[:-1]})\\s+(?={_CJK.pattern[:-1]})",
+                   "BESIDE_CJK": f"(?<={_CJK.pattern[:-1]})\\s+|\\s+(?={_CJK.pattern[:-1]})"}
+
+
+def __getattr__(name: str):
+    if name not in _SPACE_PATTERNS:
+        raise AttributeError(f"module 'localcr.lexical' has no attribute {name!r}")
+    pattern = globals()[name] = re.compile(_SPACE_PATTERNS[name])
+    return pattern
 
 
 @lru_cache(maxsize=None)

@@ -148,6 +148,8 @@ ENVIRONMENT = {
         "HF_DATASETS_OFFLINE": "set to `1`, as `HF_HUB_OFFLINE`",
         "HF_HUB_DISABLE_TELEMETRY": "`1` unless set: no usage reports",
         "TOKENIZERS_PARALLELISM": "`false` unless set: no tokenizer threads on top of localcr's own",
+        "OPENBLAS_THREAD_TIMEOUT": "`4` unless set: numpy's BLAS threads sleep when idle instead of spinning for "
+                                   "about 0.1 s, which took a search's core on a busy machine",
         "RAY_USAGE_STATS_ENABLED": "`0` unless set: no usage reports from Ray",
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "`0` while `--ray auto` starts a local Ray instance, whose processes then "
                                              "listen on 127.0.0.1 only; restored after",

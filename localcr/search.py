@@ -182,7 +182,7 @@ class Index:
                                "now points at: rebuild the index with `localcr index`")
         if self._loaded_embedder is not None and self._loaded_embedder.id == recorded["id"]:
             return self._loaded_embedder
-        return Embedder(spec)
+        return Embedder(spec, for_queries=True)
 
     # -- retrieval ------------------------------------------------------------------------------------------
     def dense_scores(self, query: str, depth: int, selection=None) -> dict:

@@ -187,10 +187,10 @@ def shared_embedders():
 
     load, loaded = embeddings.load_backend, {}
 
-    def shared(spec, threads=None):
-        key = (repr(spec), spec.fingerprint(), threads)
+    def shared(spec, threads=None, spinning=True):
+        key = (repr(spec), spec.fingerprint(), threads, spinning)
         if key not in loaded:
-            loaded[key] = load(spec, threads)
+            loaded[key] = load(spec, threads, spinning)
         return loaded[key]
 
     embeddings.load_backend = shared

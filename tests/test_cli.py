@@ -259,7 +259,7 @@ def test_empty_query_is_refused(built):
 def test_corrupt_index_files(built):
     _, index, _ = built
     segment = current_segment(index)
-    (segment / "dense.usearch").write_bytes(b"garbage")
+    (segment / "vectors.npy").write_bytes(b"garbage")  # what a small segment's dense search reads
     assert "rebuild" in error_line("search", "retries", "--index", index, "--mode", "dense")
     (segment / "store.sqlite").write_bytes(b"not sqlite at all" * 100)
     assert "corrupt" in error_line("search", "retries", "--index", index)

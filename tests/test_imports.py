@@ -154,7 +154,8 @@ def test_a_hybrid_search_imports_only_what_a_search_runs(small_corpus, tmp_path)
     run("index", small_corpus, "--index", index, "--contexts", "structural", "-q")
     ran = command_in_a_fresh_process("search", "how are retries configured", "--index", index, "-k", 2)
     assert ran["code"] == 0 and ran["output"].startswith("1. ") and "dense " in ran["output"].splitlines()[0], ran["output"]
-    assert "localcr.embeddings.onnx" in ran["modules"] and "usearch.index" in ran["modules"]  # both legs ran
+    assert "localcr.embeddings.onnx" in ran["modules"] and "localcr.lexical" in ran["modules"]  # both legs ran
+    assert "usearch" not in ran["modules"]  # a small segment is searched exhaustively, its graph never opened
     assert not_for_a_search(ran["modules"]) == []
 
 

@@ -16,7 +16,8 @@ from localcr.bundled import verified
 from localcr.documents import import_prechunked
 from localcr.embeddings import RUNTIME_NAMES, Embedder, runtime
 from localcr.embeddings.onnx import OnnxBackend, unsupported
-from localcr.embeddings.onnx_export import MIN_COSINE_INT8, _check_weights, checked_copy, copy_path, load_onnx_backend, quantize
+from localcr.embeddings.onnx_export import (MIN_COSINE_INT8, _check_weights, checked_copy, copy_files, copy_path, is_checked,
+                                            load_onnx_backend, quantize)
 from localcr.errors import LocalcrError
 from localcr.models import EMBEDDER_BACKENDS, load_registry
 from localcr.structure import structural_contexts
@@ -100,11 +101,14 @@ def test_a_missing_copy_is_exported_checked_and_stamped_and_a_changed_one_is_not
     spec = load_registry().require("embedder", "minilm")
     backend = load_onnx_backend(spec, spec.resolve())  # no copy in this models directory: made now
     copy = copy_path(spec)
-    assert copy.parent == tmp_path / "models" / "onnx" and verified(copy)
+    graph, weights = copy_files(copy)
+    assert copy.parent.parent == tmp_path / "models" / "onnx" and is_checked(copy)
+    assert sorted(p.name for p in copy.parent.iterdir()) == sorted(f"{p.name}{s}" for p in (graph, weights) for s in ("", ".sha256"))
+    assert weights.stat().st_size > 50 * graph.stat().st_size  # the weights are beside the graph, not in it
     assert backend.encode(["retries"]).shape == (1, 384)
-    with open(copy, "ab") as f:
+    with open(weights, "ab") as f:
         f.write(b"\0")
-    assert not verified(copy)  # so the next load exports it again
+    assert verified(graph) and not is_checked(copy)  # so the next load exports it again
 
 
 @pytest.mark.model
@@ -112,15 +116,17 @@ def test_the_8_bit_copy_quantises_every_weight_product_the_same_way_each_time_an
     fast, _ = minilm
     path = fast.spec.resolve()
     float_copy = checked_copy(fast.spec, path)
-    for name in ("first.onnx", "second.onnx"):
-        quantize(float_copy, tmp_path / name)
-    # the same file each time: its vectors' cache key is the float model's fingerprint and "int8"
-    assert (tmp_path / "first.onnx").read_bytes() == (tmp_path / "second.onnx").read_bytes()
+    first, second = tmp_path / "first" / "model.onnx", tmp_path / "second" / "model.onnx"
+    for target in (first, second):
+        target.parent.mkdir()
+        quantize(float_copy, target)
+    # the same files each time: its vectors' cache key is the float model's fingerprint and "int8"
+    assert [f.read_bytes() for f in copy_files(first)] == [f.read_bytes() for f in copy_files(second)]
     import onnx
 
-    kinds = {node.op_type for node in onnx.load(tmp_path / "first.onnx").graph.node}
+    kinds = {node.op_type for node in onnx.load(first).graph.node}
     assert {"MatMulInteger", "QAttention"} <= kinds and not {"MatMul", "Attention"} & kinds
-    vectors = OnnxBackend(fast.spec, path, tmp_path / "first.onnx").encode(QUERIES)
+    vectors = OnnxBackend(fast.spec, path, first).encode(QUERIES)
     assert float(min((vectors * fast.backend.encode(QUERIES)).sum(axis=1))) >= MIN_COSINE_INT8
 
 

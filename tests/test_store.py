@@ -134,7 +134,7 @@ def test_dense_search_returns_only_live_windows_even_when_most_are_dead(tmp_path
     graph.view(str(tmp_path / store.DENSE))
     dead = np.ones(2000, dtype=bool)
     dead[::50] = False
-    labels, distances = store.DenseSegment(graph, dead, vectors).knn(vectors[100], 10)
+    labels, distances = store.DenseSegment(vectors, dead, graph if exact_up_to == 0 else None).knn(vectors[100], 10)
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     live = np.flatnonzero(~dead)
     nearest = live[np.argsort(-(unit[live] @ unit[100]))[:10]]

@@ -59,8 +59,9 @@ KS = (5, 10, 20)
 
 
 def make_copies(names: list[str], float_copy: Path, work: Path) -> dict[str, Path]:
-    """Each named variant's ONNX file under work/copies (the float copy itself for "float")."""
-    from localcr.embeddings.onnx_export import quantize
+    """Each named variant's ONNX copy (its graph, the weights beside it) under work/copies (the float copy itself for
+    "float")."""
+    from localcr.embeddings.onnx_export import GRAPH, quantize
 
     folder = work / "copies"
     folder.mkdir(parents=True, exist_ok=True)
@@ -69,7 +70,8 @@ def make_copies(names: list[str], float_copy: Path, work: Path) -> dict[str, Pat
         if VARIANTS[name] is None:
             files[name] = float_copy
             continue
-        files[name] = folder / f"{name}.onnx"
+        files[name] = folder / name / GRAPH
+        files[name].parent.mkdir(exist_ok=True)
         quantize(float_copy, files[name], **VARIANTS[name])
     return files
 
@@ -90,6 +92,7 @@ def closeness(args, files: dict[str, Path]) -> str:
 
     from localcr.embeddings import Embedder
     from localcr.embeddings.onnx import OnnxBackend
+    from localcr.embeddings.onnx_export import copy_files
     from localcr.models import load_registry
 
     embedder = Embedder(load_registry().require("embedder", "minilm"))
@@ -105,7 +108,9 @@ def closeness(args, files: dict[str, Path]) -> str:
             cosine = (backend.encode(texts) * reference[part]).sum(axis=1)  # both normalised
             cells.append(f"{cosine.min():.4f} / {np.percentile(cosine, 1):.4f} / {cosine.mean():.5f}")
         seconds, _ = timed(backend, windows["filings"], embedder.encode_batch, args.repeats)
-        rows.append([name, f"{file.stat().st_size / 1e6:.0f}", hashlib.sha256(file.read_bytes()).hexdigest()[:12], *cells,
+        parts = copy_files(file)
+        rows.append([name, f"{sum(p.stat().st_size for p in parts) / 1e6:.0f}",
+                     hashlib.sha256(b"".join(p.read_bytes() for p in parts)).hexdigest()[:12], *cells,
                      f"{len(windows['filings']) / seconds:.1f}"])
         print(rows[-1], flush=True)
     return (f"{len(windows['code'])} code windows, {len(windows['filings'])} filing windows (2 filings); batches of "
@@ -118,8 +123,7 @@ def closeness(args, files: dict[str, Path]) -> str:
 def quality(args, files: dict[str, Path], sets: list[str]) -> list[list]:
     """Pass@5/10/20 dense and hybrid of each set with each copy: rows of (set, copy, config, pass@k..., build)."""
     from localcr import evaluation
-    from localcr.bundled import write_stamp
-    from localcr.embeddings.onnx_export import copy_path
+    from localcr.embeddings.onnx_export import copy_files, copy_path, is_checked, stamp
     from localcr.index import build_index
     from localcr.models import load_registry
     from localcr.search import Index
@@ -131,10 +135,10 @@ def quality(args, files: dict[str, Path], sets: list[str]) -> list[list]:
         if VARIANTS[name] is not None:  # where runtime = "onnx-int8" finds its copy, in a models folder of its own
             os.environ["LOCALCR_MODELS_DIR"] = str(args.work / f"models-{name}")
             target = copy_path(registry.require("embedder", "minilm"))
-            if not target.is_file() or target.read_bytes() != file.read_bytes():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(file, target)
-                write_stamp(target, hashlib.sha256(target.read_bytes()).hexdigest())
+            pairs = zip(copy_files(file), copy_files(target))
+            if not is_checked(target) or any(a.read_bytes() != b.read_bytes() for a, b in pairs):
+                shutil.copytree(file.parent, target.parent, dirs_exist_ok=True)  # the graph names its weights' file
+                stamp(target)
         os.environ["LOCALCR_CACHE_DIR"] = str(args.work / f"cache-{name}")
         for set_name in sets:
             source, queries_file = sources(set_directory(args.data, set_name))

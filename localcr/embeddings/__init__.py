@@ -42,10 +42,13 @@ class Window:
 
 
 class Embedder:
-    """An embedder of the registry, loaded from local files, with its disk cache."""
+    """An embedder of the registry, loaded from local files, with its disk cache.
 
-    def __init__(self, spec: ModelSpec):
-        self.backend: Backend = load_backend(spec)
+    `for_queries`: an opened index's embedder, which embeds a query at a time with idle time between (a build
+    embeds batches back to back): its runtime's idle threads wait without spinning (load_backend)."""
+
+    def __init__(self, spec: ModelSpec, *, for_queries: bool = False):
+        self.backend: Backend = load_backend(spec, spinning=not for_queries)
         self.spec = spec
         self.max_length = self.backend.max_length
         fingerprint = spec.fingerprint()
@@ -165,12 +168,16 @@ class Embedder:
         return self.backend.encode(texts).astype(np.float32)
 
 
-def load_backend(spec: ModelSpec, threads: int | None = None) -> Backend:
+def load_backend(spec: ModelSpec, threads: int | None = None, spinning: bool = True) -> Backend:
     """The model of an embedder alone, without the cache (a Ray actor has none), computing on `threads` threads
-    (default: the physical cores)."""
+    (default: the physical cores). spinning=False: idle threads wait without spinning, for an embedder of queries;
+    a spinning thread takes a core from the rest of the process (opening the index, the lexical leg) and from other
+    processes: on a 2-core pair busy with another benchmark, ONNX Runtime's MiniLM session opened in 37 ms without
+    it against 72, and a query took 3.6 ms against 7.3. ONNX Runtime's switch; torch's and OpenBLAS's pools have
+    none."""
     path = spec.resolve()
     module, name = EMBEDDER_BACKENDS[spec.backend][runtime(spec, path)]
-    return getattr(importlib.import_module(module), name)(spec, path, threads)
+    return getattr(importlib.import_module(module), name)(spec, path, threads, spinning)
 
 
 RUNTIME_NAMES = {"onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime, 8-bit copy", "torch": "torch (sentence-transformers)",

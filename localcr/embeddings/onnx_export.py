@@ -9,13 +9,18 @@ meant to differ; what it costs is measured as Pass@k). torch and sentence-transf
 
     python -m localcr.embeddings.onnx_export     # every embedder of the registry that runs on ONNX (setup.sh)
 
-With the pinned torch and onnx the export is byte-for-byte reproducible; the stamp beside the copy records its
-sha256, size and time, so a copy changed afterwards is not trusted but made again.
+A copy is a folder of two files: the graph (`model.onnx`, what ONNX Runtime is given) and its weights beside it
+(`model.onnx.data`, ONNX's external data), which ONNX Runtime memory-maps instead of parsing them out of the graph:
+MiniLM's session opened in 33-47 ms against 127-155 on a busy 2-core pair, and a search process peaks at 134 MB
+of memory against 207 (BENCHMARKS.md, "Search and serve"). With the pinned torch and onnx the export is
+byte-for-byte reproducible; the stamp beside each file records its sha256, size and time, so a copy changed
+afterwards is not trusted but made again.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
 import warnings
 from dataclasses import replace
@@ -28,7 +33,8 @@ from localcr.embeddings.onnx import OnnxBackend, unsupported
 from localcr.errors import LocalcrError
 from localcr.models import ModelSpec
 
-EXPORT_VERSION = 2  # part of the copy's file name: a change to the export makes new copies
+EXPORT_VERSION = 3  # part of the copy's folder name: a change to the export makes new copies (3: weights beside the graph)
+GRAPH = "model.onnx"
 MIN_COSINE = 0.9999
 MIN_COSINE_INT8 = 0.95
 # onnxruntime.quantization.quantize_dynamic's arguments for the 8-bit copy: weights per output channel, activations
@@ -48,24 +54,41 @@ PROBES = [
 ]
 
 
-def load_onnx_backend(spec: ModelSpec, path: Path, threads: int | None = None) -> OnnxBackend:
+def load_onnx_backend(spec: ModelSpec, path: Path, threads: int | None = None, spinning: bool = True) -> OnnxBackend:
     """The model at path on ONNX Runtime, running its checked copy (made now if there is none or it changed)."""
     reason = unsupported(path)
     if reason:
         raise LocalcrError(f"{spec.where}: ONNX Runtime cannot run {path}: {reason}; set runtime = \"torch\"")
-    return OnnxBackend(spec, path, checked_copy(spec, path), threads)
+    return OnnxBackend(spec, path, checked_copy(spec, path), threads, spinning)
 
 
 def copy_path(spec: ModelSpec) -> Path:
-    """Where the ONNX copy of this model lives (by content: the fingerprint of its files, which an 8-bit runtime
-    changes)."""
-    return models_dir() / "onnx" / f"{spec.fingerprint()}-v{EXPORT_VERSION}.onnx"
+    """The graph of this model's ONNX copy, in the copy's folder (named by content: the fingerprint of the model's
+    files, which an 8-bit runtime changes)."""
+    return models_dir() / "onnx" / f"{spec.fingerprint()}-v{EXPORT_VERSION}" / GRAPH
+
+
+def copy_files(graph: Path) -> list[Path]:
+    """A copy's files: its graph, and its weights under the name both of ONNX Runtime's writers give them (the
+    transformer optimiser's and quantize_dynamic's), which the graph records."""
+    return [graph, graph.with_name(f"{graph.name}.data")]
+
+
+def is_checked(graph: Path) -> bool:
+    """Whether each file of the copy is there as it was when it was checked (see stamp)."""
+    return all(verified(file) for file in copy_files(graph))
+
+
+def stamp(graph: Path) -> None:
+    """Record each file of the copy, as it is now, as checked."""
+    for file in copy_files(graph):
+        write_stamp(file, _sha256(file))
 
 
 def checked_copy(spec: ModelSpec, path: Path) -> Path:
-    """The model's ONNX copy, exported and checked now unless a stamped one is there."""
+    """The graph of the model's ONNX copy, exported and checked now unless a stamped one is there."""
     copy = copy_path(spec)
-    return copy if verified(copy) else export(spec, path, copy)
+    return copy if is_checked(copy) else export(spec, path, copy)
 
 
 def export(spec: ModelSpec, path: Path, target: Path) -> Path:
@@ -83,9 +106,11 @@ def export(spec: ModelSpec, path: Path, target: Path) -> Path:
     import torch
 
     reference = SentenceTransformersBackend(spec, path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    folder = target.parent
+    staging = folder.with_name(f".{folder.name}.partial-{os.getpid()}")  # published whole, by renaming the folder
+    partial = staging / target.name
     try:
+        staging.mkdir(parents=True, exist_ok=True)
         if int8:
             quantize(float_copy, partial)
         else:
@@ -98,16 +123,21 @@ def export(spec: ModelSpec, path: Path, target: Path) -> Path:
         if cosine < (MIN_COSINE_INT8 if int8 else MIN_COSINE):
             raise LocalcrError(f"{spec.where}: its ONNX copy does not reproduce sentence-transformers' vectors "
                                f"(cosine {cosine:.6f} < {MIN_COSINE_INT8 if int8 else MIN_COSINE}): set runtime = \"torch\"")
-        os.replace(partial, target)
+        stamp(partial)  # the stamps record the files' times, which renaming their folder keeps
+        shutil.rmtree(folder, ignore_errors=True)  # a copy that changed since its check
+        try:
+            staging.rename(folder)
+        except OSError:  # another process published the same copy meanwhile
+            if not is_checked(target):
+                raise
     finally:
-        partial.unlink(missing_ok=True)
-    write_stamp(target, _sha256(target))
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
 def quantize(float_copy: Path, target: Path, **changes) -> None:
-    """Write the 8-bit copy of float_copy to target: INT8_QUANTISATION with changes (another variant: the 8-bit
-    copies benchmark measures them)."""
+    """Write the 8-bit copy of float_copy to target, its weights beside it (copy_files): INT8_QUANTISATION with
+    changes (another variant: the 8-bit copies benchmark measures them)."""
     import logging
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -117,14 +147,14 @@ def quantize(float_copy: Path, target: Path, **changes) -> None:
     options["extra_options"] = dict(options["extra_options"])  # quantize_dynamic adds its defaults to it
     logging.disable(logging.WARNING)  # its advice to pre-process (for static quantisation) does not apply
     try:
-        quantize_dynamic(float_copy, target, **options)
+        quantize_dynamic(float_copy, target, use_external_data_format=True, **options)
     finally:
         logging.disable(logging.NOTSET)
 
 
 def _export(model, target: Path) -> None:
     """The whole sentence-transformers pipeline after tokenising, as one graph from (input_ids, attention_mask) to
-    the sentence vector; token types are zeros, as for every single text."""
+    the sentence vector, its weights beside it (copy_files); token types are zeros, as for every single text."""
     import torch
 
     class Pipeline(torch.nn.Module):
@@ -156,7 +186,7 @@ def _export(model, target: Path) -> None:
     config = transformer.config
     fused = optimize_model(str(target), model_type="bert", num_heads=config.num_attention_heads,
                            hidden_size=config.hidden_size, opt_level=0)
-    fused.save_model_to_file(str(target))
+    fused.save_model_to_file(str(target), use_external_data_format=True)
 
 
 def _check_weights(spec: ModelSpec, path: Path) -> None:
