@@ -131,19 +131,20 @@ def _registry(ctx):
     return settings.with_default_models(load_registry(resolved["models"].value), resolved)
 
 
-def _open_index(index_dir, registry):
-    """The index at --index; a missing or empty directory is an error that says how to build one."""
+def _open_index(index_dir, registry, one_query: bool = False):
+    """The index at --index (see search.Index for one_query); a missing or empty directory is an error that says how
+    to build one."""
     from localcr.search import Index
     from localcr.store import read_marker
 
-    if is_milvus(index_dir):
-        return Index(index_dir, registry)  # the backend words a missing index, an unreachable server, a foreign collection
+    if is_milvus(index_dir):  # the backend words a missing index, an unreachable server, a foreign collection
+        return Index(index_dir, registry, one_query=one_query)
     directory = Path(index_dir)
     if not directory.is_dir():
         raise LocalcrError(f"{directory}: no such index directory; build one with `localcr index PATH --index {directory}`")
     if read_marker(directory) is None:
         raise LocalcrError(f"{directory}: empty, not an index yet; build one with `localcr index PATH --index {directory}`")
-    return Index(directory, registry)
+    return Index(directory, registry, one_query=one_query)
 
 
 def _log(message: str) -> None:
@@ -437,7 +438,7 @@ def search(ctx, query, index_dir, k, mode, fusion, alpha, rerank_name, expand_ll
            candidates, window, full, globs, kind, lang, as_json):
     """Search an index (or only the documents --glob, --kind and --lang let through: the k best of those)."""
     Filter.of(globs, kind, lang)  # a bad filter is refused before the index and its models are opened
-    idx = _open_index(index_dir, _registry(ctx))
+    idx = _open_index(index_dir, _registry(ctx), one_query=True)
     reranker = _reranker(idx.registry, rerank_name)
     expander = _expander(idx.registry, expand_llm)
     navigator = _navigator(idx.registry, navigate_llm)

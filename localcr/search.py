@@ -155,12 +155,14 @@ class Index:
     """An opened index: the generation current when it was opened (`store`), and the embedder it was built with.
 
     `embedder` hands over one already loaded (a server reopening a rebuilt index keeps its model); it is used
-    only if the index was built with that same model."""
+    only if the index was built with that same model. `one_query`: this process embeds one query (the command line's
+    search), which the embedder is loaded for (localcr.embeddings.PURPOSES); otherwise for a query at a time."""
 
-    def __init__(self, directory: str | Path, registry: Registry | None = None, *, embedder=None):
+    def __init__(self, directory: str | Path, registry: Registry | None = None, *, embedder=None, one_query: bool = False):
         self.store = open_backend(directory)
         self._registry = registry
         self._loaded_embedder = embedder
+        self._purpose = "one query" if one_query else "queries"
         self._query_cache: dict[str, np.ndarray] = {}
 
     # -- loading, lazily: a lexical-only search never loads torch -------------------------------------------
@@ -182,7 +184,7 @@ class Index:
                                "now points at: rebuild the index with `localcr index`")
         if self._loaded_embedder is not None and self._loaded_embedder.id == recorded["id"]:
             return self._loaded_embedder
-        return Embedder(spec, for_queries=True)
+        return Embedder(spec, purpose=self._purpose)
 
     # -- retrieval ------------------------------------------------------------------------------------------
     def dense_scores(self, query: str, depth: int, selection=None) -> dict:

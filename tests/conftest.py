@@ -187,10 +187,10 @@ def shared_embedders():
 
     load, loaded = embeddings.load_backend, {}
 
-    def shared(spec, threads=None, spinning=True):
-        key = (repr(spec), spec.fingerprint(), threads, spinning)
+    def shared(spec, threads=None, purpose="build"):
+        key = (repr(spec), spec.fingerprint(), threads, purpose)
         if key not in loaded:
-            loaded[key] = load(spec, threads, spinning)
+            loaded[key] = load(spec, threads, purpose)
         return loaded[key]
 
     embeddings.load_backend = shared

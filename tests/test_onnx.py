@@ -20,6 +20,7 @@ from localcr.embeddings.onnx_export import (MIN_COSINE_INT8, _check_weights, che
                                             load_onnx_backend, quantize)
 from localcr.errors import LocalcrError
 from localcr.models import EMBEDDER_BACKENDS, load_registry
+from localcr.search import Index
 from localcr.structure import structural_contexts
 
 TORCH_FAMILY = ("torch", "transformers", "sentence_transformers")
@@ -93,6 +94,23 @@ def test_a_hybrid_search_does_not_import_torch_and_a_lexical_one_no_model_runtim
     assert _modules_after(["search", "retries", "--index", index, "--mode", "dense"]) == ["onnxruntime", "tokenizers"]
     for args in (["search", "retries", "--index", index, "--mode", "lexical"], ["stats", "--index", index], ["--help"], ["cache"]):
         assert _modules_after(args) == [], args
+
+
+@pytest.mark.model
+def test_a_session_runs_as_its_embedder_is_used(indexed):
+    """A build's threads spin and its weights are packed; an opened index's threads wait without spinning; the
+    command line's one-query search packs no weights either (localcr.embeddings.PURPOSES)."""
+    def options(backend) -> tuple[str, str]:
+        session = backend.session.get_session_options()
+        return tuple(session.get_session_config_entry(f"session.{name}") for name in ("intra_op.allow_spinning",
+                                                                                        "disable_prepacking"))
+
+    spec = load_registry().require("embedder", "minilm")
+    assert options(Embedder(spec).backend) == ("1", "0")
+    assert options(Index(indexed.index).embedder.backend) == ("0", "0")
+    assert options(Index(indexed.index, one_query=True).embedder.backend) == ("0", "1")
+    with pytest.raises(ValueError, match="purpose 'other'"):
+        Embedder(spec, purpose="other")
 
 
 @pytest.mark.model

@@ -31,6 +31,15 @@ from localcr.embeddings.backend import Backend
 from localcr.models import EMBEDDER_BACKENDS, ModelSpec
 from localcr.text import spell_out_identifiers
 
+# What an embedder is loaded for, which sets how its runtime runs (ONNX Runtime's session options; torch's and
+# OpenBLAS's pools have no such switches). "build": batches of windows back to back. "queries": a query at a time
+# with idle time between (an opened index's: a server, an evaluation), so idle threads wait without spinning: a
+# spinning thread takes a core from the rest of the process (opening the index, the lexical leg) and from other
+# processes (on a 2-core pair busy with another benchmark, MiniLM's session opened in 37 ms without it against 72,
+# a query took 3.6 ms against 7.3). "one query": a process that embeds one (the command line's search), whose
+# session also leaves the weights as they are instead of packing them for faster products: it opens in 8-10 ms
+# instead of 41-56 and a query takes 6.4-8.2 ms instead of 4.4-4.7, which packing pays back after some 15 queries.
+PURPOSES = ("build", "queries", "one query")
 CONTEXT_SHARE = 0.4  # a context may take at most this share of a window; the chunk keeps the rest
 RATE_FROM_WINDOWS = 200  # a stage that computed fewer windows says too little of the pace (loading, warming up)
 
@@ -42,13 +51,10 @@ class Window:
 
 
 class Embedder:
-    """An embedder of the registry, loaded from local files, with its disk cache.
+    """An embedder of the registry, loaded from local files for a purpose (PURPOSES), with its disk cache."""
 
-    `for_queries`: an opened index's embedder, which embeds a query at a time with idle time between (a build
-    embeds batches back to back): its runtime's idle threads wait without spinning (load_backend)."""
-
-    def __init__(self, spec: ModelSpec, *, for_queries: bool = False):
-        self.backend: Backend = load_backend(spec, spinning=not for_queries)
+    def __init__(self, spec: ModelSpec, *, purpose: str = "build"):
+        self.backend: Backend = load_backend(spec, purpose=purpose)
         self.spec = spec
         self.max_length = self.backend.max_length
         fingerprint = spec.fingerprint()
@@ -168,16 +174,14 @@ class Embedder:
         return self.backend.encode(texts).astype(np.float32)
 
 
-def load_backend(spec: ModelSpec, threads: int | None = None, spinning: bool = True) -> Backend:
+def load_backend(spec: ModelSpec, threads: int | None = None, purpose: str = "build") -> Backend:
     """The model of an embedder alone, without the cache (a Ray actor has none), computing on `threads` threads
-    (default: the physical cores). spinning=False: idle threads wait without spinning, for an embedder of queries;
-    a spinning thread takes a core from the rest of the process (opening the index, the lexical leg) and from other
-    processes: on a 2-core pair busy with another benchmark, ONNX Runtime's MiniLM session opened in 37 ms without
-    it against 72, and a query took 3.6 ms against 7.3. ONNX Runtime's switch; torch's and OpenBLAS's pools have
-    none."""
+    (default: the physical cores), run for its purpose (PURPOSES)."""
+    if purpose not in PURPOSES:
+        raise ValueError(f"purpose {purpose!r}: one of {', '.join(PURPOSES)}")
     path = spec.resolve()
     module, name = EMBEDDER_BACKENDS[spec.backend][runtime(spec, path)]
-    return getattr(importlib.import_module(module), name)(spec, path, threads, spinning)
+    return getattr(importlib.import_module(module), name)(spec, path, threads, purpose)
 
 
 RUNTIME_NAMES = {"onnx": "ONNX Runtime", "onnx-int8": "ONNX Runtime, 8-bit copy", "torch": "torch (sentence-transformers)",

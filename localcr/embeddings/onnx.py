@@ -50,9 +50,9 @@ def unsupported(path: Path) -> str | None:
 class OnnxBackend(Backend):
     added_tokens = 2  # [CLS] and [SEP]
 
-    def __init__(self, spec: ModelSpec, path: Path, model_file: Path, threads: int | None = None, spinning: bool = True):
-        """Run the ONNX file model_file of the model at path (onnx_export.load_onnx_backend: its checked copy);
-        spinning: whether idle threads spin for work (embeddings.load_backend)."""
+    def __init__(self, spec: ModelSpec, path: Path, model_file: Path, threads: int | None = None, purpose: str = "build"):
+        """Run the ONNX file model_file of the model at path (onnx_export.load_onnx_backend: its checked copy), with
+        the session options of its purpose (localcr.embeddings.PURPOSES)."""
         import onnxruntime
         import tokenizers
 
@@ -70,7 +70,8 @@ class OnnxBackend(Backend):
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or default_threads()
         options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if purpose == "build" else "0")
+        options.add_session_config_entry("session.disable_prepacking", "1" if purpose == "one query" else "0")
         options.log_severity_level = 3  # warnings about unused initialisers are not the user's business
         try:
             self.session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])

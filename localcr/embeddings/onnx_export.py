@@ -54,12 +54,12 @@ PROBES = [
 ]
 
 
-def load_onnx_backend(spec: ModelSpec, path: Path, threads: int | None = None, spinning: bool = True) -> OnnxBackend:
+def load_onnx_backend(spec: ModelSpec, path: Path, threads: int | None = None, purpose: str = "build") -> OnnxBackend:
     """The model at path on ONNX Runtime, running its checked copy (made now if there is none or it changed)."""
     reason = unsupported(path)
     if reason:
         raise LocalcrError(f"{spec.where}: ONNX Runtime cannot run {path}: {reason}; set runtime = \"torch\"")
-    return OnnxBackend(spec, path, checked_copy(spec, path), threads, spinning)
+    return OnnxBackend(spec, path, checked_copy(spec, path), threads, purpose)
 
 
 def copy_path(spec: ModelSpec) -> Path:

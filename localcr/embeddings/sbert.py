@@ -16,7 +16,7 @@ from localcr.models import ModelSpec
 class SentenceTransformersBackend(Backend):
     added_tokens = 2  # [CLS] and [SEP]
 
-    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None, spinning: bool = True):
+    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None, purpose: str = "build"):
         import torch  # slow imports, seconds: only when embedding with this runtime
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging

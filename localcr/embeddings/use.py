@@ -15,7 +15,7 @@ class UniversalSentenceEncoderBackend(Backend):
     added_tokens = 2  # <s> and </s>
     dimension = 512
 
-    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None, spinning: bool = True):
+    def __init__(self, spec: ModelSpec, path: Path, threads: int | None = None, purpose: str = "build"):
         from localcr.threads import default_threads
 
         try:
