@@ -19,8 +19,8 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # OpenBLAS, numpy's BLAS, starts a thread per core when numpy is imported, and each spins for work for about 0.1 s
 # (2^28 cycles) before it sleeps: a search does no BLAS work, and on a busy 2-core machine that thread took the
-# search's core (a `localcr search` process 0.36 -> 0.31 s). Its idle threads sleep at once instead (2^4 cycles, the
-# least it takes); a matrix product still runs on all of them.
+# search's core (a hybrid `localcr search` process over 5 files 0.337 -> 0.273 s, BENCHMARKS.md). Its idle threads
+# sleep at once instead (2^4 cycles, the least it takes); a matrix product still runs on all of them.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 from importlib import import_module as _import_module  # noqa: E402

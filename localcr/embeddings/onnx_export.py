@@ -11,7 +11,7 @@ meant to differ; what it costs is measured as Pass@k). torch and sentence-transf
 
 A copy is a folder of two files: the graph (`model.onnx`, what ONNX Runtime is given) and its weights beside it
 (`model.onnx.data`, ONNX's external data), which ONNX Runtime memory-maps instead of parsing them out of the graph:
-MiniLM's session opened in 33-47 ms against 127-155 on a busy 2-core pair, and a search process peaks at 134 MB
+MiniLM's session opened in 33-47 ms against 127-155 on a busy 2-core pair, and a search process peaks at 133 MB
 of memory against 207 (BENCHMARKS.md, "Search and serve"). With the pinned torch and onnx the export is
 byte-for-byte reproducible; the stamp beside each file records its sha256, size and time, so a copy changed
 afterwards is not trusted but made again.
