@@ -507,3 +507,33 @@ def test_a_stray_hundred_after_a_difference_or_an_unasked_percentage_change_is_m
                                          ("Cotisations 12\u202f345,6", "12 345,6")])
 def test_a_figure_is_held_by_its_chunk_in_its_own_convention(text, shown):
     assert compute.holds(text, shown) and not compute.holds(text.replace("4", "9"), shown)
+
+
+def test_a_count_of_the_years_a_figure_exceeds_a_value_is_comparisons_added_up():
+    from localcr.llm import load_grammar
+
+    shown, cells = cells_for(SEGMENTS)
+    grammar = compute.grammar_of(cells)
+    load_grammar(grammar)
+    assert "root ::= sum" in grammar and "| tally" in grammar.splitlines()[0]
+    plan = ('(cell("Automotive", "2019") > 5500) + (cell("Automotive", "2018") > 5500) + '
+            '(cell("Automotive", "2017") > 5500)')
+    result = compute.evaluated(plan, cells)
+    assert (result.kind, compute.result_shown(result)) == ("count", "2")
+    assert compute.formula_shown(result) == "(5,686 > 5500) + (6,092 > 5500) + (5,228 > 5500)"
+    question = "How many years did the percentage of Automotive sales exceed 5,500?"  # "percentage": still a count
+    assert route.check(question, result.value, result.kind, figures_of(result), result.scale) == ""
+    below = compute.evaluated('(cell("Sensors", "2017") <= 0) + (cell("Sensors", "2018") <= 0)', cells)
+    assert below.value == 1  # (814) is negative
+
+
+@pytest.mark.parametrize("question, written, mended", [
+    ("How many years did Automotive exceed $5,500 million?", "> 5500000000", "> 5500"),
+    ("How many years did Automotive exceed $5.5 billion?", "> 55", "> 5500"),
+    ("How many years did Automotive exceed 5,500?", "> 55", "> 55"),  # no scale stated: as written
+    ("From 2017 to 2019, how many years did Automotive exceed $5,500 million?", "> 5", "> 5500"),
+])
+def test_a_count_plan_compares_in_the_table_s_units_the_question_s_figure_with_its_scale(question, written, mended):
+    _, cells = cells_for(SEGMENTS)
+    plan = f'(cell("Automotive", "2019") {written}) + (cell("Automotive", "2018") {written})'
+    assert compute.tally_in_units(plan, cells, question) == plan.replace(written, mended)

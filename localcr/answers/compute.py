@@ -18,10 +18,10 @@ from localcr.answers import notation
 from localcr.answers.periods import period_key
 from localcr.answers.plans import evaluate, written_plan
 from localcr.answers.tables import Cell, Table, tables_in
-from localcr.answers.vocabulary import asks
+from localcr.answers.vocabulary import asks, vocabulary
 from localcr.text import joined_chunks
 
-COMPUTE_VERSION = "compute-2026.11"  # part of every plan's cache key: bump it when the prompt or grammar changes
+COMPUTE_VERSION = "compute-2026.12"  # part of every plan's cache key: bump it when the prompt or grammar changes
 PLAN_MAX_TOKENS = 160
 MAX_TABLE_ROWS = 60  # rows of the sources' tables shown to the plan: past them a table is cut
 HEAD_CHUNKS = 2  # chunks before a hit that opens inside a table, read for the table's header
@@ -39,6 +39,8 @@ an average and multiply by 100 at the end for a percentage; never copy a cell's 
   them in; a percentage change divides that by the earlier one and multiplies by 100.
 - A percentage or a share of a total is the part divided by the total, multiplied by 100.
 - An average adds the values and divides by how many there are.
+- A count of the periods or rows whose figure is above or below a value adds one comparison for each, the value
+  in the table's units.
 
 Table 1:
 |  | 2021 | 2020 |
@@ -67,6 +69,9 @@ Formula: cell("Operating income", "2020") / cell("Cost of sales", "2020")
 
 Question: What were revenue and cost of sales combined in 2020?
 Formula: cell("Revenue", "2020") + cell("Cost of sales", "2020")
+
+Question: How many years did revenue exceed 1,100?
+Formula: (cell("Revenue", "2021") > 1100) + (cell("Revenue", "2020") > 1100)
 
 """
 _REFERENCE = re.compile(r'cell\("([^"]*)", "([^"]*)"\)')
@@ -199,14 +204,18 @@ def holds(text: str, shown: str) -> bool:
 
 def grammar_of(cells: dict[tuple[str, str], Operand]) -> str:
     """A GBNF grammar for a plan over these cells: arithmetic whose references are the tables' rows and columns,
-    whose only numbers are a count that divides a sum (an average) and a last "* 100" (a percentage). A figure
-    copied from the table as a number is no operand the answer can cite (the 1.5B copied them often), and a 100
-    allowed anywhere was written as an operand ("(100 - a) / b * 100")."""
+    whose only numbers are a count that divides a sum (an average) and a last "* 100" (a percentage); or a count,
+    comparisons of cells with a value added up ("How many years did net income exceed $30,000 thousand?"), the one
+    place a number of the question's stands. A figure copied from the table as a number is no operand the answer
+    can cite (the 1.5B copied them often), and a 100 allowed anywhere was written as an operand ("(100 - a) / b *
+    100")."""
     rows = sorted({row for row, _ in cells})
     columns = sorted({column for _, column in cells})
     literal = lambda text: f'"\\"{text}\\""'  # noqa: E731  (names are _quotable: nothing to escape)
     return "\n".join([
-        'root ::= sum (" / " count)? (" * 100")?',
+        'root ::= sum (" / " count)? (" * 100")? | tally',
+        'tally ::= test (" + " test){1,11}',
+        'test ::= "(" ref " " ("<" | "<=" | ">" | ">=") " " "-"? [0-9]{1,12} ("." [0-9]{1,4})? ")"',
         'sum ::= term (" " op " " term){0,16}',
         'term ::= ref | "(" sum ")" (" / " count)? | "-" term',
         'op ::= "+" | "-" | "*" | "/"',
@@ -311,6 +320,39 @@ def without_stray_hundred(formula: str, percent_asked: bool) -> str:
     return (not percent_asked and _change_as_difference(formula)) or formula
 
 
+_TEST = re.compile(r'\((cell\("[^"]*", "[^"]*"\)) (<=|>=|<|>) (-?[0-9.]+)\)')
+_ASKED_FIGURE = re.compile(r"(?<![\w.,])[$€£¥]?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d,.]*\d)")
+
+
+def tally_in_units(formula: str, cells: dict[tuple[str, str], Operand], question: str) -> str:
+    """A count plan with the value it compares with in the table's units, worked out in Python where the question
+    states its figure with a scale: "exceed $5 million" over a table in thousands is 5000 (the 1.5B wrote 500000,
+    and 2000 for "$2 thousand" over a table in thousands). Where the question states one figure (years aside) with
+    a scale; any other plan as written."""
+    tests = _TEST.findall(formula)
+    scales = {cells[ref].cell.scale for ref in re.findall(r'cell\("([^"]*)", "([^"]*)"\)', formula) if ref in cells}
+    if not tests or len(scales) != 1:
+        return formula
+    stated = []
+    for match in _ASKED_FIGURE.finditer(question):
+        written = match[1]
+        if re.fullmatch(r"(?:19|20)\d\d", written) and not match[0].lstrip()[0] in "$€£¥":
+            continue
+        stated.append((float(written.replace(",", "")), _scale_after(question[match.end():match.end() + 16])))
+    if len(stated) != 1 or not stated[0][1]:
+        return formula
+    value, scale = stated[0]
+    threshold = number_shown(value * notation.factor(scale) / notation.factor(scales.pop()), 6).replace(",", "")
+    return _TEST.sub(lambda m: f"({m[1]} {m[2]} {threshold})", formula)
+
+
+def _scale_after(text: str) -> str:
+    """The scale the words after a question's figure state: a table's phrase ("in thousands", "Mio.") or a scale's
+    own name ("5 million", "$2 thousand"), or ""."""
+    named = next((name for name in vocabulary()["scales"] if re.match(rf"\s*{re.escape(name)}s?\b", text, re.I)), "")
+    return named or notation.scale_in(text)
+
+
 def _change_as_difference(formula: str) -> str:
     """A percentage change ("(a - b) / b * 100") as the difference it is made of ("a - b"), or "" for any other
     plan."""
@@ -372,9 +414,11 @@ def placeholders(formula: str) -> str:
 
 
 def kind_of(expression: str, operands: list[Operand]) -> str:
-    """What the result is: a percentage (a quotient times 100, or arithmetic over percentages without a quotient
-    of them), a ratio (a quotient whose divisor holds a cell) or an amount in the operands' scale (sums,
-    differences, averages)."""
+    """What the result is: a count (comparisons added up), a percentage (a quotient times 100, or arithmetic over
+    percentages without a quotient of them), a ratio (a quotient whose divisor holds a cell) or an amount in the
+    operands' scale (sums, differences, averages)."""
+    if re.search(r"[<>]", expression):
+        return "count"  # comparisons added up
     if re.search(r"\*\s*100\b|\b100\s*\*", expression):
         return "percent"
     if all(o.cell.percent for o in operands) and " - " in expression and " / " not in expression:
@@ -398,6 +442,8 @@ def number_shown(value: float, decimals: int = 2) -> str:
 
 def result_shown(computed: Computed) -> str:
     """The result with its unit: "-22.22%", "0.7 percentage points", "0.59", "-$12.6 million"."""
+    if computed.kind == "count":
+        return str(int(computed.value))
     if computed.kind == "points":
         return f"{number_shown(computed.value)} percentage points"
     if computed.kind == "percent":

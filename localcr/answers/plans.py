@@ -7,6 +7,7 @@ import operator
 
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
              ast.Pow: operator.pow}
+COMPARISONS = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le}
 
 
 def written_plan(runner, kind: str, version: str, instruction: str, system: str, message: str, grammar: str, *,
@@ -30,7 +31,8 @@ def written_plan(runner, kind: str, version: str, instruction: str, system: str,
 
 
 def evaluate(formula: str, values: dict[str, float]) -> float:
-    """The formula's value with each name given its value: the arithmetic of `ast` nodes, never `eval`.
+    """The formula's value with each name given its value: the arithmetic of `ast` nodes, never `eval`; a
+    comparison is 1 where it holds and 0 where not, so that comparisons added up count (a count plan).
     ZeroDivisionError and OverflowError pass through."""
     def value(node) -> float:
         if isinstance(node, ast.Expression):
@@ -41,6 +43,8 @@ def evaluate(formula: str, values: dict[str, float]) -> float:
             return values[node.id]
         if isinstance(node, ast.UnaryOp):
             return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARISONS:
+            return float(COMPARISONS[type(node.ops[0])](value(node.left), value(node.comparators[0])))
         if isinstance(node, ast.BinOp):
             result = OPERATORS[type(node.op)](value(node.left), value(node.right))
             if isinstance(result, complex):

@@ -26,25 +26,26 @@ MAX_CHANGE_PERCENT = 10_000.0
 _POINTS_ASKED = re.compile(r"percentage points?|\bpp\b|Prozentpunkt|points? de pourcentage|puntos? porcentual|"
                            r"punti percentuali|procentpunt|ポイント|百分点|个百分点", re.I)
 _YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:-|–|to|through|and)\s*((?:19|20)\d\d)")
-ROUTE_VERSION = "route-2026.12c"  # part of every route decision's cache key: bump it when the prompt changes
+ROUTE_VERSION = "route-2026.12d"  # part of every route decision's cache key: bump it when the prompt changes
 ROUTE_ROWS = 12  # row labels of each table shown to the decision
 # How much likelier (log-probability) the likeliest kind of answer that needs arithmetic must be than the likeliest
 # that is read, for a question to be computed: chosen on tatqa-dev's tune half (benchmarks/answers/routing.py).
 ROUTE_MARGIN = 0.0
 # The kinds of answer the model names a question's with (the first word it would write); those that need arithmetic.
-KINDS = ("value", "reason", "name", "change", "percentage", "ratio", "sum", "average", "difference")
-COMPUTED_KINDS = frozenset(("change", "percentage", "ratio", "sum", "average", "difference"))
+KINDS = ("value", "reason", "name", "change", "percentage", "ratio", "sum", "average", "difference", "count")
+COMPUTED_KINDS = frozenset(("change", "percentage", "ratio", "sum", "average", "difference", "count"))
 _ROUTE_SYSTEM = "You tell what kind of answer a question about a table asks for."
 _ROUTE_INSTRUCTION = """Say what kind of answer the question asks for, in one word:
 - value: one figure the table or text states as it is (an amount, a rate, a count for one row and one period)
 - reason: why something happened, what caused, led to or drove it, how it is determined or calculated
-- name: a name, an item, a date, a year, a place, a list of items, or a count of items or years
+- name: a name, an item, a date, a year, a place, a list of items, or how many items a list holds
 - change: how much a figure changed, increased or decreased between two periods
 - percentage: a percentage change, or a share or percentage of a total, worked out from two figures
 - ratio: one figure divided by another, or a figure per unit (per employee, per share, per member of staff)
 - sum: two or more figures added together
 - average: the average of two or more figures
 - difference: how much more or less one figure is than another
+- count: how many periods or rows have a figure above or below a value
 
 Table: rows Revenue; Cost of sales; Employees | columns 2021; 2020
 Question: What was the revenue in 2021?
@@ -66,7 +67,7 @@ Kind: name
 Question: What is included in cost of sales?
 Kind: name
 Question: How many years did revenue exceed 1,100?
-Kind: name
+Kind: count
 Question: What were revenue and cost of sales in 2020 respectively?
 Kind: value
 
@@ -82,9 +83,11 @@ WHOLE_TABLE_KINDS = frozenset(("count", "total", "average", "most", "list", "dif
 # which sees three chunks of a sheet, was right on 3 of the 21 questions it took at -1.0 (8/40 in all); at -4.0 13/40,
 # as SQL alone. Lookups that name their row ("Which team does Player 007 play for?") stay below it (-5).
 SHEET_ROUTE_MARGIN = -4.0
-# The same for a table of LONG_TABLE_ROWS rows or fewer, which the table plans have left: a whole-table kind must be
-# the likelier ("What led to the increase in North route passengers?" over a three-row table is a reason).
-SHORT_TABLE_MARGIN = 0.0
+# The same for a table in a document's text or a sheet of LONG_TABLE_ROWS rows or fewer, which the table plans have
+# left: a whole-table kind must be the likelier ("What led to the increase in North route passengers?" over a
+# three-row table is a reason). At SHEET_ROUTE_MARGIN, SQL took 6 of tatqa-dev's 46 span questions over reports'
+# tables of 9 to 20 rows and listed whole columns ("What is the final dividend per share proposed for 2019?").
+TEXT_TABLE_MARGIN = 0.0
 _SHEET_ROUTE_SYSTEM = "You tell what a question about a table needs from it."
 _SHEET_ROUTE_INSTRUCTION = """Say what the question needs from the table, in one word:
 - row: a value stated in the one row the question names (its cell in another column)
@@ -177,10 +180,10 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     where it finds no operand, a plan over whatever tables the hits hold computed something else (an inventory
     turnover from the income statement alone, its balance sheet filtered out)."""
     steps = (_from_filing,) if figures.filing_metric(question) else \
-        (_from_long_table, _from_tables, _from_filing, _from_short_table)
+        (_from_long_sheet, _from_tables, _from_filing, _from_text_table)
     withdrawn = ""
     for step in steps:
-        if step is _from_short_table and withdrawn:
+        if step is _from_text_table and withdrawn:
             break  # what the check withdrew is not computed again, unchecked
         answer, why = step(index, question, hits, answerer, fresh, search_options)
         if answer is not None:
@@ -217,6 +220,7 @@ def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search
     if formula:
         formula = compute.in_points(formula, cells, bool(_POINTS_ASKED.search(question)))
         formula = compute.without_stray_hundred(formula, asks("percent", question))
+        formula = compute.tally_in_units(formula, cells, question)
     result = compute.evaluated(compute.oriented(formula, cells, question), cells) if formula else None
     if result is None:
         return None, ""
@@ -243,24 +247,28 @@ def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
 
 
-def _from_long_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
-    """A query in SQL over the whole of a sheet or a table in a document's text of more rows than
-    sql.LONG_TABLE_ROWS, which the hits hold only part of (localcr.answers.sql)."""
-    return _from_whole_table(index, question, hits, answerer, fresh, sql.LONG_TABLE_ROWS + 1, SHEET_ROUTE_MARGIN)
+def _from_long_sheet(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
+    """A query in SQL over the whole of a sheet (CSV, TSV, a workbook's worksheet) of more rows than
+    sql.LONG_TABLE_ROWS, which the hits hold only part of (localcr.answers.sql), before the table plans: a sheet is
+    rows of records, and its hits a few of them."""
+    table, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1, sheets_only=True)
+    return _from_whole_table(index, question, table, hit, answerer, fresh, SHEET_ROUTE_MARGIN)
 
 
-def _from_short_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
-    """A query in SQL over a shorter table, last: the table plans read it whole from the hits and check each
-    operand's period and scale, and come first (over a sheet of two rows, SQL computed "2023 - 2022" from the column
-    names themselves); SQL takes what they leave ("Which years was a ranking below 200 achieved?")."""
-    return _from_whole_table(index, question, hits, answerer, fresh, 1, SHORT_TABLE_MARGIN)
+def _from_text_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
+    """A query in SQL over a table in a document's text (HTML, Markdown, DOCX, a PDF's rows) or a short sheet,
+    last: the table plans read it from the hits with its heads, periods and scale and check each operand, and come
+    first (over a report's table of years SQL counted rows where "how many years" counts columns; over a sheet of
+    two rows it computed "2023 - 2022" from the column names themselves). SQL takes what they leave ("Which depot
+    serviced the most trains?") where a whole-table kind is the likelier (TEXT_TABLE_MARGIN)."""
+    table, hit = sql.whole_table(index, hits)
+    return _from_whole_table(index, question, table, hit, answerer, fresh, TEXT_TABLE_MARGIN)
 
 
-def _from_whole_table(index, question: str, hits: list, answerer, fresh: bool, min_rows: int, margin: float):
-    """A query in SQL over the whole table of the first hit that is a sheet or lies in a table of at least
-    min_rows rows, where the model finds the question needs more than a row of it (a count, a total, the most, a
-    list) by more than `margin`: a lookup of one row stays with the reader and the table plans."""
-    table, hit = sql.whole_table(index, hits, min_rows)
+def _from_whole_table(index, question: str, table, hit, answerer, fresh: bool, margin: float):
+    """A query in SQL over a whole table (None: there is none) where the model finds the question needs more than a
+    row of it (a count, a total, the most, a list) by more than `margin`: a lookup of one row stays with the reader
+    and the table plans."""
     if table is None or whole_table_margin(answerer, question, table, fresh=fresh) <= margin:
         return None, ""
     return sql.sql_answer(index, question, [hit], answerer.runner, model_name=answerer.spec.name, fresh=fresh,
@@ -335,7 +343,7 @@ def check(question: str, value: float, kind: str, operands: list[Figure], scale:
                 return f"{operand.shown} is of {'/'.join(map(str, sorted(operand.years)))}, not a year the question names"
             if not operand.years and not operand.dated:
                 return f"the period of {operand.shown} is not known (its column has no head)"
-    if asks("percent", question) and kind not in ("percent", "points") and not _POINTS_ASKED.search(question):
+    if asks("percent", question) and kind not in ("percent", "points", "count") and not _POINTS_ASKED.search(question):
         return "the question asks for a percentage and the result is none"
     if not judged and (asks("change", question) or asks("difference", question)) and not asks("percent", question) \
             and kind == "ratio":

@@ -37,7 +37,7 @@ from localcr.answers import notation
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12e"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12f"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
@@ -84,6 +84,10 @@ SQL: SELECT "Team" FROM t ORDER BY "_row" DESC LIMIT 1
 SQL: SELECT COUNT(*) FROM t WHERE "Losses" < 5
 -- Question: How many more games did the Hawks win than the Bears?
 SQL: SELECT MAX("Wins") - MIN("Wins") FROM t WHERE "Team" = 'Hawks' OR "Team" = 'Bears'
+-- Question: Which team is listed after the Lions?
+SQL: SELECT "Team" FROM t WHERE "_row" > (SELECT "_row" FROM t WHERE "Team" = 'Lions') ORDER BY "_row" LIMIT 1
+-- Question: Which teams are from the same country as the Hawks?
+SQL: SELECT "Team" FROM t WHERE "Country" = (SELECT "Country" FROM t WHERE "Team" = 'Hawks') AND "Team" != 'Hawks'
 
 """
 
@@ -485,7 +489,8 @@ def sql_grammar(table: SheetTable) -> str:
     rows: MAX - MIN over the two), or such arithmetic starting from a column (not figures alone: "SELECT (13 - 6) FROM t" was the 1.5B doing the
     sum itself, from figures it misread); conditions compare a column with a value (a text
     column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with more, any quoted
-    string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
+    string), LIKE, IS [NOT] NULL, or with one column of the row another condition keeps (a subquery: "after the
+    Lions", "the same country as the Hawks"), joined by AND and OR; column names only the table's, in double quotes. An
     ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows)."""
     real = [c for c in table.columns if c.type == "REAL"]
     text = [c for c in table.columns if c.type == "TEXT"]
@@ -497,8 +502,9 @@ def sql_grammar(table: SheetTable) -> str:
         + (' | ("SUM(" | "AVG(" | "MIN(" | "MAX(") numexpr ")"' if real else ""),
         'where ::= " WHERE " cond',
         'cond ::= pred ((" AND " | " OR ") pred){0,5}',
-        'pred ::= "(" cond ")" | col " IS " ("NOT ")? "NULL"' + (" | numpred" if real else "")
-        + (" | textpred" if text else ""),
+        'pred ::= "(" cond ")" | col " IS " ("NOT ")? "NULL" | col " " cmp " " subquery'
+        + (" | numpred" if real else "") + (" | textpred" if text else ""),
+        'subquery ::= "(SELECT " col " FROM t WHERE " cond ")"',
         'group ::= " GROUP BY " col (" HAVING " aggregate " " cmp " " number)?',
         'order ::= " ORDER BY " (col' + (" | numexpr" if real else "") + ') (" ASC" | " DESC")?',
         'groupedorder ::= " ORDER BY " (aggregate | col' + (" | numexpr" if real else "") + ') (" ASC" | " DESC")?',
@@ -513,7 +519,7 @@ def sql_grammar(table: SheetTable) -> str:
         lines += [
             'numexpr ::= numterm (" " ("+" | "-" | "*" | "/") " " numterm){0,3}',
             'numitem ::= numcol (" " ("+" | "-" | "*" | "/") " " numterm){0,3}',
-            'numterm ::= numcol | number | "(" numexpr ")"',
+            'numterm ::= numcol | number | "(" numexpr ")" | subquery',
             'numpred ::= numexpr " " cmp " " numexpr',
             "numcol ::= " + " | ".join(_gbnf(quoted(name)) for name in [ROW_COLUMN] + [c.name for c in real]),
         ]
@@ -576,9 +582,9 @@ _CLAUSES = (" FROM ", " WHERE ", " GROUP BY ", " ORDER BY ", " LIMIT ")
 
 
 def clauses(sql: str) -> dict[str, str]:
-    """A query the grammar allows, cut at its clauses outside quotes: {"select": ..., "FROM": ..., "WHERE": ...,
-    "GROUP BY": ..., "ORDER BY": ..., "LIMIT": ...} (those it has)."""
-    cuts, quote, i = [], "", 0
+    """A query the grammar allows, cut at its clauses outside quotes and parentheses (a subquery's are its own):
+    {"select": ..., "FROM": ..., "WHERE": ..., "GROUP BY": ..., "ORDER BY": ..., "LIMIT": ...} (those it has)."""
+    cuts, quote, depth, i = [], "", 0, 0
     while i < len(sql):
         ch = sql[i]
         if quote:
@@ -587,7 +593,9 @@ def clauses(sql: str) -> dict[str, str]:
                 i += 1 if quote else 0
         elif ch in "'\"":
             quote = ch
-        else:
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif depth == 0:
             for clause in _CLAUSES:
                 if sql.startswith(clause, i):
                     cuts.append((i, clause))
@@ -718,16 +726,18 @@ def _lines_said(lines: list[int]) -> str:
     return text + (f" (and {len(lines) - MAX_LISTED} more)" if len(lines) > MAX_LISTED else "")
 
 
-LONG_TABLE_ROWS = 8  # a table of more rows than this goes to SQL before the table plans (localcr.answers.route)
+LONG_TABLE_ROWS = 8  # a sheet of more rows than this goes to SQL before the table plans (localcr.answers.route)
 
 
-def whole_table(index, hits: list, min_rows: int = 1) -> tuple[SheetTable | None, object | None]:
-    """(the whole table, the hit it is of) for the first hit that is a sheet or lies in a table of a document's text
-    (HTML, Markdown, DOCX, ODT, a PDF's rows), of at least min_rows rows; (None, None) where none is."""
+def whole_table(index, hits: list, min_rows: int = 1, *, sheets_only: bool = False) -> tuple[SheetTable | None,
+                                                                                            object | None]:
+    """(the whole table, the hit it is of) for the first hit that is a sheet or (unless sheets_only) lies in a table
+    of a document's text (HTML, Markdown, DOCX, ODT, a PDF's rows), of at least min_rows rows; (None, None) where
+    none is."""
     for hit in hits:
         if hit.kind in SHEET_KINDS:
             table = sheet_table(index, hit.doc_id, (hit.start, hit.end))
-        elif CELL_SEPARATOR.strip() in hit.text:
+        elif CELL_SEPARATOR.strip() in hit.text and not sheets_only:
             table = text_table(index, hit)
         else:
             continue
