@@ -360,15 +360,7 @@ def test_the_grammar_allows_no_result_of_figures_alone_and_a_retry_is_told_why()
                           "Write another one.\nSQL:")
 
 
-def test_a_row_before_after_or_the_same_as_another_is_a_subquery_the_grammar_allows():
-    from localcr.llm import load_grammar
-
-    table = sql.table_of(lines_of("Team | Country | Wins\nLions | Canada | 12\nBears | USA | 9\nHawks | Canada | 15"))
-    load_grammar(sql.sql_grammar(table))
-    assert 'subquery ::= "(SELECT " col " FROM t WHERE " cond ")"' in sql.sql_grammar(table)
-    after = "SELECT \"Team\" FROM t WHERE \"_row\" > (SELECT \"_row\" FROM t WHERE \"Team\" = 'Lions') ORDER BY \"_row\" LIMIT 1"
-    query, result, why = sql.ran(table, after)
-    assert result == [("Bears",)] and not why and sql.behind_rows(table, query, result) == ([3], "selected from")
-    same = "SELECT COUNT(*) FROM t WHERE \"Country\" = (SELECT \"Country\" FROM t WHERE \"Team\" = 'Hawks') AND \"Team\" != 'Hawks'"
-    assert sql.clauses(same)["WHERE"].startswith('"Country" = (SELECT "Country" FROM t WHERE "Team" = \'Hawks\')')
-    assert sql.behind_rows(table, same, sql.ran(table, same)[1]) == ([2], "counted over")
+def test_a_query_s_clauses_are_cut_outside_parentheses():
+    query = "SELECT COUNT(*) FROM t WHERE \"Wins\" > (SELECT MAX(\"Wins\") FROM t WHERE \"Team\" = 'Bears') LIMIT 5"
+    assert sql.clauses(query) == {"select": "SELECT COUNT(*)", "FROM": "t", "LIMIT": "5",
+                                  "WHERE": "\"Wins\" > (SELECT MAX(\"Wins\") FROM t WHERE \"Team\" = 'Bears')"}

@@ -537,3 +537,10 @@ def test_a_count_plan_compares_in_the_table_s_units_the_question_s_figure_with_i
     _, cells = cells_for(SEGMENTS)
     plan = f'(cell("Automotive", "2019") {written}) + (cell("Automotive", "2018") {written})'
     assert compute.tally_in_units(plan, cells, question) == plan.replace(written, mended)
+
+
+def test_over_a_table_of_no_stated_scale_a_count_plan_compares_with_the_question_s_figure_as_stated():
+    _, cells = cells_for(SEGMENTS.replace("(in millions)", ""))
+    plan = '(cell("Automotive", "2019") > 5500000) + (cell("Automotive", "2018") > 5500000)'
+    assert compute.tally_in_units(plan, cells, "How many years did Automotive exceed $5,500 thousand?") == \
+        plan.replace("5500000", "5500")

@@ -327,8 +327,9 @@ _ASKED_FIGURE = re.compile(r"(?<![\w.,])[$€£¥]?\s?(\d{1,3}(?:,\d{3})+(?:\.\d
 def tally_in_units(formula: str, cells: dict[tuple[str, str], Operand], question: str) -> str:
     """A count plan with the value it compares with in the table's units, worked out in Python where the question
     states its figure with a scale: "exceed $5 million" over a table in thousands is 5000 (the 1.5B wrote 500000,
-    and 2000 for "$2 thousand" over a table in thousands). Where the question states one figure (years aside) with
-    a scale; any other plan as written."""
+    and 2000 for "$2 thousand" over a table in thousands); over a table whose scale was not found, the figure as the
+    question states it. Where the question states one figure (years aside) with a scale; any other plan as
+    written."""
     tests = _TEST.findall(formula)
     scales = {cells[ref].cell.scale for ref in re.findall(r'cell\("([^"]*)", "([^"]*)"\)', formula) if ref in cells}
     if not tests or len(scales) != 1:
@@ -342,7 +343,9 @@ def tally_in_units(formula: str, cells: dict[tuple[str, str], Operand], question
     if len(stated) != 1 or not stated[0][1]:
         return formula
     value, scale = stated[0]
-    threshold = number_shown(value * notation.factor(scale) / notation.factor(scales.pop()), 6).replace(",", "")
+    table_scale = scales.pop()  # none found: the question's, as a question over a table in thousands says "$2 thousand"
+    ratio = notation.factor(scale) / notation.factor(table_scale) if table_scale else 1.0
+    threshold = number_shown(value * ratio, 6).replace(",", "")
     return _TEST.sub(lambda m: f"({m[1]} {m[2]} {threshold})", formula)
 
 
