@@ -9,7 +9,10 @@ reader; tatqa-dev's arithmetic questions should be computed and its span, multi-
 A question goes near computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
 document where the set names one) hold a table with a row or column the question names and the bundled model,
 shown those tables' heads, names a kind of answer that is worked out past route.ROUTE_MARGIN
-(`route.arithmetic_margin`: no model runs where no table is named); before that, a question whose hits lie in a sheet or a long table goes to SQL where `route.whole_table_margin` passes route.SHEET_ROUTE_MARGIN ("to SQL"); the plan is then made as `ask` makes it, and a
+(`route.arithmetic_margin`: no model runs where no table is named); before that, a question whose hits lie in a sheet of more than sql.LONG_TABLE_ROWS rows goes to SQL where
+`route.whole_table_margin` passes route.SHEET_ROUTE_MARGIN, and after it, one the plans and the figures path leave
+whose hits lie in a table of a document's text or a short sheet, where it passes route.TEXT_TABLE_MARGIN ("to SQL"),
+as `ask` routes them; the plan is then made as `ask` makes it, and a
 plan of one cell is a lookup, read from that cell. A question that asks for a filing's figure about documents that
 hold a table goes to the figures path instead. tatqa-dev is sampled per answer type from each half (its documents
 split by number: even tune, odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were
@@ -62,6 +65,7 @@ def questions(set_name: str, args) -> tuple[str, list[dict]]:
 def measure(set_name: str, args, registry, answerer) -> list[list]:
     from localcr.answers import compute, figures, route, sql
     from localcr.answers.reader import DEFAULT_SOURCES
+    from localcr.readers import SHEET_KINDS
     from localcr.index import build_index
     from localcr.search import Index
 
@@ -76,8 +80,8 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         glob = ids.get(Path(row["doc"]).name) if "doc" in row else None
         hits = index.search(row["query"], DEFAULT_SOURCES, glob=glob)
         started = time.perf_counter()
-        whole, _ = sql.whole_table(index, hits)
-        to_sql = whole is not None and route.whole_table_margin(answerer, row["query"], whole) > route.SHEET_ROUTE_MARGIN
+        sheet, _ = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1, sheets_only=True)
+        to_sql = sheet is not None and route.whole_table_margin(answerer, row["query"], sheet) > route.SHEET_ROUTE_MARGIN
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
         margin = route.arithmetic_margin(answerer, row["query"], named) if named else None
         decided = time.perf_counter() - started
@@ -86,6 +90,12 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         looked_up = bool(formula) and compute.lookup(formula, cells) is not None
         to_compute = bool(formula) and not looked_up if args.plans else margin is not None and margin > route.ROUTE_MARGIN
         filing = not to_compute and bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
+        whole_margin = None
+        if not (to_sql or to_compute or looked_up or filing):  # what the plans leave: a text table, a short sheet
+            whole, hit = sql.whole_table(index, hits)
+            short_text = whole is not None and hit.kind not in SHEET_KINDS and len(whole.rows) <= sql.LONG_TABLE_ROWS
+            whole_margin = route.whole_table_margin(answerer, row["query"], whole) if whole and not short_text else None
+            to_sql = whole_margin is not None and whole_margin > route.TEXT_TABLE_MARGIN
         group = by_group.setdefault(row["group"], {"asked": 0, "sql": 0, "routed": 0, "lookups": 0, "filing": 0, "decided": 0,
                                                    "costs": []})
         group["asked"] += 1
@@ -98,7 +108,9 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         if args.verbose:
             route_taken = "SQL" if to_sql else "computed" if to_compute else "a cell" if looked_up else "filing" if filing else "read"
             print(f"{set_name} {row['group']}: {route_taken}{'' if named else ' (no table named)'} margin "
-                  f"{margin if margin is None else round(margin, 2)}: {row['query']!r} {formula}", file=sys.stderr)
+                  f"{margin if margin is None else round(margin, 2)}, whole table "
+                  f"{whole_margin if whole_margin is None else round(whole_margin, 2)}: {row['query']!r} {formula}",
+                  file=sys.stderr)
     return [[set_name, name, g["asked"], g["sql"], g["routed"], g["lookups"], g["filing"], g["decided"],
              f"{1000 * statistics.median(g['costs']):.1f} / {1000 * max(g['costs']):.1f}"]
             for name, g in sorted(by_group.items())]

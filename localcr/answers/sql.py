@@ -709,9 +709,15 @@ def _items(select: str) -> list[str]:
     return items
 
 
-def result_shown(rows: list[tuple]) -> str:
-    """A result as an answer writes it: one value as itself; rows joined by "; ", a row's values by ", "."""
-    shown = [", ".join(value_shown(v) for v in row) for row in rows[:MAX_SHOWN_RESULTS]]
+def result_shown(rows: list[tuple], decimal: str = ".") -> str:
+    """A result as an answer writes it: one value as itself; rows joined by "; ", a row's values by ", "; a
+    fraction with the table's decimal mark (a German sheet's sum is "7169,3", as its cells write "1.234,5"; no
+    grouping, which would make a year "2.019")."""
+    def shown(value) -> str:
+        text = value_shown(value)
+        return text.replace(".", decimal) if isinstance(value, float) and decimal != "." else text
+
+    shown = [", ".join(shown(v) for v in row) for row in rows[:MAX_SHOWN_RESULTS]]
     more = f" and {len(rows) - MAX_SHOWN_RESULTS} more" if len(rows) > MAX_SHOWN_RESULTS else ""
     return "; ".join(shown) + more
 
@@ -801,7 +807,7 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
     source = Source(1, hit, hit.text)
     where = ("sheet " + table.sheet if table.sheet else "sheet") if table.kind in SHEET_KINDS else "table"
     count = len(table.rows)
-    sentences = [Sentence(f"{result_shown(result)}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.",
+    sentences = [Sentence(f"{result_shown(result, table.decimal)}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.",
                           [1], True)]
     if lines:
         at = {line: i for i, line in enumerate(table.lines)}
