@@ -139,10 +139,12 @@ class Completion:
     generate_seconds: float
 
 
-# What llama.cpp did in this process, by model (`work_name`): {name: {"evaluated": prompt tokens evaluated, "reused": prompt
-# tokens taken from the KV cache (or restored from a stored state) instead, "generated": tokens generated}}.
-WORK: dict[str, dict[str, int]] = {}
+# What llama.cpp did in this process, by role ("llm", "reranker") and model (`work_name`): {role: {name: {"evaluated":
+# prompt tokens evaluated, "reused": prompt tokens taken from the KV cache (or restored from a stored state) instead,
+# "generated": tokens generated}}}.
+WORK: dict[str, dict[str, dict[str, int]]] = {}
 WORK_VARIABLE = "LOCALCR_LLM_WORK"
+_FIELDS = ("evaluated", "reused", "generated")
 
 
 def work_name(spec, path: Path) -> str:
@@ -150,36 +152,37 @@ def work_name(spec, path: Path) -> str:
     return spec.params.get("bundled") or Path(path).name
 
 
-def count_work(name: str, *, evaluated: int = 0, reused: int = 0, generated: int = 0) -> None:
+def count_work(name: str, *, role: str = "llm", evaluated: int = 0, reused: int = 0, generated: int = 0) -> None:
     """Add to WORK, and where $LOCALCR_LLM_WORK names a file append the same counts to it as one JSON line (as they
     happen, so a process killed later has left what it did): how the test suite adds up the work of its workers and
     of the `localcr` processes they start (tests/conftest.py). Counted where llama.cpp is called: every prompt piece
     `_load_prefix` evaluates (complete, stream, choice, prefix_state, prompt_rate), the suffixes `complete_many`
-    decodes side by side, the sequences a GGUF reranker scores, each generation's tokens; a KV state restored from
-    the disk cache counts as reused. llama.cpp's own re-evaluation of each generated token is in "generated"."""
-    totals = WORK.setdefault(name, {"evaluated": 0, "reused": 0, "generated": 0})
-    totals["evaluated"] += evaluated
-    totals["reused"] += reused
-    totals["generated"] += generated
+    decodes side by side, each generation's tokens, and (role "reranker") the sequences a GGUF reranker scores; a KV
+    state restored from the disk cache counts as reused. llama.cpp's own evaluation of each generated token as the
+    next one's input is in "generated"."""
+    totals = WORK.setdefault(role, {}).setdefault(name, dict.fromkeys(_FIELDS, 0))
+    counts = {"evaluated": evaluated, "reused": reused, "generated": generated}
+    for field in _FIELDS:
+        totals[field] += counts[field]
     path = os.environ.get(WORK_VARIABLE)
     if path:
-        line = json.dumps({"model": name, "evaluated": evaluated, "reused": reused, "generated": generated})
+        line = json.dumps({"role": role, "model": name, **counts})
         with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as file:
             file.write(line + "\n")
 
 
-def read_work(path: Path) -> dict[str, dict[str, int]]:
-    """The counts `count_work` appended to a file, summed by model (a line cut short by a kill is skipped)."""
-    totals: dict[str, dict[str, int]] = {}
+def read_work(path: Path) -> dict[str, dict[str, dict[str, int]]]:
+    """The counts `count_work` appended to a file, summed as WORK sums them (a line cut short by a kill is skipped)."""
+    totals: dict[str, dict[str, dict[str, int]]] = {}
     with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as file:
         for line in file:
             try:
                 entry = json.loads(line)
-            except ValueError:
+                model = totals.setdefault(entry["role"], {}).setdefault(entry["model"], dict.fromkeys(_FIELDS, 0))
+                for field in _FIELDS:
+                    model[field] += entry[field]
+            except (ValueError, KeyError, TypeError):
                 continue
-            model = totals.setdefault(entry["model"], {"evaluated": 0, "reused": 0, "generated": 0})
-            for field in model:
-                model[field] += entry.get(field, 0)
     return totals
 
 
@@ -785,7 +788,7 @@ class RankRunner:
                     llm._batch.add_sequence(sequences[i], seq, True)
                 llm._ctx.kv_cache_clear()  # a causal reranker keeps a cache; an encoder has none
                 llm._ctx.decode(llm._batch)
-                count_work(self.work_name, evaluated=sum(len(sequences[i]) for i in batch))
+                count_work(self.work_name, role="reranker", evaluated=sum(len(sequences[i]) for i in batch))
                 for seq, i in enumerate(batch):
                     scores[i] = float(lc.llama_get_embeddings_seq(llm._ctx.ctx, seq)[0])
                 batch = []

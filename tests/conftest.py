@@ -105,22 +105,36 @@ def _no_user_settings():
     os.environ["LOCALCR_CONFIG"] = os.devnull
 
 
+# The folder, named by the controller for the whole run, where every test process keeps the KV states of the answers'
+# fixed instructions (`shared_instruction_states`).
+STATES_VARIABLE = "LOCALCR_TEST_INSTRUCTION_STATES"
+
+
 def _count_llm_work(config):
     """The run's LLM work, counted by localcr.llm.count_work in every process that runs a model: the controller (the
     first process, or the only one with -n 0) names a fresh file in $LOCALCR_LLM_WORK before the xdist workers start,
     the workers and every `localcr` process they start inherit it and append to it, and pytest_terminal_summary adds
-    it up. Counted: prompt tokens llama.cpp evaluated (the bundled LLMs, Gemma 3 270M, the tiny GGUF reranker), those
-    it took from the KV cache or a stored state instead, and tokens generated. Not counted: a process started with an
+    it up. Counted: prompt tokens llama.cpp evaluated (the bundled LLMs; the tiny GGUF reranker's apart), those it
+    took from the KV cache or a stored state instead, and tokens generated. Not counted: a process started with an
     environment of its own (test_mcp passes the variable on: `llm_work_env`), torch and ONNX models (MiniLM, the
-    torch cross-encoder), and FakeCardRunner's cards, which run no model."""
+    torch cross-encoder), and FakeCardRunner's cards, which run no model. The controller also names the folder of
+    `shared_instruction_states`.
+    With $LOCALCR_LLM_WORK set, the run writes there and keeps it (a JSON line a llama.cpp call); else in a
+    temporary folder it removes at the end."""
     if hasattr(config, "workerinput"):
         return  # an xdist worker: the controller named the file
     import tempfile
 
     from localcr.llm import WORK_VARIABLE
 
-    config.llm_work = Path(tempfile.mkdtemp(prefix="localcr-llm-work-")) / "work.jsonl"
-    os.environ[WORK_VARIABLE] = str(config.llm_work)
+    config.instruction_states = Path(tempfile.mkdtemp(prefix="localcr-test-states-"))
+    os.environ[STATES_VARIABLE] = str(config.instruction_states)
+    if os.environ.get(WORK_VARIABLE):  # named by whoever runs the suite: emptied now, and its lines kept afterwards
+        config.llm_work, config.llm_work_kept = Path(os.environ[WORK_VARIABLE]), True
+        config.llm_work.write_text("")
+    else:
+        config.llm_work, config.llm_work_kept = Path(tempfile.mkdtemp(prefix="localcr-llm-work-")) / "work.jsonl", False
+        os.environ[WORK_VARIABLE] = str(config.llm_work)
 
 
 def llm_work_env() -> dict[str, str]:
@@ -130,16 +144,19 @@ def llm_work_env() -> dict[str, str]:
     return {WORK_VARIABLE: os.environ[WORK_VARIABLE]} if WORK_VARIABLE in os.environ else {}
 
 
-def llm_work_line(totals: dict[str, dict[str, int]]) -> str:
-    """"LLM work: N prompt tokens evaluated, M generated (by model: ...)" for localcr.llm.read_work's totals."""
-    def total(field):
-        return sum(counts[field] for counts in totals.values())
+def llm_work_line(totals: dict[str, dict[str, dict[str, int]]]) -> str:
+    """"LLM work: N prompt tokens evaluated, M generated (by model: ...)" for localcr.llm.read_work's totals; the GGUF
+    rerankers' tokens (a tiny random cross-encoder's, cheap) after it, apart."""
+    llms, rerankers = totals.get("llm", {}), totals.get("reranker", {})
+
+    def total(models, field):
+        return sum(counts[field] for counts in models.values())
 
     by_model = "; ".join(f"{name} {counts['evaluated']:,} + {counts['generated']:,}"
-                         for name, counts in sorted(totals.items(), key=lambda item: -item[1]["evaluated"]))
-    return (f"LLM work: {total('evaluated'):,} prompt tokens evaluated, {total('generated'):,} generated "
-            f"(by model, evaluated + generated: {by_model or 'none'}); {total('reused'):,} prompt tokens taken from "
-            "the KV cache")
+                         for name, counts in sorted(llms.items(), key=lambda item: -item[1]["evaluated"]))
+    return (f"LLM work: {total(llms, 'evaluated'):,} prompt tokens evaluated, {total(llms, 'generated'):,} generated "
+            f"(by model, evaluated + generated: {by_model or 'none'}); {total(llms, 'reused'):,} prompt tokens taken "
+            f"from the KV cache or a stored state; GGUF rerankers scored {total(rerankers, 'evaluated'):,} tokens")
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -148,6 +165,47 @@ def pytest_terminal_summary(terminalreporter, config):
         from localcr.llm import read_work
 
         terminalreporter.write_line(llm_work_line(read_work(path)))
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    path = getattr(config, "llm_work", None)
+    if path is not None and not config.llm_work_kept:
+        shutil.rmtree(path.parent, ignore_errors=True)
+    if getattr(config, "instruction_states", None) is not None:
+        shutil.rmtree(config.instruction_states, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_instruction_states():
+    """The answers' fixed instructions (the reader's, the route's, each table plan's: 138 to 1,005 tokens of the 1.5B)
+    are evaluated once a run, not once an xdist worker: their KV states (LlamaRunner.keep_prefix, the "answers"
+    store) go to one folder the whole run shares, as they go to the one cache of a user's machine, and a worker that
+    finds a state there restores it. Keyed by model, build, n_ctx and tokens, a state restored is the one evaluating
+    them wrote, so no answer changes; every other entry stays in the test's own cache, and a `localcr` process a test
+    starts keeps its own (its LOCALCR_CACHE_DIR's)."""
+    import threading
+
+    import localcr.cache as cache
+    from localcr.llm import LlamaRunner
+
+    folder = os.environ[STATES_VARIABLE]
+    keep, own_dir, inside = LlamaRunner.keep_prefix, cache.cache_dir, threading.local()
+
+    def states_dir() -> Path:
+        return Path(folder) if getattr(inside, "store", None) == "answers" else own_dir()
+
+    def shared_keep(self, tokens, store, *args, **kwargs):
+        inside.store = store
+        try:
+            return keep(self, tokens, store, *args, **kwargs)
+        finally:
+            inside.store = None
+
+    cache.cache_dir, LlamaRunner.keep_prefix = states_dir, shared_keep
+    yield
+    cache.cache_dir, LlamaRunner.keep_prefix = own_dir, keep
 
 
 def pytest_configure(config):
