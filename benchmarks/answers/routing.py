@@ -9,10 +9,10 @@ reader; tatqa-dev's arithmetic questions should be computed and its span, multi-
 A question goes near computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
 document where the set names one) hold a table with a row or column the question names and the bundled model,
 shown those tables' heads, names a kind of answer that is worked out past route.ROUTE_MARGIN
-(`route.arithmetic_margin`: no model runs where no table is named); before that, a question whose hits lie in a sheet of more than sql.LONG_TABLE_ROWS rows goes to SQL where
-`route.whole_table_margin` passes route.SHEET_ROUTE_MARGIN, and after it, one the plans and the figures path leave
-whose hits lie in a table of a document's text or a short sheet, where it passes route.TEXT_TABLE_MARGIN ("to SQL"),
-as `ask` routes them; the plan is then made as `ask` makes it, and a
+(`route.arithmetic_margin`: no model runs where no table is named); before that, a question whose hits lie in a long table of records (a sheet, or a table of a document's text that
+is no statement, of more than sql.LONG_TABLE_ROWS rows) goes to SQL where `route.whole_table_margin` passes
+route.SHEET_ROUTE_MARGIN, and after it, one the plans and the figures path leave whose hits lie in a short sheet,
+where it passes route.SHORT_SHEET_MARGIN ("to SQL"), as `ask` routes them; the plan is then made as `ask` makes it, and a
 plan of one cell is a lookup, read from that cell. A question that asks for a filing's figure about documents that
 hold a table goes to the figures path instead. tatqa-dev is sampled per answer type from each half (its documents
 split by number: even tune, odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were
@@ -80,8 +80,9 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         glob = ids.get(Path(row["doc"]).name) if "doc" in row else None
         hits = index.search(row["query"], DEFAULT_SOURCES, glob=glob)
         started = time.perf_counter()
-        sheet, _ = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1, sheets_only=True)
-        to_sql = sheet is not None and route.whole_table_margin(answerer, row["query"], sheet) > route.SHEET_ROUTE_MARGIN
+        long, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1)
+        records = long is not None and (hit.kind in SHEET_KINDS or not route.is_statement(index, hit))
+        to_sql = records and route.whole_table_margin(answerer, row["query"], long) > route.SHEET_ROUTE_MARGIN
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
         margin = route.arithmetic_margin(answerer, row["query"], named) if named else None
         decided = time.perf_counter() - started
@@ -92,10 +93,9 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         filing = not to_compute and bool(figures.subject_documents(index, row["query"], hits, glob=glob)[1])
         whole_margin = None
         if not (to_sql or to_compute or looked_up or filing):  # what the plans leave: a text table, a short sheet
-            whole, hit = sql.whole_table(index, hits)
-            short_text = whole is not None and hit.kind not in SHEET_KINDS and len(whole.rows) <= sql.LONG_TABLE_ROWS
-            whole_margin = route.whole_table_margin(answerer, row["query"], whole) if whole and not short_text else None
-            to_sql = whole_margin is not None and whole_margin > route.TEXT_TABLE_MARGIN
+            sheet, _ = sql.whole_table(index, hits, sheets_only=True)
+            whole_margin = route.whole_table_margin(answerer, row["query"], sheet) if sheet else None
+            to_sql = whole_margin is not None and whole_margin > route.SHORT_SHEET_MARGIN
         group = by_group.setdefault(row["group"], {"asked": 0, "sql": 0, "routed": 0, "lookups": 0, "filing": 0, "decided": 0,
                                                    "costs": []})
         group["asked"] += 1

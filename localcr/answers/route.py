@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from localcr.answers import compute, figures, sql
 from localcr.answers.check import Checked, Sentence, named_years
+from localcr.answers.periods import period_key
 from localcr.answers.vocabulary import asks
 from localcr.readers import SHEET_KINDS
 
@@ -84,11 +85,9 @@ WHOLE_TABLE_KINDS = frozenset(("count", "total", "average", "most", "list", "dif
 # which sees three chunks of a sheet, was right on 3 of the 21 questions it took at -1.0 (8/40 in all); at -4.0 13/40,
 # as SQL alone. Lookups that name their row ("Which team does Player 007 play for?") stay below it (-5).
 SHEET_ROUTE_MARGIN = -4.0
-# The same for a long table in a document's text or a sheet of LONG_TABLE_ROWS rows or fewer, which the table plans have
-# left: a whole-table kind must be the likelier ("What led to the increase in North route passengers?" over a
-# three-row table is a reason). At SHEET_ROUTE_MARGIN, SQL took 6 of tatqa-dev's 46 span questions over reports'
-# tables of 9 to 20 rows and listed whole columns ("What is the final dividend per share proposed for 2019?").
-TEXT_TABLE_MARGIN = 0.0
+# The same for a sheet of LONG_TABLE_ROWS rows or fewer, which the table plans have left: a whole-table kind must be
+# the likelier ("What led to the increase in North route passengers?" over a three-row table is a reason).
+SHORT_SHEET_MARGIN = 0.0
 _SHEET_ROUTE_SYSTEM = "You tell what a question about a table needs from it."
 _SHEET_ROUTE_INSTRUCTION = """Say what the question needs from the table, in one word:
 - row: a value stated in the one row the question names (its cell in another column)
@@ -181,10 +180,10 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     where it finds no operand, a plan over whatever tables the hits hold computed something else (an inventory
     turnover from the income statement alone, its balance sheet filtered out)."""
     steps = (_from_filing,) if figures.filing_metric(question) else \
-        (_from_long_sheet, _from_tables, _from_filing, _from_text_table)
+        (_from_long_table, _from_tables, _from_filing, _from_short_sheet)
     withdrawn = ""
     for step in steps:
-        if step is _from_text_table and withdrawn:
+        if step is _from_short_sheet and withdrawn:
             break  # what the check withdrew is not computed again, unchecked
         answer, why = step(index, question, hits, answerer, fresh, search_options)
         if answer is not None:
@@ -248,27 +247,36 @@ def _from_filing(index, question: str, hits: list, answerer, fresh: bool, search
     return figures.answer_of(question, work.figure, work.results, answerer.spec.name, work.common), ""
 
 
-def _from_long_sheet(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
-    """A query in SQL over the whole of a sheet (CSV, TSV, a workbook's worksheet) of more rows than
-    sql.LONG_TABLE_ROWS, which the hits hold only part of (localcr.answers.sql), before the table plans: a sheet is
-    rows of records, and its hits a few of them."""
-    table, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1, sheets_only=True)
+def _from_long_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
+    """A query in SQL over a long table of records, which the hits hold only part of (localcr.answers.sql), before
+    the table plans: a sheet (CSV, TSV, a workbook's worksheet) or a table of a document's text (HTML, Markdown,
+    DOCX, a PDF's rows) of more than sql.LONG_TABLE_ROWS rows that is no statement (`is_statement`: over reports'
+    tables of periods SQL counted rows where "how many years" counts columns, and listed whole columns for a figure
+    the hits state, 12 of 13 such answers wrong on tatqa-dev; the plans read those). Over a long table of records
+    SQL is right where the plans pick a column ("How many more trains ... at Kiel than at Bonn?": the plan took the
+    staff)."""
+    table, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1)
+    if table is not None and hit.kind not in SHEET_KINDS and is_statement(index, hit):
+        return None, ""
     return _from_whole_table(index, question, table, hit, answerer, fresh, SHEET_ROUTE_MARGIN)
 
 
-def _from_text_table(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
-    """A query in SQL over a long table in a document's text (HTML, Markdown, DOCX, a PDF's rows) or a short sheet,
-    last: the table plans read it from the hits with its heads, periods and scale and check each operand, and come
-    first (over a report's table of years SQL counted rows where "how many years" counts columns; over a sheet of
-    two rows it computed "2023 - 2022" from the column names themselves). SQL takes what they leave ("Which depot
-    serviced the most trains?") where a whole-table kind is the likelier (TEXT_TABLE_MARGIN). A table of a
-    document's text of LONG_TABLE_ROWS rows or fewer is the hits' whole, read by the plans and the reader: over the
-    small tables of a German annual report, a French cooperative's accounts and a Chinese school-bus note, the
-    1.5B named "total" or "average" for 16 of 60 questions that are read ("Wie hoch war der Umsatz 2023?")."""
-    table, hit = sql.whole_table(index, hits)
-    if table is not None and hit.kind not in SHEET_KINDS and len(table.rows) <= sql.LONG_TABLE_ROWS:
-        return None, ""
-    return _from_whole_table(index, question, table, hit, answerer, fresh, TEXT_TABLE_MARGIN)
+def _from_short_sheet(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
+    """A query in SQL over a sheet of sql.LONG_TABLE_ROWS rows or fewer, last, where a whole-table kind is the
+    likelier (SHORT_SHEET_MARGIN): the table plans read it whole from the hits and check each operand's period and
+    scale, and come first (over a sheet of two rows SQL computed "2023 - 2022" from the column names themselves);
+    SQL takes what they leave ("Which years was a ranking below 200 achieved?"). Never a short table of a
+    document's text, which the plans and the reader read whole: over the small tables of a German annual report or
+    a French cooperative's accounts the 1.5B named "total" or "average" for 16 of 170 questions that are read ("Wie
+    hoch war der Umsatz 2023?")."""
+    table, hit = sql.whole_table(index, hits, sheets_only=True)
+    return _from_whole_table(index, question, table, hit, answerer, fresh, SHORT_SHEET_MARGIN)
+
+
+def is_statement(index, hit) -> bool:
+    """Whether the hit's table, as the table reader reads it, has a column that is a period ("2019", "FY24",
+    "Fiscal Year 2018"): a report's statement, whose questions are about its cells, not about its rows as records."""
+    return any(period_key(column) for table, _ in compute.sources_tables(index, [hit]) for column in table.columns)
 
 
 def _from_whole_table(index, question: str, table, hit, answerer, fresh: bool, margin: float):
