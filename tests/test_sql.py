@@ -330,6 +330,9 @@ def test_a_column_less_itself_over_two_rows_is_their_difference():
     written = "SELECT \"Trains\" - \"Trains\" FROM t WHERE \"Depot\" = 'Kiel' OR \"Depot\" = 'Bonn'"
     assert sql.between_rows(written) == "SELECT MAX(\"Trains\") - MIN(\"Trains\") FROM t WHERE \"Depot\" = 'Kiel' OR \"Depot\" = 'Bonn'"
     assert sql.between_rows("SELECT \"A\" - \"B\" FROM t WHERE \"C\" = 'x' OR \"C\" = 'y'").startswith("SELECT \"A\" - \"B\"")
+    summed = "SELECT SUM(\"P\") - SUM(\"P\") FROM t WHERE \"City\" = 'LA' OR \"City\" = 'Saskatoon'"
+    assert sql.between_rows(summed).startswith('SELECT MAX("P") - MIN("P") FROM t WHERE')
+    assert sql.between_rows(summed.replace('- SUM("P")', '- "P"')).startswith('SELECT SUM("P") - "P"')
 
 
 def test_a_row_of_totals_and_a_header_repeated_are_no_rows_of_the_table():
@@ -352,6 +355,7 @@ def test_the_grammar_allows_no_result_of_figures_alone_and_a_retry_is_told_why()
     grammar = sql.sql_grammar(table)
     load_grammar(grammar)
     assert 'numitem ::= numcol' in grammar and "| numitem" in grammar.split("item ::=")[1].splitlines()[0]
+    assert "numterm" not in grammar.split("numitem ::=")[1].splitlines()[0]  # no figure: '"Votes" - 143843'
     assert sql.ran(table, 'SELECT COUNT(*) FROM t WHERE "Team" = \'Owls\'')[2] == "counted no row"
     assert sql.ran(table, 'SELECT "Team" FROM t WHERE "Wins" > 20')[2] == "found nothing"
     assert sql.ran(table, 'SELECT "Team" FROM t ORDER BY "Wins" DESC LIMIT 1')[1:] == ([("Hawks",)], "")

@@ -37,7 +37,7 @@ from localcr.answers import notation
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12e"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12g"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
@@ -482,8 +482,8 @@ def sql_grammar(table: SheetTable) -> str:
     """A GBNF grammar for one SELECT over `t`: SELECT [DISTINCT] items FROM t [WHERE cond] [GROUP BY col] [HAVING
     cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/SUM/AVG/MIN/MAX of a column or
     of arithmetic between figure columns, two such aggregates added, subtracted or divided (a difference between two
-    rows: MAX - MIN over the two), or such arithmetic starting from a column (not figures alone: "SELECT (13 - 6) FROM t" was the 1.5B doing the
-    sum itself, from figures it misread); conditions compare a column with a value (a text
+    rows: MAX - MIN over the two), or such arithmetic between columns (no figure: "SELECT (13 - 6) FROM t" and '"Votes" - 143843' were the 1.5B
+    doing the sum itself, from figures it misread); conditions compare a column with a value (a text
     column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with more, any quoted
     string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
     ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows). No subquery: allowed
@@ -514,7 +514,7 @@ def sql_grammar(table: SheetTable) -> str:
     if real:
         lines += [
             'numexpr ::= numterm (" " ("+" | "-" | "*" | "/") " " numterm){0,3}',
-            'numitem ::= numcol (" " ("+" | "-" | "*" | "/") " " numterm){0,3}',
+            'numitem ::= numcol (" " ("+" | "-" | "*" | "/") " " (numcol | "(" numitem ")")){0,3}',
             'numterm ::= numcol | number | "(" numexpr ")"',
             'numpred ::= numexpr " " cmp " " numexpr',
             "numcol ::= " + " | ".join(_gbnf(quoted(name)) for name in [ROW_COLUMN] + [c.name for c in real]),
@@ -620,14 +620,16 @@ def nulls_last(sql: str) -> str:
 
 
 def between_rows(sql: str) -> str:
-    """A difference between two rows as the 1.5B writes it by habit, a column less itself over the rows a WHERE
-    joins with OR ('SELECT "Trains" - "Trains" FROM t WHERE "Depot" = 'Kiel' OR "Depot" = 'Bonn''), mended to
-    the larger less the smaller (MAX - MIN); any other query as it is."""
+    """A difference between two rows as the 1.5B writes it by habit, a column (or its SUM) less itself over the rows
+    a WHERE joins with OR ('SELECT "Trains" - "Trains" FROM t WHERE "Depot" = 'Kiel' OR "Depot" = 'Bonn''), mended
+    to the larger less the smaller (MAX - MIN); any other query as it is."""
     parts = clauses(sql)
-    same = re.fullmatch(r'SELECT ("(?:[^"]|"")+") - \1', parts["select"])
+    same = re.fullmatch(r'SELECT (?:("(?:[^"]|"")+") - \1|(SUM|MAX|MIN|AVG)\(("(?:[^"]|"")+")\) - \2\(\3\))',
+                        parts["select"])
     if not same or " OR " not in parts.get("WHERE", "") or "GROUP BY" in parts:
         return sql
-    return sql.replace(parts["select"], f"SELECT MAX({same[1]}) - MIN({same[1]})", 1)
+    column = same[1] or same[3]
+    return sql.replace(parts["select"], f"SELECT MAX({column}) - MIN({column})", 1)
 
 
 def behind_rows(table: SheetTable, sql: str, result: list[tuple]) -> tuple[list[int], str]:
