@@ -330,14 +330,13 @@ def tally_in_units(formula: str, cells: dict[tuple[str, str], Operand], question
     and 2000 for "$2 thousand" over a table in thousands); over a table whose scale was not found, the figure as the
     question states it. Where the question states one figure (years aside) with a scale; any other plan as
     written."""
-    tests = _TEST.findall(formula)
-    scales = {cells[ref].cell.scale for ref in re.findall(r'cell\("([^"]*)", "([^"]*)"\)', formula) if ref in cells}
-    if not tests or len(scales) != 1:
+    scales = {cells[ref].cell.scale for ref in _REFERENCE.findall(formula) if ref in cells}
+    if not _TEST.search(formula) or len(scales) != 1:
         return formula
     stated = []
     for match in _ASKED_FIGURE.finditer(question):
         written = match[1]
-        if re.fullmatch(r"(?:19|20)\d\d", written) and not match[0].lstrip()[0] in "$€£¥":
+        if re.fullmatch(r"(?:19|20)\d\d", written) and match[0].lstrip()[0] not in "$€£¥":
             continue
         stated.append((float(written.replace(",", "")), _scale_after(question[match.end():match.end() + 16])))
     if len(stated) != 1 or not stated[0][1]:
