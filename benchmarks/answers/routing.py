@@ -9,10 +9,11 @@ reader; tatqa-dev's arithmetic questions should be computed and its span, multi-
 A question goes near computing when the sources its search finds (k = `localcr ask`'s default, kept to its own
 document where the set names one) hold a table with a row or column the question names and the bundled model,
 shown those tables' heads, names a kind of answer that is worked out past route.ROUTE_MARGIN
-(`route.arithmetic_margin`: no model runs where no table is named); before that, a question whose hits lie in a long table of records (a sheet, or a table of a document's text that
-is no statement, of more than sql.LONG_TABLE_ROWS rows) goes to SQL where `route.whole_table_margin` passes
-route.SHEET_ROUTE_MARGIN, and after it, one the plans and the figures path leave whose hits lie in a short sheet,
-where it passes route.SHORT_SHEET_MARGIN ("to SQL"), as `ask` routes them; the plan is then made as `ask` makes it, and a
+(`route.arithmetic_margin`: no model runs where no table is named); before that, a question whose hits lie in a
+long table of records (a sheet, or a table of a document's text that is no statement, of more than
+sql.LONG_TABLE_ROWS rows) goes to SQL where `route.whole_table_margin` passes route.SHEET_ROUTE_MARGIN, and after
+it, one the plans and the figures path leave whose hits lie in a short sheet, where it passes
+route.SHORT_SHEET_MARGIN ("to SQL"), as `ask` routes them; the plan is then made as `ask` makes it, and a
 plan of one cell is a lookup, read from that cell. A question that asks for a filing's figure about documents that
 hold a table goes to the figures path instead. tatqa-dev is sampled per answer type from each half (its documents
 split by number: even tune, odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were

@@ -482,8 +482,8 @@ def sql_grammar(table: SheetTable) -> str:
     """A GBNF grammar for one SELECT over `t`: SELECT [DISTINCT] items FROM t [WHERE cond] [GROUP BY col] [HAVING
     cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/SUM/AVG/MIN/MAX of a column or
     of arithmetic between figure columns, two such aggregates added, subtracted or divided (a difference between two
-    rows: MAX - MIN over the two), or such arithmetic between columns (no figure: "SELECT (13 - 6) FROM t" and '"Votes" - 143843' were the 1.5B
-    doing the sum itself, from figures it misread); conditions compare a column with a value (a text
+    rows: MAX - MIN over the two), or such arithmetic between columns (no figure: "SELECT (13 - 6) FROM t" and
+    '"Votes" - 143843' were the 1.5B doing the sum itself, from figures it misread); conditions compare a column with a value (a text
     column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with more, any quoted
     string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
     ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows). No subquery: allowed
@@ -730,7 +730,7 @@ def _lines_said(lines: list[int]) -> str:
     return text + (f" (and {len(lines) - MAX_LISTED} more)" if len(lines) > MAX_LISTED else "")
 
 
-LONG_TABLE_ROWS = 8  # a sheet of more rows than this goes to SQL before the table plans (localcr.answers.route)
+LONG_TABLE_ROWS = 8  # a sheet or a text table of records of more rows goes to SQL before the table plans (route)
 
 
 def whole_table(index, hits: list, min_rows: int = 1, *, sheets_only: bool = False) -> tuple[SheetTable | None,
