@@ -483,9 +483,9 @@ def sql_grammar(table: SheetTable) -> str:
     cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/SUM/AVG/MIN/MAX of a column or
     of arithmetic between figure columns, two such aggregates added, subtracted or divided (a difference between two
     rows: MAX - MIN over the two), or such arithmetic between columns (no figure: "SELECT (13 - 6) FROM t" and
-    '"Votes" - 143843' were the 1.5B doing the sum itself, from figures it misread); conditions compare a column with a value (a text
-    column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with more, any quoted
-    string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
+    '"Votes" - 143843' were the 1.5B doing the sum itself, from figures it misread); conditions compare a column
+    with a value (a text column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with
+    more, any quoted string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
     ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows). No subquery: allowed
     one ("the row after the Lions", "the same country as the Hawks") with two examples, the 1.5B wrote one where
     none was needed, and wtq-dev's tune half fell from 32 to 29 of 80."""
