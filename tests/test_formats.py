@@ -100,6 +100,15 @@ def test_csv_and_tsv_rows_are_lines_of_cells_under_their_header(tmp_path):
     assert _contexts(docs["csv"])[-1].context.endswith("Columns: Branch | Metric | Q3.")
 
 
+def test_a_csv_that_escapes_quotes_with_backslashes_is_read_as_written(tmp_path):
+    """MySQL and many scrapers write a quote in a cell as \\"; read as the RFC's "" it ran into the next row."""
+    (tmp_path / "singles.csv").write_text('"Year","Single"\n"1993","\\"Freak Me\\""\n"1994","Blanche \\"Monica\\" Moran"\n')
+    (tmp_path / "rfc.csv").write_text('Said,Path\n"He said ""hi""",C:\\temp\n')
+    docs = {Path(d.path).name: d.text for d in load_paths([tmp_path]).documents}
+    assert docs["singles.csv"] == 'Year | Single\n1993 | "Freak Me"\n1994 | Blanche "Monica" Moran\n'
+    assert docs["rfc.csv"] == 'Said | Path\nHe said "hi" | C:\\temp\n'  # a backslash in an RFC file is a character
+
+
 def test_an_ods_sheet_is_read_like_a_workbook(tmp_path):
     (tmp_path / "b.ods").write_bytes(made.ods([["Branch", "Population\nin millions"], ["Lisbon", "42"]], name="Sales"))
     (doc,) = load_paths([tmp_path]).documents

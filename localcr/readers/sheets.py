@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import datetime
 import io
+import re
 from typing import Iterable
 
 from localcr.readers import CELL_SEPARATOR, Read, ReaderError, bounded_zip, plain
@@ -36,13 +37,26 @@ def _delimited(data: bytes, delimiter: str | None) -> Read:
             delimiter = csv.Sniffer().sniff(read.text[:8192], delimiters=",;\t|").delimiter
         except csv.Error:  # one column, or no consistent delimiter
             delimiter = ","
+    escape = "\\" if _escapes_quotes_with_backslashes(read.text) else None
     try:
-        read.text, cut = _sheet_text("", csv.reader(io.StringIO(read.text, newline=""), delimiter=delimiter))
+        rows = csv.reader(io.StringIO(read.text, newline=""), delimiter=delimiter, escapechar=escape,
+                          doublequote=escape is None)
+        read.text, cut = _sheet_text("", rows)
     except csv.Error as exc:
         raise ReaderError(f"not a readable CSV file ({exc})") from None
     read.text += "\n"
     read.warnings += [cut] if cut else []
     return read
+
+
+_BACKSLASH_QUOTE = re.compile(r'\\"')
+_DOUBLED_QUOTE = re.compile(r'(?<!\\)""(?=[^",;\t|\r\n])')  # "" inside a cell ("said ""hi"""), not an empty cell
+
+
+def _escapes_quotes_with_backslashes(text: str) -> bool:
+    """Whether a CSV writes a quote in a cell as `\\"` (MySQL's, PHP's and many scrapers' way) rather than as `""`,
+    the RFC's: read the RFC's way, `"\\"Freak Me\\""` is a cell `\\Freak Me\\""` and may run on into the next line."""
+    return bool(_BACKSLASH_QUOTE.search(text)) and not _DOUBLED_QUOTE.search(text)
 
 
 def read_xlsx(data: bytes) -> Read:
