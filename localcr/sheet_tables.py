@@ -45,7 +45,7 @@ from localcr.answers import sql
 from localcr.readers import SHEET_KINDS
 from localcr.store import SEGMENTS, TABLES, _open_store, _store_rows
 
-TABLES_VERSION = 2  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
+TABLES_VERSION = 3  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
 CATALOG_SCHEMA = """
     CREATE TABLE catalog (doc_id TEXT, position INTEGER, sheet TEXT, start INTEGER, end INTEGER, lines INTEGER,
                           name TEXT, columns TEXT, decimal TEXT, rows INTEGER, path TEXT, kind TEXT, language TEXT,
@@ -181,7 +181,7 @@ def _catalog_columns() -> str:
 
 
 def _columns_sql(columns: list[list[str]]) -> str:
-    return ", ".join([f'"{ROW}" INTEGER PRIMARY KEY'] + [f"{sql.quoted(name)} {kind}" for name, kind in columns])
+    return ", ".join([f'"{ROW}" INTEGER PRIMARY KEY'] + [sql.column_definition(name, kind) for name, kind in columns])
 
 
 def _write_table(db: sqlite3.Connection, name: str, table) -> None:

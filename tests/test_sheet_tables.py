@@ -126,6 +126,8 @@ def test_each_sheet_is_stored_as_the_typed_table_table_of_builds_with_its_catalo
     assert list(stored.rows) == [["Kiel", "Nord", 1234.5], ["Bonn", "West", 987.25], ["Ulm", "Süd", 12.0],
                                  ["Jena", "Ost", None]]
     assert stored.lines == [2, 3, 4, 5] and stored.lines == rebuilt(reader, "docs/filialen.xlsx", hit).lines
+    north = "SELECT COUNT(*) FROM t WHERE \"Region\" = 'NORD'"
+    assert sql.run_query(stored, north)[1] == sql.run_query(rebuilt(reader, "docs/filialen.xlsx", hit), north)[1] == [(1,)]
     assert reader.sheet("docs/filialen.xlsx", (0, 10)) is None  # the notes sheet holds no table
     assert reader.sheet("docs/filialen.xlsx") is None and rebuilt(reader, "docs/filialen.xlsx") is None
     assert reader.sheet("docs/notes.md") is None and reader.sheet("docs/nothing.csv") is None

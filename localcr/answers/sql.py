@@ -21,7 +21,7 @@ row. The bundled LLM is a coder, trained to write SQL, and a real engine counts 
 - The answer shows its work (`sql_answer`): the result, the SQL, the rows behind it (their lines in the file, up
   to MAX_LISTED of what a count counted), the sheet's chunk cited.
 
-Nothing routes here yet: localcr.answers.route decides which questions go where.
+localcr.answers.route decides which questions come here.
 """
 from __future__ import annotations
 
@@ -160,6 +160,13 @@ class SheetTable:
 def quoted(name: str) -> str:
     """A column name as SQL quotes it."""
     return '"' + name.replace('"', '""') + '"'
+
+
+def column_definition(name: str, kind: str) -> str:
+    """A column as the database declares it: a TEXT column compares without case, so that "Middle blocker" = and
+    GROUP BY take "Middle Blocker" too (the grammar lets the model name one of them; the table's writers spell it
+    both ways). The model is shown the plain type (`create_statement`)."""
+    return f"{quoted(name)} {kind} COLLATE NOCASE" if kind == "TEXT" else f"{quoted(name)} {kind}"
 
 
 def _literal_shown(value) -> str:
@@ -401,7 +408,7 @@ def loaded(table: SheetTable) -> sqlite3.Connection:
     """An in-memory database holding the table as `t` (`_row` first), every value a bound parameter (a cell holding
     SQL is text), then locked: `sandboxed`."""
     connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    columns = [f"{quoted(ROW_COLUMN)} INTEGER"] + [f"{quoted(c.name)} {c.type}" for c in table.columns]
+    columns = [f"{quoted(ROW_COLUMN)} INTEGER"] + [column_definition(c.name, c.type) for c in table.columns]
     connection.execute(f"CREATE TABLE t ({', '.join(columns)})")
     marks = ", ".join("?" * (len(table.columns) + 1))
     connection.executemany(f"INSERT INTO t VALUES ({marks})",
