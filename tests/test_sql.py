@@ -374,3 +374,15 @@ def test_a_result_is_written_with_its_table_s_decimal_mark():
     assert sql.result_shown([(7169.3,)], ",") == "7169,3" and sql.result_shown([(2019,)], ",") == "2019"
     assert sql.result_shown([("Ost", 12.5), ("Nord", 3.0)], ",") == "Ost, 12,5; Nord, 3"
     assert sql.result_shown([(7169.3,)]) == "7169.3"
+
+
+def test_a_markdown_table_s_empty_cells_stay_cells_and_periods_in_a_head_row_make_it_a_statement():
+    from localcr.answers.route import is_statement
+
+    rows = ["|  |  | Year Ended December 31, |  |", "|  | 2019 | 2018 | 2017 |", "| Net income | $53,330 | $21,524 | $29,251 |"]
+    lines = [sql._cells_line(row) for row in rows]
+    assert lines[1].split(sql.CELL_SEPARATOR) == ["", "2019", "2018", "2017"]
+    assert sql._cells_line("Depot | Trains") == "Depot | Trains"  # a line of a PDF's or DOCX's rows as it is
+    table = sql.table_of(list(enumerate(lines, start=1)))
+    assert table.names[2] == "Year Ended December 31," and table.cells[0][:2] == ["", "2019"]
+    assert is_statement(None, None, table)  # its periods are in the row under the header: decided by the table

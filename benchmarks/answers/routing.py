@@ -82,7 +82,7 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         hits = index.search(row["query"], DEFAULT_SOURCES, glob=glob)
         started = time.perf_counter()
         long, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1)
-        records = long is not None and (hit.kind in SHEET_KINDS or not route.is_statement(index, hit))
+        records = long is not None and (hit.kind in SHEET_KINDS or not route.is_statement(index, hit, long))
         to_sql = records and route.whole_table_margin(answerer, row["query"], long) > route.SHEET_ROUTE_MARGIN
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
         margin = route.arithmetic_margin(answerer, row["query"], named) if named else None

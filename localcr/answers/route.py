@@ -256,7 +256,7 @@ def _from_long_table(index, question: str, hits: list, answerer, fresh: bool, se
     SQL is right where the plans pick a column ("How many more trains ... at Kiel than at Bonn?": the plan took the
     staff)."""
     table, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1)
-    if table is not None and hit.kind not in SHEET_KINDS and is_statement(index, hit):
+    if table is not None and hit.kind not in SHEET_KINDS and is_statement(index, hit, table):
         return None, ""
     return _from_whole_table(index, question, table, hit, answerer, fresh, SHEET_ROUTE_MARGIN)
 
@@ -273,10 +273,14 @@ def _from_short_sheet(index, question: str, hits: list, answerer, fresh: bool, s
     return _from_whole_table(index, question, table, hit, answerer, fresh, SHORT_SHEET_MARGIN)
 
 
-def is_statement(index, hit) -> bool:
-    """Whether the hit's table, as the table reader reads it, has a column that is a period ("2019", "FY24",
-    "Fiscal Year 2018"): a report's statement, whose questions are about its cells, not about its rows as records."""
-    return any(period_key(column) for table, _ in compute.sources_tables(index, [hit]) for column in table.columns)
+def is_statement(index, hit, table) -> bool:
+    """Whether a whole table of a document's text has a column that is a period ("2019", "FY24", "Fiscal Year
+    2018"): a report's statement, whose questions are about its cells, not about its rows as records. Its heads are
+    its header row and a row under it whose first cell is empty ("|  | 2019 | 2018 |" under "Year Ended December
+    31,"); else those the table reader finds for the hit, heads from its context included."""
+    heads = [table.names] + [cells for cells in table.cells[:2] if cells and not cells[0]]
+    return any(period_key(head) for row in heads for head in row) or \
+        any(period_key(column) for found, _ in compute.sources_tables(index, [hit]) for column in found.columns)
 
 
 def _from_whole_table(index, question: str, table, hit, answerer, fresh: bool, margin: float):

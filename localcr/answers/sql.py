@@ -775,7 +775,7 @@ def text_table(index, hit) -> SheetTable | None:
             if not run:
                 start = offset
             if not _RULE_ROW.match(row):
-                run.append(row.removeprefix("| ").removesuffix(" |").strip("|").strip())
+                run.append(_cells_line(row))
         elif run:
             if min(offset, hit.end) > max(start, hit.start):
                 found = run
@@ -786,6 +786,15 @@ def text_table(index, hit) -> SheetTable | None:
         return None
     return table_of(list(enumerate(found, start=1)), doc_id=hit.doc_id, path=hit.path, kind=hit.kind,
                     language=getattr(hit, "language", "") or "")
+
+
+def _cells_line(row: str) -> str:
+    """A table's line as cells joined by the cell separator: a Markdown row "|  | 2019 | 2018 |" is cut at its
+    pipes, so that its empty cells stay cells (cut at " | " after its outer pipes were stripped, "|  |  | Year Ended
+    December 31, |  |" was the cells "|" and "Year Ended December 31, |")."""
+    if not (row.startswith("|") and row.endswith("|") and len(row) > 1):
+        return row
+    return CELL_SEPARATOR.join(cell.strip() for cell in row[1:-1].split("|"))
 
 
 def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fresh: bool = False,
