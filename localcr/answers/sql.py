@@ -495,7 +495,8 @@ def sql_grammar(table: SheetTable) -> str:
     more, any quoted string), LIKE, IS [NOT] NULL, joined by AND and OR; column names only the table's, in double quotes. An
     ordering by an aggregate comes only after a GROUP BY (SQLite refuses one in a query of rows). No subquery: allowed
     one ("the row after the Lions", "the same country as the Hawks") with two examples, the 1.5B wrote one where
-    none was needed, and wtq-dev's tune half fell from 32 to 29 of 80."""
+    none was needed, and wtq-dev's tune half fell from 32 to 29 of 80; one of `_row` alone ('"_row" > (SELECT "_row"
+    ... WHERE "Team" = 'Bears')'), with one example, left it at 33, both it wrote naming the wrong row."""
     real = [c for c in table.columns if c.type == "REAL"]
     text = [c for c in table.columns if c.type == "TEXT"]
     lines = [
