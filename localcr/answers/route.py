@@ -28,7 +28,7 @@ MAX_CHANGE_PERCENT = 10_000.0
 _POINTS_ASKED = re.compile(r"percentage points?|\bpp\b|Prozentpunkt|points? de pourcentage|puntos? porcentual|"
                            r"punti percentuali|procentpunt|ポイント|百分点|个百分点", re.I)
 _YEAR_RANGE = re.compile(r"((?:19|20)\d\d)\s*(?:-|–|to|through|and)\s*((?:19|20)\d\d)")
-ROUTE_VERSION = "route-2026.12d"  # part of every route decision's cache key: bump it when the prompt changes
+ROUTE_VERSION = "route-2026.12e"  # part of every route decision's cache key: bump it when the prompt changes
 ROUTE_ROWS = 12  # row labels of each table shown to the decision
 # How much likelier (log-probability) the likeliest kind of answer that needs arithmetic must be than the likeliest
 # that is read, for a question to be computed: chosen on tatqa-dev's tune half (benchmarks/answers/routing.py).
@@ -47,7 +47,7 @@ _ROUTE_INSTRUCTION = """Say what kind of answer the question asks for, in one wo
 - sum: two or more figures added together
 - average: the average of two or more figures
 - difference: how much more or less one figure is than another
-- count: how many periods or rows have a figure above or below a value
+- count: how many periods (years, quarters, months) or rows have a figure above or below a value
 
 Table: rows Revenue; Cost of sales; Employees | columns 2021; 2020
 Question: What was the revenue in 2021?
