@@ -386,3 +386,20 @@ def test_a_markdown_table_s_empty_cells_stay_cells_and_periods_in_a_head_row_mak
     table = sql.table_of(list(enumerate(lines, start=1)))
     assert table.names[2] == "Year Ended December 31," and table.cells[0][:2] == ["", "2019"]
     assert is_statement(None, None, table)  # its periods are in the row under the header: decided by the table
+
+
+def test_a_statement_first_among_the_hits_hides_no_long_table_of_records_after_it(tmp_path):
+    from localcr.answers.route import long_records
+    from localcr.search import Index
+
+    statement = "| | 2019 | 2018 |\n|---|---|---|\n" + "".join(f"| Item {n} | {n}00 | {n}10 |\n" for n in range(1, 11))
+    records = "| Depot | Trains | Staff |\n|---|---|---|\n" + \
+        "".join(f"| {name} | {trains} | {staff} |\n" for name, trains, staff in DEPOTS)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "report.md").write_text(f"# Costs\n\n{statement}\n# Depots\n\n{records}")
+    run("index", tmp_path / "docs", "--index", tmp_path / "index", "--contexts", "structural", "-q")
+    index = Index(tmp_path / "index")
+    hits = index.document_hits("docs/report.md")
+    table, hit = long_records(index, hits)
+    assert table.names == ["Depot", "Trains", "Staff"] and len(table.rows) == len(DEPOTS)
+    assert long_records(index, [h for h in hits if "Item 3 " in h.text and "Depot" not in h.text]) == (None, None)

@@ -66,7 +66,6 @@ def questions(set_name: str, args) -> tuple[str, list[dict]]:
 def measure(set_name: str, args, registry, answerer) -> list[list]:
     from localcr.answers import compute, figures, route, sql
     from localcr.answers.reader import DEFAULT_SOURCES
-    from localcr.readers import SHEET_KINDS
     from localcr.index import build_index
     from localcr.search import Index
 
@@ -81,9 +80,8 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         glob = ids.get(Path(row["doc"]).name) if "doc" in row else None
         hits = index.search(row["query"], DEFAULT_SOURCES, glob=glob)
         started = time.perf_counter()
-        long, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1)
-        records = long is not None and (hit.kind in SHEET_KINDS or not route.is_statement(index, hit, long))
-        to_sql = records and route.whole_table_margin(answerer, row["query"], long) > route.SHEET_ROUTE_MARGIN
+        long, _ = route.long_records(index, hits)
+        to_sql = long is not None and route.whole_table_margin(answerer, row["query"], long) > route.SHEET_ROUTE_MARGIN
         named = compute.named_tables(row["query"], compute.sources_tables(index, hits))
         margin = route.arithmetic_margin(answerer, row["query"], named) if named else None
         decided = time.perf_counter() - started

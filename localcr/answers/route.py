@@ -255,10 +255,19 @@ def _from_long_table(index, question: str, hits: list, answerer, fresh: bool, se
     the hits state, 12 of 13 such answers wrong on tatqa-dev; the plans read those). Over a long table of records
     SQL is right where the plans pick a column ("How many more trains ... at Kiel than at Bonn?": the plan took the
     staff)."""
-    table, hit = sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1)
-    if table is not None and hit.kind not in SHEET_KINDS and is_statement(index, hit, table):
-        return None, ""
+    table, hit = long_records(index, hits)
     return _from_whole_table(index, question, table, hit, answerer, fresh, SHEET_ROUTE_MARGIN)
+
+
+def long_records(index, hits: list) -> tuple[object | None, object | None]:
+    """(the whole table, its hit) of the first hit that lies in a long table of records: a sheet, or a table of a
+    document's text of more than sql.LONG_TABLE_ROWS rows that is no statement (a statement among the hits hides
+    no table of records after it); (None, None) where none does."""
+    for at, hit in enumerate(hits):
+        table, found = sql.whole_table(index, hits[at:at + 1], sql.LONG_TABLE_ROWS + 1)
+        if table is not None and (found.kind in SHEET_KINDS or not is_statement(index, found, table)):
+            return table, found
+    return None, None
 
 
 def _from_short_sheet(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
