@@ -127,6 +127,8 @@ def _count_llm_work(config):
 
     from localcr.llm import WORK_VARIABLE
 
+    if config.getoption("llm_work_by_test") and not getattr(config.option, "numprocesses", None):
+        config.llm_work_by_test = {}  # nodeid: [prompt tokens evaluated, generated] (pytest_runtest_protocol)
     config.instruction_states = Path(tempfile.mkdtemp(prefix="localcr-test-states-"))
     os.environ[STATES_VARIABLE] = str(config.instruction_states)
     if os.environ.get(WORK_VARIABLE):  # named by whoever runs the suite: emptied now, and its lines kept afterwards
@@ -159,12 +161,50 @@ def llm_work_line(totals: dict[str, dict[str, dict[str, int]]]) -> str:
             f"from the KV cache or a stored state; GGUF rerankers scored {total(rerankers, 'evaluated'):,} tokens")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--llm-work-by-test", type=int, default=0, metavar="N",
+                     help="after the LLM work line, the N tests whose LLM work was largest (prompt tokens evaluated, "
+                          "then generated; a module's fixtures count in its first test); with -n 0")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With --llm-work-by-test, the LLM work each test adds to the run's file (setup, call and teardown, and the
+    `localcr` processes it starts). Only in the controller, so only with -n 0: the workers of a run share the file."""
+    path, by_test = getattr(item.config, "llm_work", None), getattr(item.config, "llm_work_by_test", None)
+    if path is None or by_test is None:
+        yield
+        return
+    start = path.stat().st_size if path.exists() else 0
+    yield
+    with open(path, "rb") as file:
+        file.seek(start)
+        added = file.read().decode("utf-8", "replace").splitlines()
+    counts = [0, 0]
+    for line in added:
+        try:
+            entry = json.loads(line)
+            if entry["role"] == "llm":
+                counts[0], counts[1] = counts[0] + entry["evaluated"], counts[1] + entry["generated"]
+        except (ValueError, KeyError, TypeError):
+            continue
+    if any(counts):
+        by_test[item.nodeid] = counts
+
+
 def pytest_terminal_summary(terminalreporter, config):
     path = getattr(config, "llm_work", None)
     if path is not None:
         from localcr.llm import read_work
 
         terminalreporter.write_line(llm_work_line(read_work(path)))
+    top = config.getoption("llm_work_by_test")
+    if top and getattr(config, "llm_work_by_test", None) is None:
+        terminalreporter.write_line("--llm-work-by-test: run with -n 0 (the workers of a run share the work file)")
+    elif top:
+        ranked = sorted(config.llm_work_by_test.items(), key=lambda item: (-item[1][0], -item[1][1]))[:top]
+        for nodeid, (evaluated, generated) in ranked:
+            terminalreporter.write_line(f"  {evaluated:7,} + {generated:5,}  {nodeid}")
 
 
 def pytest_unconfigure(config):
