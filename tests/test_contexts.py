@@ -217,14 +217,14 @@ def test_a_prompt_is_evaluated_the_same_whatever_the_cache_held_before(tmp_path,
         return np.ctypeslib.as_array(runner.llm._ctx.get_logits(), shape=(runner.llm._n_vocab,)).copy()
 
     try:
-        wanted, close, other = prompt(0, 60), prompt(0, 45), prompt(30, 80)
+        wanted, close, other = prompt(0, 30), prompt(0, 22), prompt(15, 45)
         fresh = logits(*wanted)
-        for before in (close, other, wanted):  # the next shares 45 words of sources, the system turn, or all of it
+        for before in (close, other, wanted):  # the next shares 22 words of sources, the system turn, or all of it
             logits(*before)
             assert np.array_equal(logits(*wanted), fresh)
         logits(*close)
         assert runner.complete(*wanted, max_tokens=8).reused == len(wanted[0])  # the prefix, never into the sources
-        logits(*close)  # 45 words of sources in common are in the cache, evaluated again all the same: not estimated so
+        logits(*close)  # 22 words of sources in common are in the cache, evaluated again all the same: not estimated so
         tokens = wanted[0] + wanted[1]
         assert runner.cached_prefix(tokens) > len(wanted[0]) == runner.reused(tokens, len(wanted[0]))
         head = min(len(h) for h in runner._heads)
@@ -244,9 +244,9 @@ def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_w
     sources), and what the second generation writes is what it writes after the prompt is evaluated anew."""
     runner = L.LlamaRunner(_registry(tmp_path, "again", prompt_style="chat", chat_format="gemma"))
     words = GUIDE.split()
-    prompt = runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[:60]) + "\nAnswer:",
+    prompt = runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[:30]) + "\nAnswer:",
                            "You answer questions.")
-    other = runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[30:80]) + "\nAnswer:",
+    other = runner.render("Answer from the sources.\n", "Sources:\n" + " ".join(words[15:45]) + "\nAnswer:",
                           "You answer questions.")
     tokens, capitals = prompt[0] + prompt[1], L.load_grammar('root ::= [A-Z] [A-Z ]*\n')
     name = runner.work_name
@@ -452,10 +452,11 @@ def test_a_long_run_on_a_machine_with_no_rates_measures_them_first_and_says_so(t
         runner.close()
 
 
-# A log of about 600 tokens, longer than a 448-token window: its chunks are shown in windows around them.
-_AGENT_LINES = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(42)]
+# A log of about 310 tokens, longer than a 288-token window: its chunks are shown in windows around them (as small as
+# shows it: the run evaluates 727 prompt tokens, and the resumed chunk the whole log again).
+_AGENT_LINES = [f"Step {i}: the orbit agent {'checks' if i % 2 else 'reports'} node {i * 7} health." for i in range(20)]
 AGENT_LOG = "\n".join(_AGENT_LINES) + "\n"
-AGENT_PIECES = ["\n".join(_AGENT_LINES[i:i + 4]) for i in (6, 10, 24, 37)]  # the first two share a window
+AGENT_PIECES = ["\n".join(_AGENT_LINES[i:i + 2]) for i in (3, 5, 11, 17)]  # the first two share a window
 
 
 @pytest.mark.model
@@ -471,7 +472,7 @@ def test_limit_generates_only_that_many(tmp_path, cache_dir):
 def test_long_document_is_windowed_with_a_tiny_context_and_estimated_as_evaluated(tmp_path, cache_dir):
     """A document longer than n_ctx is shown in windows around its chunks, each evaluated but for the start it
     shares with the window before: the estimate counts what the run evaluates, not the document once."""
-    spec = _registry(tmp_path, "small", n_ctx=448, max_tokens=8)
+    spec = _registry(tmp_path, "small", n_ctx=288, max_tokens=8)
     doc, chunks = _corpus(AGENT_LOG, "agent.txt", "text", pieces=AGENT_PIECES)
     runner = L.LlamaRunner(spec, parallel=C.DEFAULT_PARALLEL)
     try:
