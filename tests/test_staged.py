@@ -348,6 +348,9 @@ def test_llm_contexts_are_committed_document_by_document_and_a_killed_run_writes
     from localcr.execution.local import LocalExecutor
 
     monkeypatch.setenv("LOCALCR_CACHE_DIR", str(tmp_path / "cache"))  # no context from another test
+    for name, lines in (("docs/guide.md", 8), ("src/scheduler.py", 9)):  # three short documents: the commits count
+        path = small_corpus / name
+        path.write_text("\n".join(path.read_text().splitlines()[:lines]) + "\n")
     index, args = tmp_path / "ix", ("--contexts", "llm", "--llm", "gemma3-270m", "-q")
     write_contexts, calls = LocalExecutor.write_contexts, []
 
