@@ -38,6 +38,26 @@ Each team may run at most forty jobs at once. Jobs over quota wait in the queue.
 """
 
 
+# GUIDE's four sections in a sentence each: for the tests whose point is the run's bookkeeping (limits, keys, the
+# guard's fallback), not what a context says or how much of the prompt the cache holds (a quarter of GUIDE's tokens).
+BRIEF = """# Orbit
+
+Orbit runs batch jobs.
+
+## Queues
+
+Every job goes to a queue.
+
+## Retries
+
+A failed job is retried three times.
+
+## Quotas
+
+A team runs forty jobs at most.
+"""
+
+
 def _registry(tmp_path, name="tiny", **params):
     params = {"n_ctx": 1024, "max_tokens": 16, **params}
     body = "\n".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
@@ -342,7 +362,7 @@ def test_contexts_prefix_reuse_cache_and_resume(tmp_path, cache_dir):
 @pytest.mark.model
 def test_forced_degenerate_generation_falls_back_end_to_end(tmp_path, cache_dir):
     spec = _registry(tmp_path)
-    doc, chunks = _corpus()
+    doc, chunks = _corpus(BRIEF)
     stats = C.write_llm_contexts([doc], {doc.doc_id: chunks[:2]}, spec, progress=False, guard=G.GuardLimits(min_chars=10_000))
     assert stats.generated == 2 and stats.fallbacks == 2 and stats.fallback_reasons == {"empty": 2}
     # The two chunks ran side by side on one prefix: evaluated once, shared with the second sequence.
@@ -353,7 +373,7 @@ def test_forced_degenerate_generation_falls_back_end_to_end(tmp_path, cache_dir)
 @pytest.mark.model
 def test_cache_keys_change_with_prompt_version_model_and_settings(tmp_path, cache_dir, monkeypatch):
     spec = _registry(tmp_path)
-    doc, chunks = _corpus()
+    doc, chunks = _corpus(BRIEF)
     key = C.context_key("fp1", spec, doc, chunks[0])
     assert C.context_key("fp2", spec, doc, chunks[0]) != key
     assert C.context_key("fp1", _registry(tmp_path, "other", max_tokens=17), doc, chunks[0]) != key
@@ -363,7 +383,7 @@ def test_cache_keys_change_with_prompt_version_model_and_settings(tmp_path, cach
     assert first.generated == 1
     marked = C.PROMPTS["marked"]
     monkeypatch.setitem(C.PROMPTS, "marked", C.PromptLayout(**{**marked.__dict__, "version": marked.version + "-changed"}))
-    doc, chunks = _corpus()
+    doc, chunks = _corpus(BRIEF)
     bumped = C.write_llm_contexts([doc], {doc.doc_id: chunks[:1]}, spec, progress=False)
     assert (bumped.cached, bumped.generated) == (0, 1)
 
@@ -462,7 +482,7 @@ AGENT_PIECES = ["\n".join(_AGENT_LINES[i:i + 2]) for i in (3, 5, 11, 17)]  # the
 @pytest.mark.model
 def test_limit_generates_only_that_many(tmp_path, cache_dir):
     spec = _registry(tmp_path)
-    doc, chunks = _corpus()
+    doc, chunks = _corpus(BRIEF)
     stats = C.write_llm_contexts([doc], {doc.doc_id: chunks}, spec, progress=False, limit=1)
     assert stats.generated == 1
     assert [c.context_source for c in chunks[1:]] == ["structural"] * 3
