@@ -107,6 +107,9 @@ def test_a_csv_that_escapes_quotes_with_backslashes_is_read_as_written(tmp_path)
     docs = {Path(d.path).name: d.text for d in load_paths([tmp_path]).documents}
     assert docs["singles.csv"] == 'Year | Single\n1993 | "Freak Me"\n1994 | Blanche "Monica" Moran\n'
     assert docs["rfc.csv"] == 'Said | Path\nHe said "hi" | C:\\temp\n'  # a backslash in an RFC file is a character
+    (tmp_path / "paths.csv").write_text('Name,Folder\n"Ana","C:\\Users\\Ana\\"\n"Bo","D:\\Data\\"\n"Cy","E:\\"\n')
+    folders = next(d.text for d in load_paths([tmp_path / "paths.csv"]).documents)
+    assert folders == 'Name | Folder\nAna | C:\\Users\\Ana\\\nBo | D:\\Data\\\nCy | E:\\\n'  # quoted paths end in \\, no escape
 
 
 def test_an_ods_sheet_is_read_like_a_workbook(tmp_path):

@@ -37,11 +37,9 @@ def _delimited(data: bytes, delimiter: str | None) -> Read:
             delimiter = csv.Sniffer().sniff(read.text[:8192], delimiters=",;\t|").delimiter
         except csv.Error:  # one column, or no consistent delimiter
             delimiter = ","
-    escape = "\\" if _escapes_quotes_with_backslashes(read.text) else None
+    escape = "\\" if _escapes_quotes_with_backslashes(read.text, delimiter) else None
     try:
-        rows = csv.reader(io.StringIO(read.text, newline=""), delimiter=delimiter, escapechar=escape,
-                          doublequote=escape is None)
-        read.text, cut = _sheet_text("", rows)
+        read.text, cut = _sheet_text("", _reader(read.text, delimiter, escape))
     except csv.Error as exc:
         raise ReaderError(f"not a readable CSV file ({exc})") from None
     read.text += "\n"
@@ -51,12 +49,31 @@ def _delimited(data: bytes, delimiter: str | None) -> Read:
 
 _BACKSLASH_QUOTE = re.compile(r'\\"')
 _DOUBLED_QUOTE = re.compile(r'(?<!\\)""(?=[^",;\t|\r\n])')  # "" inside a cell ("said ""hi"""), not an empty cell
+SNIFFED_CHARS = 1 << 16  # of a CSV's text, read both ways to tell how it escapes a quote
 
 
-def _escapes_quotes_with_backslashes(text: str) -> bool:
-    """Whether a CSV writes a quote in a cell as `\\"` (MySQL's, PHP's and many scrapers' way) rather than as `""`,
-    the RFC's: read the RFC's way, `"\\"Freak Me\\""` is a cell `\\Freak Me\\""` and may run on into the next line."""
-    return bool(_BACKSLASH_QUOTE.search(text)) and not _DOUBLED_QUOTE.search(text)
+def _reader(text: str, delimiter: str, escape: str | None):
+    return csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, escapechar=escape,
+                      doublequote=escape is None)
+
+
+def _escapes_quotes_with_backslashes(text: str, delimiter: str) -> bool:
+    """Whether a CSV writes a quote in a cell as \\" (MySQL's, PHP's and many scrapers' way) rather than as "",
+    the RFC's, read the RFC's way '"\\"Freak Me\\""' is the cell '\\Freak Me\\""' and may run on into the next
+    line: where \\" occurs and no "" inside a cell, its first SNIFFED_CHARS read both ways, and the escape kept unless
+    it makes fewer rows of the header's width (a quoted Windows path "C:\\temp\\" ends in a backslash, no escape)."""
+    if not _BACKSLASH_QUOTE.search(text) or _DOUBLED_QUOTE.search(text):
+        return False
+    sample = text[:SNIFFED_CHARS].rpartition("\n")[0] or text[:SNIFFED_CHARS]
+
+    def even_rows(escape: str | None) -> int:
+        try:
+            rows = list(_reader(sample, delimiter, escape))
+        except csv.Error:
+            return -1
+        return sum(len(row) == len(rows[0]) for row in rows) if rows else 0
+
+    return even_rows("\\") >= even_rows(None)
 
 
 def read_xlsx(data: bytes) -> Read:
