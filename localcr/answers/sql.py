@@ -11,7 +11,7 @@ row. The bundled LLM is a coder, trained to write SQL, and a real engine counts 
   reader wrote it, so a sheet's empty rows, which the reader leaves out, are not counted, and a CSV row whose cell
   holds a line break is one line).
 - The model writes ONE SELECT over that table (`write_sql`), shown the table as Qwen2.5-Coder's text-to-SQL prompts
-  show one (CREATE TABLE with the column types, then three rows as INSERT lines, then the question), under a GBNF
+  show one (CREATE TABLE with the column types, then five rows as INSERT lines, then the question), under a GBNF
   grammar built from the table (`sql_grammar`): only its columns, double-quoted; only a SELECT subset; and text
   compared with values as the table writes them ("Canada (CAN)", not "canada"), up to MAX_VALUES a column.
 - The query runs where it can do nothing else (`run_query`): an in-memory SQLite database loaded before an
@@ -37,11 +37,11 @@ from localcr.answers import notation
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12g"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12h"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
-EXAMPLE_ROWS = 3  # rows shown to the model as INSERT lines
+EXAMPLE_ROWS = 5  # rows shown to the model as INSERT lines (wtq-dev tune half: 3 rows 35 of 80, 5 rows 37, 8 rows 35)
 EXAMPLE_CELL_CHARS = 60  # a shown cell is cut here
 TIME_LIMIT_S = 2.0  # a query is stopped after this long
 ROW_LIMIT = 1000  # rows of a result read at most
