@@ -266,11 +266,8 @@ def long_records(index, hits: list) -> tuple[object | None, object | None]:
     """(the whole table, its hit) of the first hit that lies in a long table of records: a sheet, or a table of a
     document's text of more than sql.LONG_TABLE_ROWS rows that is no statement (a statement among the hits hides
     no table of records after it); (None, None) where none does."""
-    for at, hit in enumerate(hits):
-        table, found = sql.whole_table(index, hits[at:at + 1], sql.LONG_TABLE_ROWS + 1)
-        if table is not None and (found.kind in SHEET_KINDS or not is_statement(index, found, table)):
-            return table, found
-    return None, None
+    return sql.whole_table(index, hits, sql.LONG_TABLE_ROWS + 1,
+                           keep=lambda table, hit: hit.kind in SHEET_KINDS or not is_statement(index, hit, table))
 
 
 def _from_short_sheet(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 
 from localcr.answers import notation
+from localcr.answers.tables import split_row
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
@@ -741,11 +742,11 @@ def _lines_said(lines: list[int]) -> str:
 LONG_TABLE_ROWS = 8  # a sheet or a text table of records of more rows goes to SQL before the table plans (route)
 
 
-def whole_table(index, hits: list, min_rows: int = 1, *, sheets_only: bool = False) -> tuple[SheetTable | None,
-                                                                                            object | None]:
+def whole_table(index, hits: list, min_rows: int = 1, *, sheets_only: bool = False,
+                keep=lambda table, hit: True) -> tuple[SheetTable | None, object | None]:
     """(the whole table, the hit it is of) for the first hit that is a sheet or (unless sheets_only) lies in a table
-    of a document's text (HTML, Markdown, DOCX, ODT, a PDF's rows), of at least min_rows rows; (None, None) where
-    none is."""
+    of a document's text (HTML, Markdown, DOCX, ODT, a PDF's rows), of at least min_rows rows, that `keep(table,
+    hit)` keeps; (None, None) where none is."""
     for hit in hits:
         if hit.kind in SHEET_KINDS:
             table = sheet_table(index, hit.doc_id, (hit.start, hit.end))
@@ -753,7 +754,7 @@ def whole_table(index, hits: list, min_rows: int = 1, *, sheets_only: bool = Fal
             table = text_table(index, hit)
         else:
             continue
-        if table is not None and len(table.rows) >= min_rows:
+        if table is not None and len(table.rows) >= min_rows and keep(table, hit):
             return table, hit
     return None, None
 
@@ -790,12 +791,13 @@ def text_table(index, hit) -> SheetTable | None:
 
 
 def _cells_line(row: str) -> str:
-    """A table's line as cells joined by the cell separator: a Markdown row "|  | 2019 | 2018 |" is cut at its
-    pipes, so that its empty cells stay cells (cut at " | " after its outer pipes were stripped, "|  |  | Year Ended
-    December 31, |  |" was the cells "|" and "Year Ended December 31, |")."""
+    """A table's line as cells joined by the cell separator: a Markdown row "|  | 2019 | 2018 |" cut as the table
+    reader cuts it (localcr.answers.tables.split_row), so that its empty cells stay cells (cut at " | " after its
+    outer pipes were stripped, "|  |  | Year Ended December 31, |  |" was the cells "|" and "Year Ended December
+    31, |"); a line the readers joined with " | " as it is."""
     if not (row.startswith("|") and row.endswith("|") and len(row) > 1):
         return row
-    return CELL_SEPARATOR.join(cell.strip() for cell in row[1:-1].split("|"))
+    return CELL_SEPARATOR.join(split_row(row))
 
 
 def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fresh: bool = False,

@@ -126,7 +126,7 @@ def _is_piped(line: str) -> bool:
         or (stripped.endswith(" |") and len(stripped) > 2)
 
 
-def _split(line: str) -> list[str]:
+def split_row(line: str) -> list[str]:
     """A row's cells. A Markdown row opens and closes with a bar; a row the readers joined with " | " has none, so
     one that opens with a bar alone has an empty first cell (a table's corner: "| 2024 | 2023")."""
     stripped = line.strip()
@@ -143,7 +143,7 @@ def _is_figures_row(cells: list[str]) -> bool:
 
 
 def _piped(block: list[str], above: list[str], context: str, language: str) -> Table | None:
-    rows = [_split(line) for line in block]
+    rows = [split_row(line) for line in block]
     rows = [cells for cells in rows if not all(_SEPARATOR.match(cell) or not cell for cell in cells)]
     if not rows:
         return None
@@ -214,7 +214,7 @@ def _heads_from_context(context: str, width: int) -> list[str]:
     row) where it has as many cells, else "column N"."""
     match = re.search(r"Columns: (.*?)\.?$", context, re.M)
     if match:
-        cells = _split(match[1])
+        cells = split_row(match[1])
         if len(cells) == width:
             return _unique(cells[1:])
     return [_HEADLESS.format(j + 1) for j in range(1, width)]

@@ -58,10 +58,10 @@ def _reader(text: str, delimiter: str, escape: str | None):
 
 
 def _escapes_quotes_with_backslashes(text: str, delimiter: str) -> bool:
-    """Whether a CSV writes a quote in a cell as \\" (MySQL's, PHP's and many scrapers' way) rather than as "",
-    the RFC's, read the RFC's way '"\\"Freak Me\\""' is the cell '\\Freak Me\\""' and may run on into the next
-    line: where \\" occurs and no "" inside a cell, its first SNIFFED_CHARS read both ways, and the escape kept unless
-    it makes fewer rows of the header's width (a quoted Windows path "C:\\temp\\" ends in a backslash, no escape)."""
+    """Whether a CSV writes a quote in a cell as \\" (MySQL's, PHP's and many scrapers' way) rather than as "" (the
+    RFC's). Read the RFC's way, '"\\"Freak Me\\""' is the cell '\\Freak Me\\""' and may run on into the next line.
+    Decided where \\" occurs and no "" inside a cell: the first SNIFFED_CHARS are read both ways, and the escape is
+    kept unless it makes fewer rows of the header's width (a quoted Windows path "C:\\temp\\" ends in a backslash)."""
     if not _BACKSLASH_QUOTE.search(text) or _DOUBLED_QUOTE.search(text):
         return False
     sample = text[:SNIFFED_CHARS].rpartition("\n")[0] or text[:SNIFFED_CHARS]
