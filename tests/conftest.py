@@ -22,6 +22,7 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
+from shared_states import STATES_VARIABLE, localcr_command, share_instruction_states
 
 import localcr  # noqa: F401  (switches the model hub off before any test imports transformers)
 
@@ -105,9 +106,6 @@ def _no_user_settings():
     os.environ["LOCALCR_CONFIG"] = os.devnull
 
 
-# The folder, named by the controller for the whole run, where every test process keeps the KV states of the answers'
-# fixed instructions (`shared_instruction_states`).
-STATES_VARIABLE = "LOCALCR_TEST_INSTRUCTION_STATES"
 
 
 def _count_llm_work(config):
@@ -220,32 +218,15 @@ def pytest_unconfigure(config):
 @pytest.fixture(scope="session", autouse=True)
 def shared_instruction_states():
     """The answers' fixed instructions (the reader's, the route's, each table plan's: 138 to 1,005 tokens of the 1.5B)
-    are evaluated once a run, not once an xdist worker: their KV states (LlamaRunner.keep_prefix, the "answers"
-    store) go to one folder the whole run shares, as they go to the one cache of a user's machine, and a worker that
-    finds a state there restores it. Keyed by model, build, n_ctx and tokens, a state restored is the one evaluating
-    them wrote, so no answer changes; every other entry stays in the test's own cache, and a `localcr` process a test
-    starts keeps its own (its LOCALCR_CACHE_DIR's)."""
-    import threading
-
-    import localcr.cache as cache
-    from localcr.llm import LlamaRunner
-
-    folder = os.environ[STATES_VARIABLE]
-    keep, own_dir, inside = LlamaRunner.keep_prefix, cache.cache_dir, threading.local()
-
-    def states_dir() -> Path:
-        return Path(folder) if getattr(inside, "store", None) == "answers" else own_dir()
-
-    def shared_keep(self, tokens, store, *args, **kwargs):
-        inside.store = store
-        try:
-            return keep(self, tokens, store, *args, **kwargs)
-        finally:
-            inside.store = None
-
-    cache.cache_dir, LlamaRunner.keep_prefix = states_dir, shared_keep
+    are evaluated once a run, not once an xdist worker or a server: their KV states (LlamaRunner.keep_prefix, the
+    "answers" store) go to one folder the whole run shares, as they go to the one cache of a user's machine, and a
+    worker that finds a state there restores it. Keyed by model, build, n_ctx and tokens, a state restored is the one
+    evaluating them wrote, so no answer changes; every other entry stays in the test's own cache. The `localcr serve`
+    and `localcr mcp` processes the tests start share the folder too (tests/shared_states.py launches them); any
+    other `localcr` process a test starts keeps its own states (its LOCALCR_CACHE_DIR's)."""
+    undo = share_instruction_states(os.environ[STATES_VARIABLE])
     yield
-    cache.cache_dir, LlamaRunner.keep_prefix = own_dir, keep
+    undo()
 
 
 def pytest_configure(config):
@@ -609,12 +590,13 @@ def free_port() -> int:
 
 def start_server(index: Path, cache: Path, *, token: str | None = None, corpus: Path | None = None,
                  models: Path | None = None) -> Served:
-    """`localcr serve` in its own process (the real command), once its health endpoint answers."""
+    """`localcr serve` in its own process (the real command, sharing the run's instruction states:
+    tests/shared_states.py), once its health endpoint answers."""
     port = free_port()
     env = {**os.environ, "LOCALCR_CACHE_DIR": str(cache)}
     env.pop("LOCALCR_TOKEN", None)
-    args = [sys.executable, "-m", "localcr", *(["--models", str(models)] if models else []),
-            "serve", "--index", str(index), "--port", str(port)]
+    args = localcr_command(*(["--models", str(models)] if models else []),
+                           "serve", "--index", str(index), "--port", str(port))
     if token:
         args += ["--token", token]
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

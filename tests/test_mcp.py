@@ -1,6 +1,7 @@
 """`localcr mcp`: the real server in its own process, driven over stdio by the MCP SDK's own client."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import llm_work_env
+from shared_states import STATES_VARIABLE, localcr_command
 from localcr.filters import KINDS
 from localcr.serve.service import MAX_K, AskRequest, SearchRequest
 
@@ -34,9 +36,10 @@ async def client(indexed, stray):
         if isinstance(message, Exception):
             stray.append(message)
 
-    server = StdioServerParameters(command=sys.executable, args=["-m", "localcr", "mcp", "--index", str(indexed.index)],
+    command = localcr_command("mcp", "--index", str(indexed.index))  # sharing the run's instruction states
+    server = StdioServerParameters(command=command[0], args=command[1:],
                                    env={"LOCALCR_CACHE_DIR": str(indexed.cache), "PYTHONPATH": str(ROOT),
-                                        **llm_work_env()}, cwd=ROOT)
+                                        STATES_VARIABLE: os.environ[STATES_VARIABLE], **llm_work_env()}, cwd=ROOT)
     # a guard against a hang: `ask` runs the 1.5B, 4 times slower on an AVX2 pair than on an AVX-512 one
     async with Client(server, mode="legacy", message_handler=on_message, read_timeout_seconds=600) as connected:
         yield connected
