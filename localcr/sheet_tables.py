@@ -17,6 +17,9 @@ workbook) and each sheet typed by localcr.answers.sql.table_of; the file holds:
     sheet_<n>      "_row" INTEGER PRIMARY KEY (the row's line in the file), then the columns as typed: REAL for a
                    column whose every non-empty cell is a figure, else TEXT, NULL for an empty or "n/a" cell;
                    every value bound, never spliced into SQL (a cell holding SQL is text)
+    sheet_<n>_written  "_row", "column" (0-based, after "_row") and "cell": each cell whose value, shown, is not
+                   the cell as written ("1.234,5" is 1234.5, "3 years" 3), so that an answer selecting rows shows
+                   the table's words; a sheet of plain figures and text has none
 
 Why a file of its own and not tables in store.sqlite: a query opens it, so even a query that got past the
 authorizer reaches sheets' cells, not the chunks and contexts of every document; store.sqlite keeps its schema
@@ -45,7 +48,7 @@ from localcr.answers import sql
 from localcr.readers import SHEET_KINDS
 from localcr.store import SEGMENTS, TABLES, _open_store, _store_rows
 
-TABLES_VERSION = 3  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
+TABLES_VERSION = 4  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
 CATALOG_SCHEMA = """
     CREATE TABLE catalog (doc_id TEXT, position INTEGER, sheet TEXT, start INTEGER, end INTEGER, lines INTEGER,
                           name TEXT, columns TEXT, decimal TEXT, rows INTEGER, path TEXT, kind TEXT, language TEXT,
@@ -54,6 +57,10 @@ CATALOG_SCHEMA = """
 CATALOG_COLUMNS = ("doc_id", "position", "sheet", "start", "end", "lines", "name", "columns", "decimal", "rows", "path",
                    "kind", "language", "digest", "values")
 ROW = "_row"
+# A cell whose value, shown, is not the cell as written ("1.234,5" read 1234.5, "3 years" 3): what an answer that
+# selects rows shows (localcr.answers.sql.as_written). Only such cells: a sheet of plain figures adds nothing.
+WRITTEN_SCHEMA = """CREATE TABLE {name} ("_row" INTEGER, "column" INTEGER, "cell" TEXT, PRIMARY KEY ("_row", "column"))
+                    WITHOUT ROWID"""
 
 
 @dataclass(frozen=True)
@@ -145,6 +152,8 @@ def _copy(db: sqlite3.Connection, donors: list[Path], digests: dict[str, str], n
                     name = next(names)
                     db.execute(f'CREATE TABLE {name} ({_columns_sql(json.loads(entry["columns"]))})')
                     db.execute(f"INSERT INTO {name} SELECT * FROM donor.{entry['name']}")
+                    db.execute(WRITTEN_SCHEMA.format(name=written_name(name)))
+                    db.execute(f"INSERT INTO {written_name(name)} SELECT * FROM donor.{written_name(entry['name'])}")
                     entry = {**entry, "name": name}
                 db.execute(_insert(), [entry[c] for c in CATALOG_COLUMNS])
             copied.add(doc_id)
@@ -188,6 +197,20 @@ def _write_table(db: sqlite3.Connection, name: str, table) -> None:
     db.execute(f"CREATE TABLE {name} ({_columns_sql([[c.name, c.type] for c in table.columns])})")
     marks = ",".join("?" * (len(table.columns) + 1))
     db.executemany(f"INSERT INTO {name} VALUES ({marks})", ([line, *values] for line, values in zip(table.lines, table.rows)))
+    db.execute(WRITTEN_SCHEMA.format(name=written_name(name)))
+    db.executemany(f"INSERT INTO {written_name(name)} VALUES (?, ?, ?)", (
+        (line, j, cell) for line, values, cells in zip(table.lines, table.rows, table.cells)
+        for j, (value, cell) in enumerate(zip(values, cells))
+        if cell.strip() != ("" if value is None else _shown(value))))
+
+
+def written_name(name: str) -> str:
+    """The table of a stored table's cells as written where they differ from their values shown."""
+    return f"{name}_written"
+
+
+def _shown(value) -> str:
+    return value if isinstance(value, str) else sql.value_shown(value)
 
 
 def stored_sheet(reader, doc_id: str, at: tuple[int, int] | None = None):
@@ -232,9 +255,10 @@ class SheetTables:
 
 
 class StoredRows(Sequence):
-    """A stored table's rows (typed values), lines (`_row`) or cells (its values as localcr.answers.sql.value_shown
-    writes them, "" for NULL: the cells as written are not stored), read from its file as they are asked for:
-    the length is the catalog's, an item or a slice reads those rows alone, a walk reads them all in order."""
+    """A stored table's rows (typed values), lines (`_row`) or cells (as written: its values as
+    localcr.answers.sql.value_shown writes them but where the written table holds the cell, "" for NULL), read from
+    its file as they are asked for: the length is the catalog's, an item or a slice reads those rows alone, a walk
+    reads them all in order."""
 
     def __init__(self, table, what: str):
         self.table, self.what = table, what
@@ -249,7 +273,14 @@ class StoredRows(Sequence):
             return [row[0] for row in found]
         if self.what == "rows":
             return [list(row[1:]) for row in found]
-        return [["" if v is None else v if isinstance(v, str) else sql.value_shown(v) for v in row[1:]] for row in found]
+        found = found.fetchall()
+        written: dict[tuple[int, int], str] = {}
+        if found:
+            written = {(line, column): cell for line, column, cell in self.table.connection().execute(
+                f'SELECT "{ROW}", "column", "cell" FROM main.{written_name(self.table.stored.name)} '
+                f'WHERE "{ROW}" BETWEEN ? AND ?', (found[0][0], found[-1][0]))}
+        return [[written.get((row[0], j), "" if v is None else _shown(v)) for j, v in enumerate(row[1:])]
+                for row in found]
 
     def __getitem__(self, i):
         if isinstance(i, slice):

@@ -126,6 +126,12 @@ def test_each_sheet_is_stored_as_the_typed_table_table_of_builds_with_its_catalo
     assert list(stored.rows) == [["Kiel", "Nord", 1234.5], ["Bonn", "West", 987.25], ["Ulm", "Süd", 12.0],
                                  ["Jena", "Ost", None]]
     assert stored.lines == [2, 3, 4, 5] and stored.lines == rebuilt(reader, "docs/filialen.xlsx", hit).lines
+    # The cells as written: only those a value shown would not give back are kept ("12" is 12.0 shown).
+    assert list(stored.cells) == rebuilt(reader, "docs/filialen.xlsx", hit).cells == \
+        [["Kiel", "Nord", "1.234,5"], ["Bonn", "West", "987,25"], ["Ulm", "Süd", "12"], ["Jena", "Ost", "n/a"]]
+    assert stored.cells[1] == ["Bonn", "West", "987,25"]
+    kept = sqlite3.connect(stored.stored.path).execute(f'SELECT * FROM {stored.stored.name}_written').fetchall()
+    assert kept == [(2, 2, "1.234,5"), (3, 2, "987,25"), (5, 2, "n/a")]
     north = "SELECT COUNT(*) FROM t WHERE \"Region\" = 'NORD'"
     assert sql.run_query(stored, north)[1] == sql.run_query(rebuilt(reader, "docs/filialen.xlsx", hit), north)[1] == [(1,)]
     assert reader.sheet("docs/filialen.xlsx", (0, 10)) is None  # the notes sheet holds no table
@@ -169,7 +175,7 @@ def test_cells_holding_sql_are_text_and_the_engine_refuses_all_but_reads_of_the_
     other = catalog(reader, "docs/filialen.xlsx")[1]["name"]  # the workbook's table, in the same file
     tables = indexed / store.SEGMENTS / reader.manifest["segments"][0]["name"] / sheet_tables.TABLES
     before = hashlib.sha256(tables.read_bytes()).hexdigest()
-    refused = [f"ATTACH DATABASE '{tmp_path / 'x.db'}' AS x", f"SELECT * FROM {other}", f'SELECT * FROM main."{other}"',
+    refused = [f"ATTACH DATABASE '{tmp_path / 'x.db'}' AS x", f"SELECT * FROM {other}", f'SELECT * FROM main."{other}"', f"SELECT * FROM {other}_written",
                f"SELECT COUNT(*) FROM t, {other}", "SELECT * FROM catalog", "SELECT * FROM sqlite_master",
                "SELECT * FROM temp.sqlite_master", "INSERT INTO t VALUES (9, 'Drill', '', 1)",
                f"INSERT INTO {table.stored.name} VALUES (9, 'Drill', '', 1)", "UPDATE t SET \"Price\" = 0",

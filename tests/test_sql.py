@@ -164,6 +164,20 @@ def test_the_rows_behind_a_result():
         {"select": 'SELECT "A"', "FROM": "t", "WHERE": "\"B\" = ' ORDER BY x'", "LIMIT": "2"}
 
 
+def test_a_row_s_cells_are_shown_as_written_and_an_aggregate_as_computed():
+    text = "Filiale | Umsatz | Ergebnis\nBerlin | 1.234,5 | 2–1\nKöln | 45.210 | 3–0\nBonn | 12 | "
+    table = sql.table_of(lines_of(text), language="de")
+    top = 'SELECT "Filiale", "Umsatz" FROM t ORDER BY "Umsatz" DESC LIMIT 2'
+    result = sql.run_query(table, top)[1]
+    lines, how = sql.behind_rows(table, top, result)
+    assert how == "selected from" and sql.as_written(table, top, result, lines) == [("Köln", "45.210"), ("Berlin", "1.234,5")]
+    both = 'SELECT "Umsatz" - "Umsatz", "Ergebnis" FROM t WHERE "Filiale" = \'Bonn\''
+    result = sql.run_query(table, both)[1]
+    assert sql.as_written(table, both, result, sql.behind_rows(table, both, result)[0]) == [(0.0, None)]  # computed; empty
+    summed = 'SELECT SUM("Umsatz") FROM t'
+    assert sql.result_shown(sql.run_query(table, summed)[1], table.decimal) == "46456,5"
+
+
 # -- indexed by the CLI (MiniLM) -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def sheets(tmp_path_factory):

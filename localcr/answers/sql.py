@@ -434,11 +434,12 @@ def sandboxed(connection: sqlite3.Connection, table: str = "t") -> None:
     """Lock a loaded database to reads: the connection is query-only, may attach nothing, and its authorizer
     allows only SELECT, reads of `t` and ALLOWED_FUNCTIONS (no ATTACH, PRAGMA, write, schema table or
     load_extension: a read-only database alone still lets ATTACH and VACUUM INTO write files). table: the one
-    table of `main` that `t` is a temporary view of (`opened`), whose reads through it are allowed too."""
+    table of `main` that `t` is a temporary view of (`opened`), whose reads through it are allowed too, as are
+    those of its cells as written (localcr.sheet_tables.written_name)."""
     connection.execute("PRAGMA query_only = ON")
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, 20_000)
-    readable = {(table, "main"), ("t", "temp" if table != "t" else "main")}
+    readable = {(table, "main"), (f"{table}_written", "main"), ("t", "temp" if table != "t" else "main")}
 
     def authorize(action, first, second, database, trigger):
         if action == sqlite3.SQLITE_SELECT:
@@ -672,6 +673,29 @@ def behind_rows(table: SheetTable, sql: str, result: list[tuple]) -> tuple[list[
     return list(dict.fromkeys(line for (line,) in lines)), how
 
 
+def as_written(table: SheetTable, sql: str, result: list[tuple], lines: list[int]) -> list[tuple]:
+    """A result of selected rows (lines: theirs, `behind_rows`) with each column selected as its cell writes it
+    ("1.234,5", "2-1", "3 years"), not as its type reads it ("1234.5", 3): the table's words, where the reading
+    served the query. A value stays as it is where its row's typed value is not the one the result holds."""
+    select = clauses(sql)["select"].removeprefix("SELECT ")
+    if select.startswith("DISTINCT ") or len(lines) != len(result):
+        return result
+    items, named = _items(select), {quoted(name): n for n, name in enumerate(table.names)}
+    if not any(item in named for item in items):
+        return result
+    at = {line: i for i, line in enumerate(table.lines)}
+    shown = []
+    for line, row in zip(lines, result):
+        cells = []
+        for item, value in zip(items, row):
+            column, i = named.get(item), at.get(line)
+            cell = table.cells[i][column] if column is not None and i is not None else ""
+            same = column is not None and i is not None and table.rows[i][column] == value
+            cells.append(cell if same and value is not None and cell.strip() else value)
+        shown.append(tuple(cells))
+    return shown
+
+
 def _and(parts: dict[str, str], condition: str) -> str:
     """A query's WHERE clause with one more condition."""
     return f" WHERE ({parts['WHERE']}) AND {condition}" if "WHERE" in parts else f" WHERE {condition}"
@@ -828,7 +852,8 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
     source = Source(1, hit, hit.text)
     where = ("sheet " + table.sheet if table.sheet else "sheet") if table.kind in SHEET_KINDS else "table"
     count = len(table.rows)
-    sentences = [Sentence(f"{result_shown(result, table.decimal)}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.",
+    shown = as_written(table, sql, result, lines) if how == "selected from" else result
+    sentences = [Sentence(f"{result_shown(shown, table.decimal)}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.",
                           [1], True)]
     if lines:
         at = {line: i for i, line in enumerate(table.lines)}
