@@ -275,10 +275,13 @@ class StoredRows(Sequence):
             return [list(row[1:]) for row in found]
         found = found.fetchall()
         written: dict[tuple[int, int], str] = {}
-        if found:
-            written = {(line, column): cell for line, column, cell in self.table.connection().execute(
-                f'SELECT "{ROW}", "column", "cell" FROM main.{written_name(self.table.stored.name)} '
-                f'WHERE "{ROW}" BETWEEN ? AND ?', (found[0][0], found[-1][0]))}
+        try:
+            if found:
+                written = {(line, column): cell for line, column, cell in self.table.connection().execute(
+                    f'SELECT "{ROW}", "column", "cell" FROM main.{written_name(self.table.stored.name)} '
+                    f'WHERE "{ROW}" BETWEEN ? AND ?', (found[0][0], found[-1][0]))}
+        except sqlite3.DatabaseError:  # a table stored before TABLES_VERSION 4 kept no cells as written
+            pass
         return [[written.get((row[0], j), "" if v is None else _shown(v)) for j, v in enumerate(row[1:])]
                 for row in found]
 

@@ -242,6 +242,18 @@ def test_an_index_written_before_tables_rebuilds_its_sheets_from_their_chunks(in
     assert sql.run_query(table, "SELECT COUNT(*) FROM t")[1] == [(5,)]
 
 
+def test_a_table_stored_before_cells_as_written_were_kept_shows_its_values(indexed):
+    reader = LocalBackend(indexed)
+    name = catalog(reader, "docs/filialen.xlsx")[1]["name"]
+    db = sqlite3.connect(reader.tables_of("docs/filialen.xlsx"))
+    db.execute(f"DROP TABLE {name}_written")  # as TABLES_VERSION 3 wrote it
+    db.commit()
+    db.close()
+    text = documents()[1].text
+    stored = LocalBackend(indexed).sheet("docs/filialen.xlsx", (text.index("Kiel"), text.index("Kiel") + 10))
+    assert stored.cells[0] == ["Kiel", "Nord", "1234.5"] and list(stored.cells)[3] == ["Jena", "Ost", ""]
+
+
 def test_a_damaged_tables_file_is_found_by_the_re_index_s_check(indexed):
     manifest = store.current_manifest(indexed, store.read_marker(indexed))
     (entry,) = manifest["segments"]
