@@ -96,6 +96,12 @@ def test_a_sheet_s_lines_become_a_typed_table_with_unique_names_and_its_lines_in
     assert table.create_statement().splitlines()[1:3] == ['  "_row" INTEGER, -- line in the file', '  "Item" TEXT,']
 
 
+def test_averages_written_without_their_zero_are_a_column_of_figures():
+    table = sql.table_of(lines_of("Player | FG%\nAllan | .449\nKurt | .511\nTravis | 1.000"))
+    assert [c.type for c in table.columns] == ["TEXT", "REAL"] and [row[1] for row in table.rows] == [0.449, 0.511, 1.0]
+    assert sql.run_query(table, 'SELECT "Player" FROM t ORDER BY "FG%" DESC LIMIT 1')[1] == [("Travis",)]
+
+
 def test_a_german_sheet_s_figures_are_read_in_its_convention():
     text = "Filiale | Umsatz\nBerlin | 1.234,5\nKöln | 45.210\nBonn | 12"
     german = sql.table_of(lines_of(text), language="de")

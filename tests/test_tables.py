@@ -62,10 +62,15 @@ def test_scales_as_tables_state_them(heading, scale):
 @pytest.mark.parametrize("written, read", [
     ("$ 1,980", (1980.0, False)), ("(10,205)", (-10205.0, False)), ("23.0 %", (23.0, True)), ("-4.5", (-4.5, False)),
     ("—", (0.0, False)), ("1,234(1)", (1234.0, False)), ("12*", (12.0, False)), ("Total", None), ("(12", None),
+    (".449", (0.449, False)), ("-.5", (-0.5, False)), (",5", None), (".", None),
 ])
 def test_a_cell_reads_as_its_figure(written, read):
     reading = notation.read(written)
     assert (reading and (reading.value, reading.percent)) == read
+
+
+def test_a_fraction_written_without_its_zero_reads_in_its_table_s_convention():
+    assert notation.read(",449", notation.Notation(",")).value == 0.449 and notation.read(".449", notation.Notation(",")) is None
 
 
 def test_rows_of_cells_joined_by_bars_read_as_a_table_with_the_first_row_as_its_heads():

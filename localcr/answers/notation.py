@@ -57,6 +57,7 @@ def language_decimal(language: str) -> str:
 
 
 _BODY = re.compile(rf"\d(?:[\d{_MARKS}]|[{SPACES}](?=\d{{3}}(?!\d)))*")
+_FRACTION_ALONE = re.compile(r"(?P<sign>[-−+]?)(?P<mark>[.,])(?P<digits>\d{1,15})")  # ".449", a batting average
 
 
 def _decided_by(body: str) -> str | None:
@@ -152,6 +153,10 @@ def read(text: str, notation: Notation = Notation()) -> Reading | None:
         return Reading(None)
     if _DASH.match(text):
         return Reading(0.0)
+    alone = _FRACTION_ALONE.fullmatch(text)
+    if alone and alone["mark"] == notation.decimal:  # no digit before the decimal mark: ".449" is 0.449
+        value = float("0." + alone["digits"])
+        return Reading(-value if alone["sign"] in ("-", "−") else value)
     match = _cell_pattern().match(text)
     if not match or bool(match["open"] or match["open2"]) != bool(match["close"]):
         return None
