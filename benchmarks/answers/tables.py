@@ -14,7 +14,8 @@ number: even ones are the "tune" half (where rules and defaults are chosen), odd
 beside it). From each half a seeded sample of each answer type is asked, each question kept to its document
 (`--glob DOC`), as `localcr ask` asks it. Scored as the set's README says: a number of the answer within 1% of the
 gold (with or without its scale), or every gold span inside the answer (lower-cased, `$`, commas and punctuation
-dropped); a refusal is wrong. Also counted: answers computed from the tables, and computed answers the check
+dropped); a refusal is wrong. A computed answer is scored on the result it states, not on the work it shows after
+it (its formula's figures, its SQL, the rows it lists: `stated`). Also counted: answers computed from the tables, and computed answers the check
 withdrew. Table to stdout and benchmarks/results/tables[-SUFFIX].md; each answer on stderr, and with --answers FILE
 as a JSON line.
 """
@@ -65,14 +66,26 @@ def normalised(text: str) -> str:
     return " ".join(text.split())
 
 
+def stated(text: str, note: str) -> str:
+    """What an answer states as its result: a computed one's result before the work it shows (the formula, the SQL,
+    the rows it lists, whose figures and row numbers answer nothing: "8, counted over 19 rows ... The rows counted
+    are at rows 2, 3, ..." held a gold 2); the reader's whole text."""
+    if note.startswith("computed in SQL"):
+        return text.split(" by: ")[0].rsplit(", ", 1)[0]
+    if "computed in Python" in note:
+        return text.split(", computed as ")[0]
+    return text
+
+
 def right(query: dict, answer) -> bool:
     if answer.refused:
         return False
+    text = stated(answer.text, answer.note)
     if query["answer_type"] in ("arithmetic", "count"):
         gold = float(query["answer"])
         scaled = gold * SCALES.get(query["scale"], 1.0)
-        return any(abs(n - g) <= 0.01 * abs(g) + 1e-9 for n in numbers_in(answer.text) for g in (gold, scaled))
-    said = normalised(answer.text)
+        return any(abs(n - g) <= 0.01 * abs(g) + 1e-9 for n in numbers_in(text) for g in (gold, scaled))
+    said = normalised(text)
     return all(normalised(str(span)) in said for span in query["answer"])
 
 
