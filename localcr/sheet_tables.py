@@ -104,6 +104,7 @@ def write_tables(path: Path, docs: list, chunks_by_doc: dict[str, list], donors:
     try:
         db.execute("PRAGMA journal_mode = OFF")
         db.execute("PRAGMA synchronous = OFF")  # the segment is synced whole once written (store._fsync_tree)
+        db.execute(f"PRAGMA user_version = {TABLES_VERSION}")  # what `is_current` reads
         db.executescript(CATALOG_SCHEMA)
         names = (f"sheet_{n}" for n in itertools.count(1))
         copied = _copy(db, donors, digests, names) if donors else set()
@@ -222,6 +223,17 @@ def stored_sheet(reader, doc_id: str, at: tuple[int, int] | None = None):
     return SheetTables(path).sheet(doc_id, at) if path is not None else None
 
 
+def is_current(path: Path) -> bool:
+    """Whether a tables file was written by this TABLES_VERSION (its user_version): an older one types sheets
+    otherwise, so its sheets are rebuilt from their chunks as a question asks (localcr.answers.sql.sheet_table) until
+    a re-index or `localcr compact` writes them again (a digest of another version is never copied)."""
+    db = _open_store(path)
+    try:
+        return next(iter(_store_rows(db, path, "PRAGMA user_version")))[0] == TABLES_VERSION
+    finally:
+        db.close()
+
+
 class SheetTables:
     """A segment's tables.sqlite as a reader sees it: its catalog, and a sheet's typed table read from it."""
 
@@ -275,13 +287,10 @@ class StoredRows(Sequence):
             return [list(row[1:]) for row in found]
         found = found.fetchall()
         written: dict[tuple[int, int], str] = {}
-        try:
-            if found:
-                written = {(line, column): cell for line, column, cell in self.table.connection().execute(
-                    f'SELECT "{ROW}", "column", "cell" FROM main.{written_name(self.table.stored.name)} '
-                    f'WHERE "{ROW}" BETWEEN ? AND ?', (found[0][0], found[-1][0]))}
-        except sqlite3.DatabaseError:  # a table stored before TABLES_VERSION 4 kept no cells as written
-            pass
+        if found:
+            written = {(line, column): cell for line, column, cell in self.table.connection().execute(
+                f'SELECT "{ROW}", "column", "cell" FROM main.{written_name(self.table.stored.name)} '
+                f'WHERE "{ROW}" BETWEEN ? AND ?', (found[0][0], found[-1][0]))}
         return [[written.get((row[0], j), "" if v is None else _shown(v)) for j, v in enumerate(row[1:])]
                 for row in found]
 

@@ -242,16 +242,21 @@ def test_an_index_written_before_tables_rebuilds_its_sheets_from_their_chunks(in
     assert sql.run_query(table, "SELECT COUNT(*) FROM t")[1] == [(5,)]
 
 
-def test_a_table_stored_before_cells_as_written_were_kept_shows_its_values(indexed):
+def test_a_table_an_older_localcr_stored_is_rebuilt_from_its_chunks_as_this_one_types_it(indexed):
+    from localcr.search import Index
+
     reader = LocalBackend(indexed)
-    name = catalog(reader, "docs/filialen.xlsx")[1]["name"]
-    db = sqlite3.connect(reader.tables_of("docs/filialen.xlsx"))
-    db.execute(f"DROP TABLE {name}_written")  # as TABLES_VERSION 3 wrote it
+    path = reader.tables_of("docs/filialen.xlsx")
+    assert reader.holds_tables("docs/filialen.xlsx")
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {sheet_tables.TABLES_VERSION - 1}")  # as the version before wrote it
     db.commit()
     db.close()
+    index = Index(indexed)
+    assert not index.store.holds_tables("docs/filialen.xlsx")
     text = documents()[1].text
-    stored = LocalBackend(indexed).sheet("docs/filialen.xlsx", (text.index("Kiel"), text.index("Kiel") + 10))
-    assert stored.cells[0] == ["Kiel", "Nord", "1234.5"] and list(stored.cells)[3] == ["Jena", "Ost", ""]
+    table = sql.sheet_table(index, "docs/filialen.xlsx", (text.index("Kiel"), text.index("Kiel") + 10))
+    assert table.stored is None and table.cells[0] == ["Kiel", "Nord", "1.234,5"] and table.rows[0][2] == 1234.5
 
 
 def test_a_damaged_tables_file_is_found_by_the_re_index_s_check(indexed):

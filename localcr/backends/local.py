@@ -44,9 +44,13 @@ class LocalBackend(StoreReader):
         self.dense_index, self.lexical_index  # noqa: B018
 
     def holds_tables(self, doc_id: str) -> bool:
-        """Whether the segment where the document is live stored its sheets' typed tables (localcr.sheet_tables;
-        one written before them did not: localcr.answers.sql.sheet_table rebuilds them from the chunks)."""
-        return self.tables_of(doc_id) is not None
+        """Whether the segment where the document is live stored its sheets' typed tables as this localcr types
+        them (localcr.sheet_tables; one written before them or by an older version did not:
+        localcr.answers.sql.sheet_table rebuilds them from the chunks)."""
+        from localcr.sheet_tables import is_current  # answering's code: only where a question asks for a sheet
+
+        path = self.tables_of(doc_id)
+        return path is not None and is_current(path)
 
     def sheet(self, doc_id: str, at: tuple[int, int] | None = None):
         """A live sheet document's stored typed table, of the worksheet the span `at` lies in
