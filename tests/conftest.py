@@ -22,7 +22,6 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from shared_states import STATES_VARIABLE, localcr_command, share_instruction_states
 
 import localcr  # noqa: F401  (switches the model hub off before any test imports transformers)
 
@@ -106,6 +105,9 @@ def _no_user_settings():
     os.environ["LOCALCR_CONFIG"] = os.devnull
 
 
+# The folder, named by the controller for the whole run, where every test process keeps the KV states of the answers'
+# fixed instructions (`shared_instruction_states`; tests/shared_states.py says the same).
+STATES_VARIABLE = "LOCALCR_TEST_INSTRUCTION_STATES"
 
 
 def _count_llm_work(config):
@@ -224,6 +226,8 @@ def shared_instruction_states():
     evaluating them wrote, so no answer changes; every other entry stays in the test's own cache. The `localcr serve`
     and `localcr mcp` processes the tests start share the folder too (tests/shared_states.py launches them); any
     other `localcr` process a test starts keeps its own states (its LOCALCR_CACHE_DIR's)."""
+    from shared_states import share_instruction_states  # here: benchmarks import this file as tests.conftest
+
     undo = share_instruction_states(os.environ[STATES_VARIABLE])
     yield
     undo()
@@ -592,6 +596,8 @@ def start_server(index: Path, cache: Path, *, token: str | None = None, corpus: 
                  models: Path | None = None) -> Served:
     """`localcr serve` in its own process (the real command, sharing the run's instruction states:
     tests/shared_states.py), once its health endpoint answers."""
+    from shared_states import localcr_command
+
     port = free_port()
     env = {**os.environ, "LOCALCR_CACHE_DIR": str(cache)}
     env.pop("LOCALCR_TOKEN", None)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 # The folder, named by the controller for the whole run, where every test process keeps the KV states of the answers'
-# fixed instructions.
+# fixed instructions (conftest.STATES_VARIABLE).
 STATES_VARIABLE = "LOCALCR_TEST_INSTRUCTION_STATES"
 LAUNCHER = Path(__file__).resolve()
 
