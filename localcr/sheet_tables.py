@@ -199,10 +199,18 @@ def _write_table(db: sqlite3.Connection, name: str, table) -> None:
     marks = ",".join("?" * (len(table.columns) + 1))
     db.executemany(f"INSERT INTO {name} VALUES ({marks})", ([line, *values] for line, values in zip(table.lines, table.rows)))
     db.execute(WRITTEN_SCHEMA.format(name=written_name(name)))
-    db.executemany(f"INSERT INTO {written_name(name)} VALUES (?, ?, ?)", (
-        (line, j, cell) for line, values, cells in zip(table.lines, table.rows, table.cells)
-        for j, (value, cell) in enumerate(zip(values, cells))
-        if cell.strip() != ("" if value is None else _shown(value))))
+    db.executemany(f"INSERT INTO {written_name(name)} VALUES (?, ?, ?)", _written_cells(table))
+
+
+def _written_cells(table):
+    """(line, column, cell) of each cell its value, shown, does not give back: a figure written otherwise ("1.234,5",
+    "12.50") or a cell read as NULL ("n/a"). A text value is its cell (table_of strips both), so only a NULL one is
+    looked at in a text column: a million rows of names cost no comparison."""
+    real = frozenset(j for j, c in enumerate(table.columns) if c.type == "REAL")
+    for line, values, cells in zip(table.lines, table.rows, table.cells):
+        for j, (value, cell) in enumerate(zip(values, cells)):
+            if (cell if value is None else j in real and cell != sql.value_shown(value)):
+                yield line, j, cell
 
 
 def written_name(name: str) -> str:
@@ -210,8 +218,6 @@ def written_name(name: str) -> str:
     return f"{name}_written"
 
 
-def _shown(value) -> str:
-    return value if isinstance(value, str) else sql.value_shown(value)
 
 
 def stored_sheet(reader, doc_id: str, at: tuple[int, int] | None = None):
@@ -291,7 +297,8 @@ class StoredRows(Sequence):
             written = {(line, column): cell for line, column, cell in self.table.connection().execute(
                 f'SELECT "{ROW}", "column", "cell" FROM main.{written_name(self.table.stored.name)} '
                 f'WHERE "{ROW}" BETWEEN ? AND ?', (found[0][0], found[-1][0]))}
-        return [[written.get((row[0], j), "" if v is None else _shown(v)) for j, v in enumerate(row[1:])]
+        return [[written.get((row[0], j), "" if v is None else v if isinstance(v, str) else sql.value_shown(v))
+                 for j, v in enumerate(row[1:])]
                 for row in found]
 
     def __getitem__(self, i):
