@@ -153,8 +153,9 @@ def _copy(db: sqlite3.Connection, donors: list[Path], digests: dict[str, str], n
                     name = next(names)
                     db.execute(f'CREATE TABLE {name} ({_columns_sql(json.loads(entry["columns"]))})')
                     db.execute(f"INSERT INTO {name} SELECT * FROM donor.{entry['name']}")
-                    db.execute(WRITTEN_SCHEMA.format(name=written_name(name)))
-                    db.execute(f"INSERT INTO {written_name(name)} SELECT * FROM donor.{written_name(entry['name'])}")
+                    db.execute(WRITTEN_SCHEMA.format(name=sql.written_name(name)))
+                    db.execute(f"INSERT INTO {sql.written_name(name)} "
+                               f"SELECT * FROM donor.{sql.written_name(entry['name'])}")
                     entry = {**entry, "name": name}
                 db.execute(_insert(), [entry[c] for c in CATALOG_COLUMNS])
             copied.add(doc_id)
@@ -198,8 +199,8 @@ def _write_table(db: sqlite3.Connection, name: str, table) -> None:
     db.execute(f"CREATE TABLE {name} ({_columns_sql([[c.name, c.type] for c in table.columns])})")
     marks = ",".join("?" * (len(table.columns) + 1))
     db.executemany(f"INSERT INTO {name} VALUES ({marks})", ([line, *values] for line, values in zip(table.lines, table.rows)))
-    db.execute(WRITTEN_SCHEMA.format(name=written_name(name)))
-    db.executemany(f"INSERT INTO {written_name(name)} VALUES (?, ?, ?)", _written_cells(table))
+    db.execute(WRITTEN_SCHEMA.format(name=sql.written_name(name)))
+    db.executemany(f"INSERT INTO {sql.written_name(name)} VALUES (?, ?, ?)", _written_cells(table))
 
 
 def _written_cells(table):
@@ -211,13 +212,6 @@ def _written_cells(table):
         for j, (value, cell) in enumerate(zip(values, cells)):
             if (cell if value is None else j in real and cell != sql.value_shown(value)):
                 yield line, j, cell
-
-
-def written_name(name: str) -> str:
-    """The table of a stored table's cells as written where they differ from their values shown."""
-    return f"{name}_written"
-
-
 
 
 def stored_sheet(reader, doc_id: str, at: tuple[int, int] | None = None):
@@ -295,7 +289,7 @@ class StoredRows(Sequence):
         written: dict[tuple[int, int], str] = {}
         if found:
             written = {(line, column): cell for line, column, cell in self.table.connection().execute(
-                f'SELECT "{ROW}", "column", "cell" FROM main.{written_name(self.table.stored.name)} '
+                f'SELECT "{ROW}", "column", "cell" FROM main.{sql.written_name(self.table.stored.name)} '
                 f'WHERE "{ROW}" BETWEEN ? AND ?', (found[0][0], found[-1][0]))}
         return [[written.get((row[0], j), "" if v is None else v if isinstance(v, str) else sql.value_shown(v))
                  for j, v in enumerate(row[1:])]

@@ -430,16 +430,22 @@ def opened(stored) -> sqlite3.Connection:
     return connection
 
 
+def written_name(name: str) -> str:
+    """The table beside a stored one that holds its cells as written where they differ from their values shown
+    (localcr.sheet_tables), which the sandbox lets its queries read."""
+    return f"{name}_written"
+
+
 def sandboxed(connection: sqlite3.Connection, table: str = "t") -> None:
     """Lock a loaded database to reads: the connection is query-only, may attach nothing, and its authorizer
     allows only SELECT, reads of `t` and ALLOWED_FUNCTIONS (no ATTACH, PRAGMA, write, schema table or
     load_extension: a read-only database alone still lets ATTACH and VACUUM INTO write files). table: the one
     table of `main` that `t` is a temporary view of (`opened`), whose reads through it are allowed too, as are
-    those of its cells as written (localcr.sheet_tables.written_name)."""
+    those of its cells as written (`written_name`)."""
     connection.execute("PRAGMA query_only = ON")
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, 20_000)
-    readable = {(table, "main"), (f"{table}_written", "main"), ("t", "temp" if table != "t" else "main")}
+    readable = {(table, "main"), (written_name(table), "main"), ("t", "temp" if table != "t" else "main")}
 
     def authorize(action, first, second, database, trigger):
         if action == sqlite3.SQLITE_SELECT:
