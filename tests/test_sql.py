@@ -176,10 +176,13 @@ def test_a_row_s_cells_are_shown_as_written_and_an_aggregate_as_computed():
     top = 'SELECT "Filiale", "Umsatz" FROM t ORDER BY "Umsatz" DESC LIMIT 2'
     result = sql.run_query(table, top)[1]
     lines, how = sql.behind_rows(table, top, result)
-    assert how == "selected from" and sql.as_written(table, top, result, lines) == [("Köln", "45.210"), ("Berlin", "1.234,5")]
+    row_of = {line: i for i, line in enumerate(table.lines)}
+    assert how == "selected from" and sql.as_written(table, top, result, lines, row_of) == \
+        [("Köln", "45.210"), ("Berlin", "1.234,5")]
     both = 'SELECT "Umsatz" - "Umsatz", "Ergebnis" FROM t WHERE "Filiale" = \'Bonn\''
     result = sql.run_query(table, both)[1]
-    assert sql.as_written(table, both, result, sql.behind_rows(table, both, result)[0]) == [(0.0, None)]  # computed; empty
+    assert sql.as_written(table, both, result, sql.behind_rows(table, both, result)[0], row_of) == \
+        [(0.0, None)]  # computed; empty
     summed = 'SELECT SUM("Umsatz") FROM t'
     assert sql.result_shown(sql.run_query(table, summed)[1], table.decimal) == "46456,5"
 

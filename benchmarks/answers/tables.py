@@ -15,8 +15,8 @@ beside it). From each half a seeded sample of each answer type is asked, each qu
 (`--glob DOC`), as `localcr ask` asks it. Scored as the set's README says: a number of the answer within 1% of the
 gold (with or without its scale), or every gold span inside the answer (lower-cased, `$`, commas and punctuation
 dropped); a refusal is wrong. A computed answer is scored on the result it states, not on the work it shows after
-it (its formula's figures, its SQL, the rows it lists: `stated`). Also counted: answers computed from the tables, and computed answers the check
-withdrew. Table to stdout and benchmarks/results/tables[-SUFFIX].md; each answer on stderr, and with --answers FILE
+it (its formula's figures, its SQL, the rows it lists: `stated`). Also counted: answers computed from the tables,
+and computed answers the check withdrew. Table to stdout and benchmarks/results/tables[-SUFFIX].md; each answer on stderr, and with --answers FILE
 as a JSON line.
 """
 from __future__ import annotations

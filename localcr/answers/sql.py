@@ -679,26 +679,28 @@ def behind_rows(table: SheetTable, sql: str, result: list[tuple]) -> tuple[list[
     return list(dict.fromkeys(line for (line,) in lines)), how
 
 
-def as_written(table: SheetTable, sql: str, result: list[tuple], lines: list[int]) -> list[tuple]:
-    """A result of selected rows (lines: theirs, `behind_rows`) with each column selected as its cell writes it
-    ("1.234,5", "2-1", "3 years"), not as its type reads it ("1234.5", 3): the table's words, where the reading
-    served the query. A value stays as it is where its row's typed value is not the one the result holds."""
+def as_written(table: SheetTable, sql: str, result: list[tuple], lines: list[int],
+               row_of: dict[int, int]) -> list[tuple]:
+    """A result of selected rows (lines: theirs, `behind_rows`; row_of: each line's row in the table) with each
+    column selected as its cell writes it ("1.234,5", "2-1", "3 years"), not as its type reads it ("1234.5", 3): the
+    table's words, where the reading served the query. A value stays as it is where its row's typed value is not the
+    one the result holds."""
     select = clauses(sql)["select"].removeprefix("SELECT ")
     if select.startswith("DISTINCT ") or len(lines) != len(result):
         return result
     items, named = _items(select), {quoted(name): n for n, name in enumerate(table.names)}
     if not any(item in named for item in items):
         return result
-    at = {line: i for i, line in enumerate(table.lines)}
     shown = []
     for line, row in zip(lines, result):
-        cells = []
+        i = row_of.get(line)
+        cells, values = (table.cells[i], table.rows[i]) if i is not None else ((), ())
+        kept = []
         for item, value in zip(items, row):
-            column, i = named.get(item), at.get(line)
-            cell = table.cells[i][column] if column is not None and i is not None else ""
-            same = column is not None and i is not None and table.rows[i][column] == value
-            cells.append(cell if same and value is not None and cell.strip() else value)
-        shown.append(tuple(cells))
+            column = named.get(item)
+            same = i is not None and column is not None and value is not None and values[column] == value
+            kept.append(cells[column] if same and cells[column] else value)
+        shown.append(tuple(kept))
     return shown
 
 
@@ -858,11 +860,11 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
     source = Source(1, hit, hit.text)
     where = ("sheet " + table.sheet if table.sheet else "sheet") if table.kind in SHEET_KINDS else "table"
     count = len(table.rows)
-    shown = as_written(table, sql, result, lines) if how == "selected from" else result
+    at = {line: i for i, line in enumerate(table.lines)} if lines else {}  # every line read once: a stored sheet's too
+    shown = as_written(table, sql, result, lines, at) if how == "selected from" else result
     sentences = [Sentence(f"{result_shown(shown, table.decimal)}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.",
                           [1], True)]
     if lines:
-        at = {line: i for i, line in enumerate(table.lines)}
         firsts = [table.cells[at[line]][0] for line in lines[:MAX_LISTED] if line in at]
         named = f": {'; '.join(firsts)}" if firsts and any(firsts) else ""
         word = "counted" if how == "counted over" else "behind it"
