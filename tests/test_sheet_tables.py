@@ -159,6 +159,8 @@ def test_the_model_is_shown_a_stored_table_as_a_rebuilt_one(tmp_path):
         stored, before = reader.sheet(doc_id), rebuilt(reader, doc_id)
         assert stored.create_statement() == before.create_statement()
         assert stored.example_rows() == before.example_rows()
+        asked = "How many goals did Player 7 score for Team 1?"
+        assert stored.example_rows(question=asked) == before.example_rows(question=asked)
         assert sql.sql_grammar(stored) == sql.sql_grammar(before)
     stored = reader.sheet("docs/many.csv")
     assert len(stored.text_values(stored.columns[0])) == sql.MAX_VALUES + 1

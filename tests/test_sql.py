@@ -321,9 +321,9 @@ def test_figures_with_a_unit_or_ordinals_are_numbers_and_a_month_is_not():
     assert mixed.columns[1].type == "TEXT"  # two units are no one measure
 
 
-def asked(sheets, question: str, glob: str) -> dict:
+def asked(sheets, question: str, glob: str, *options) -> dict:
     """`localcr ask --json` kept to one file, as a user asks (its JSON after what it says on stderr)."""
-    out = run("ask", question, "--index", sheets["index"], "--glob", glob, "--json")
+    out = run("ask", question, "--index", sheets["index"], "--glob", glob, "--json", *options)
     return json.loads(out[out.index("\n{") + 1 if not out.startswith("{") else 0:])
 
 
@@ -345,7 +345,7 @@ def test_ask_finds_the_most_and_a_difference_over_a_long_html_table(sheets):
 
 @pytest.mark.model
 def test_ask_reads_a_lookup_of_one_row_with_the_reader_not_sql(sheets):
-    answer = asked(sheets, "Which team does Player 007 play for?", "*players.csv")
+    answer = asked(sheets, "Which team does Player 007 play for?", "*players.csv", "-k", "1")  # one source to read
     assert not answer["note"].startswith("computed in SQL"), answer
 
 
@@ -385,6 +385,20 @@ def test_the_grammar_allows_no_result_of_figures_alone_and_a_retry_is_told_why()
     tried = sql.sql_message("Who won 20 games?", table, ('SELECT "Team" FROM t WHERE "Wins" = 20', "found nothing"))
     assert tried.endswith("SQL: SELECT \"Team\" FROM t WHERE \"Wins\" = 20\n-- That query found nothing. "
                           "Write another one.\nSQL:")
+
+
+def test_the_model_is_shown_the_rows_holding_the_values_a_question_names_among_the_first():
+    drivers = "Pos | Driver | Team\n" + "\n".join(f"{n} | Driver {n} | Team {n % 4}" for n in range(1, 30))
+    table = sql.table_of(lines_of(drivers.replace("Driver 17", "Giancarlo Fisichella")))
+    shown = table.example_rows(question="Which driver came after Giancarlo Fisichella?").splitlines()
+    assert [line.split(",")[0] for line in shown] == [f"INSERT INTO t VALUES ({n}" for n in (2, 3, 4, 5, 18)]
+    assert "'Giancarlo Fisichella'" in shown[-1] and "VALUES (18" in sql.sql_message("after Fisichella?", table)
+    assert table.example_rows() == table.example_rows(question="Which driver won?")  # no value named: the first
+    # the words of a question are stemmed in its language: "Filialen" names "Filiale", "Kieler" names "Kiel"
+    branches = sql.table_of(lines_of("Ort | Art\n" + "\n".join(f"Ort {n} | Lager" for n in range(9)) + "\nKiel | Filiale"))
+    assert branches.rows_named("Wie viele Filialen gibt es?", "de") == [(11, ["Kiel", "Filiale"])]
+    assert branches.rows_named("Was liegt in Kieler Nähe?", "de") == [(11, ["Kiel", "Filiale"])]
+    assert branches.rows_named("Was liegt im Norden?", "de") == []
 
 
 def test_a_query_s_clauses_are_cut_outside_parentheses():

@@ -11,7 +11,8 @@ row. The bundled LLM is a coder, trained to write SQL, and a real engine counts 
   reader wrote it, so a sheet's empty rows, which the reader leaves out, are not counted, and a CSV row whose cell
   holds a line break is one line).
 - The model writes ONE SELECT over that table (`write_sql`), shown the table as Qwen2.5-Coder's text-to-SQL prompts
-  show one (CREATE TABLE with the column types, then five rows as INSERT lines, then the question), under a GBNF
+  show one (CREATE TABLE with the column types, then five rows as INSERT lines: the first, and among them those
+  holding the values the question names, as BRIDGE shows a database's matching cells; then the question), under a GBNF
   grammar built from the table (`sql_grammar`): only its columns, double-quoted; only a SELECT subset; and text
   compared with values as the table writes them ("Canada (CAN)", not "canada"), up to MAX_VALUES a column.
 - The query runs where it can do nothing else (`run_query`): an in-memory SQLite database loaded before an
@@ -31,6 +32,7 @@ import math
 import re
 import sqlite3
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from localcr.answers import notation
@@ -38,11 +40,12 @@ from localcr.answers.tables import split_row
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12h"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12i"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
 EXAMPLE_ROWS = 5  # rows shown to the model as INSERT lines (wtq-dev tune half: 3 rows 35 of 80, 5 rows 37, 8 rows 35)
+NAMED_ROWS = 3  # of them, at most this many rows holding values the question names (SheetTable.rows_named)
 EXAMPLE_CELL_CHARS = 60  # a shown cell is cut here
 TIME_LIMIT_S = 2.0  # a query is stopped after this long
 ROW_LIMIT = 1000  # rows of a result read at most
@@ -129,13 +132,60 @@ class SheetTable:
         parts[-1] = parts[-1].rstrip(",") if len(parts) > 1 else parts[-1]
         return "CREATE TABLE t (\n" + "\n".join(parts) + "\n);"
 
-    def example_rows(self, count: int = EXAMPLE_ROWS) -> str:
-        """The first rows as INSERT lines, long cells cut."""
+    def example_rows(self, count: int = EXAMPLE_ROWS, question: str = "", language: str = "") -> str:
+        """Rows as INSERT lines in the table's order, long cells cut: those holding the values a question names
+        (`rows_named`), the first rows around them. A model shown only the first rows guessed the line of "the
+        driver after Fisichella" from them and wrote the cells it names otherwise than the table does."""
+        named = self.rows_named(question, language, NAMED_ROWS) if question else []
+        taken = {line for line, _ in named}
+        first = [(line, values) for line, values in zip(self.lines[:count], self.rows[:count]) if line not in taken]
         lines = []
-        for line, values in zip(self.lines[:count], self.rows[:count]):
+        for line, values in sorted(first[:count - len(named)] + named, key=lambda row: row[0]):
             shown = [str(line)] + [_literal_shown(v) for v in values]
             lines.append(f"INSERT INTO t VALUES ({', '.join(shown)});")
         return "\n".join(lines)
+
+    def rows_named(self, question: str, language: str = "", most: int = NAMED_ROWS) -> list[tuple[int, list]]:
+        """(line, values) of the first row holding each text value the question names, best named first, at most
+        `most`: a value's terms the question shares (localcr.lexical's, stemmed, no stop words), each weighted by
+        how few of the table's values hold it, times the share of the value's terms it names (the value matching
+        of text-to-SQL's BRIDGE). Only columns whose values the grammar lists are read."""
+        from localcr.lexical import tokenize
+
+        asked = set(tokenize(question, language or "en"))
+        if not asked:
+            return []
+        held, frequency = [], Counter()
+        for at, column in enumerate(self.columns):
+            values = self.text_values(column) if column.type == "TEXT" else []
+            if len(values) > MAX_VALUES:
+                continue
+            for value in values:
+                terms = set(tokenize(value, language or "en"))
+                frequency.update(terms)
+                if terms & asked:
+                    held.append((at, value, terms))
+        total = sum(len(terms) for _, _, terms in held) + 1
+        scored = sorted(((sum(math.log(1 + total / frequency[term]) for term in terms & asked)
+                          * len(terms & asked) / len(terms), at, value) for at, value, terms in held),
+                        key=lambda found: -found[0])
+        rows: list[tuple[int, list]] = []
+        for _, at, value in scored:
+            row = self._first_holding(at, value)
+            if row is not None and all(row[0] != line for line, _ in rows):
+                rows.append(row)
+            if len(rows) == most:
+                break
+        return rows
+
+    def _first_holding(self, at: int, value: str) -> tuple[int, list] | None:
+        """(line, values) of the first row whose column `at` holds the value."""
+        if self.stored is not None:
+            found = self.connection().execute(f'SELECT * FROM t WHERE {quoted(self.columns[at].name)} = ? '
+                                              f'ORDER BY "{ROW_COLUMN}" LIMIT 1', (value,)).fetchone()
+            return (found[0], list(found[1:])) if found else None
+        i = next((i for i, row in enumerate(self.rows) if row[at] == value), None)
+        return (self.lines[i], self.rows[i]) if i is not None else None
 
     def text_values(self, column: Column) -> list[str]:
         """The distinct non-NULL values of a column, in the order the rows first hold them; of a stored table's
@@ -550,23 +600,25 @@ def sql_grammar(table: SheetTable) -> str:
 
 
 # -- the query the model writes ------------------------------------------------------------------------------------
-def sql_message(question: str, table: SheetTable, tried: tuple[str, str] | None = None) -> str:
-    """The message after the instruction: the table's CREATE TABLE, its first rows, the question, "SQL:"; after a
-    query that did not answer (tried: it and why), that query, why, and "SQL:" again."""
-    message = f"{table.create_statement()}\n{table.example_rows()}\n-- Question: {' '.join(question.split())}\nSQL:"
+def sql_message(question: str, table: SheetTable, tried: tuple[str, str] | None = None, language: str = "") -> str:
+    """The message after the instruction: the table's CREATE TABLE, example rows (those the question names among
+    them: `SheetTable.example_rows`, its words read in `language`), the question, "SQL:"; after a query that did not
+    answer (tried: it and why), that query, why, and "SQL:" again."""
+    rows = table.example_rows(question=question, language=language)
+    message = f"{table.create_statement()}\n{rows}\n-- Question: {' '.join(question.split())}\nSQL:"
     if tried:
         message += f" {tried[0]}\n-- That query {tried[1]}. Write another one.\nSQL:"
     return message
 
 
 def write_sql(runner, question: str, table: SheetTable, fresh: bool = False,
-              tried: tuple[str, str] | None = None) -> str:
+              tried: tuple[str, str] | None = None, language: str = "") -> str:
     """The one SELECT the model writes for the question over the table, under `sql_grammar` ("" where it writes
     none); cached by model, prompt, table and grammar (localcr.answers.plans.written_plan). tried: the query
     written before and why it did not answer (`sql_message`)."""
     from localcr.answers.plans import written_plan
 
-    return written_plan(runner, "sheet-sql", SQL_VERSION, _INSTRUCTION, _SYSTEM, sql_message(question, table, tried),
+    return written_plan(runner, "sheet-sql", SQL_VERSION, _INSTRUCTION, _SYSTEM, sql_message(question, table, tried, language),
                         sql_grammar(table), max_tokens=SQL_MAX_TOKENS, fresh=fresh)
 
 
@@ -846,9 +898,10 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
             return None, "no sheet or long table among the sources"
     else:
         hit = hits[0]
-    sql, result, why = ran(table, write_sql(runner, question, table, fresh=fresh))
+    language = getattr(hit, "language", "") or ""
+    sql, result, why = ran(table, write_sql(runner, question, table, fresh=fresh, language=language))
     if why:  # told why, the 1.5B mends a LIKE on a figure, a value not in the cells, a count of nothing
-        retried = ran(table, write_sql(runner, question, table, fresh=fresh, tried=(sql, why)))
+        retried = ran(table, write_sql(runner, question, table, fresh=fresh, tried=(sql, why), language=language))
         if not retried[2] or (retried[1] and not result):
             sql, result, why = retried
     if not result:
