@@ -10,16 +10,17 @@ workbook) and each sheet typed by localcr.answers.sql.table_of; the file holds:
                    name, "" for a CSV), start and end (its offsets in the document's text, so a hit's span picks
                    its worksheet), lines (its non-empty lines), and where a header has rows under it: name (the
                    table's, "sheet_<n>"; NULL for a sheet of no table, a workbook's notes), columns (JSON
-                   [[name, "REAL" | "TEXT"], ...]), decimal ("." or ","), rows, path, kind, language, digest
+                   [[name, "REAL" | "TEXT" | "DATE"], ...]), decimal ("." or ","), rows, path, kind, language, digest
                    (of what the table is made of: its chunks, kind, language and TABLES_VERSION) and values (JSON:
                    each TEXT column's distinct values in the order of the rows, up to MAX_VALUES + 1 of them: what
                    the grammar lists, localcr.answers.sql.sql_grammar, without a pass over a million rows)
     sheet_<n>      "_row" INTEGER PRIMARY KEY (the row's line in the file), then the columns as typed: REAL for a
-                   column whose every non-empty cell is a figure, else TEXT, NULL for an empty or "n/a" cell;
+                   column whose every non-empty cell is a figure, DATE (stored as ISO 8601 text) for one whose every
+                   such cell is a date, else TEXT, NULL for an empty or "n/a" cell;
                    every value bound, never spliced into SQL (a cell holding SQL is text)
     sheet_<n>_written  "_row", "column" (0-based, after "_row") and "cell": each cell whose value, shown, is not
-                   the cell as written ("1.234,5" is 1234.5, "3 years" 3), so that an answer selecting rows shows
-                   the table's words; a sheet of plain figures and text has none
+                   the cell as written ("1.234,5" is 1234.5, "3 years" 3, "17 January 1946" 1946-01-17), so that
+                   an answer selecting rows shows the table's words; a sheet of plain figures and text has none
 
 Why a file of its own and not tables in store.sqlite: a query opens it, so even a query that got past the
 authorizer reaches sheets' cells, not the chunks and contexts of every document; store.sqlite keeps its schema
@@ -48,7 +49,7 @@ from localcr.answers import sql
 from localcr.readers import SHEET_KINDS
 from localcr.store import SEGMENTS, TABLES, _open_store, _store_rows
 
-TABLES_VERSION = 5  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
+TABLES_VERSION = 6  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
 CATALOG_SCHEMA = """
     CREATE TABLE catalog (doc_id TEXT, position INTEGER, sheet TEXT, start INTEGER, end INTEGER, lines INTEGER,
                           name TEXT, columns TEXT, decimal TEXT, rows INTEGER, path TEXT, kind TEXT, language TEXT,
@@ -205,12 +206,14 @@ def _write_table(db: sqlite3.Connection, name: str, table) -> None:
 
 def _written_cells(table):
     """(line, column, cell) of each cell its value, shown, does not give back: a figure written otherwise ("1.234,5",
-    "12.50") or a cell read as NULL ("n/a"). A text value is its cell (table_of strips both), so only a NULL one is
-    looked at in a text column: a million rows of names cost no comparison."""
+    "12.50"), a date ("17 January 1946" read 1946-01-17) or a cell read as NULL ("n/a"). A text value is its cell
+    (table_of strips both), so only a NULL one is looked at in a text column: a million rows of names cost no
+    comparison."""
     real = frozenset(j for j, c in enumerate(table.columns) if c.type == "REAL")
+    dated = frozenset(j for j, c in enumerate(table.columns) if c.type == "DATE")
     for line, values, cells in zip(table.lines, table.rows, table.cells):
         for j, (value, cell) in enumerate(zip(values, cells)):
-            if (cell if value is None else j in real and cell != sql.value_shown(value)):
+            if (cell if value is None else j in real and cell != sql.value_shown(value) or j in dated and cell != value):
                 yield line, j, cell
 
 

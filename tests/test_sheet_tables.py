@@ -152,16 +152,22 @@ def test_the_model_is_shown_a_stored_table_as_a_rebuilt_one(tmp_path):
     many = "Name,Team,Goals\n" + "".join(f"Player {n},Team {n % 3},{n}\n" for n in range(sql.MAX_VALUES + 5))
     directory = tmp_path / "index"
     directory.mkdir()
-    docs = documents()[:2] + [Document("docs/many.csv", "/d/many.csv", "csv", read_csv(many.encode()).text, 9)]
+    ships = "Ship,Launched\nAlba,17 January 1946\nBrig,\"April 17, 1854\"\nCora,n/a\n"
+    docs = documents()[:2] + [Document("docs/many.csv", "/d/many.csv", "csv", read_csv(many.encode()).text, 9),
+                              Document("docs/ships.csv", "/d/ships.csv", "csv", read_csv(ships.encode()).text, 9)]
     publish(directory, [segment(directory, docs)])
     reader = LocalBackend(directory)
-    for doc_id in ("docs/prices.csv", "docs/many.csv"):
+    for doc_id in ("docs/prices.csv", "docs/many.csv", "docs/ships.csv"):
         stored, before = reader.sheet(doc_id), rebuilt(reader, doc_id)
+        assert list(stored.rows) == before.rows and list(stored.cells) == before.cells
         assert stored.create_statement() == before.create_statement()
         assert stored.example_rows() == before.example_rows()
         asked = "How many goals did Player 7 score for Team 1?"
         assert stored.example_rows(question=asked) == before.example_rows(question=asked)
         assert sql.sql_grammar(stored) == sql.sql_grammar(before)
+    stored = reader.sheet("docs/ships.csv")  # a date column: its ISO dates stored, its cells as written kept
+    assert list(stored.rows) == [["Alba", "1946-01-17"], ["Brig", "1854-04-17"], ["Cora", None]]
+    assert list(stored.cells) == [["Alba", "17 January 1946"], ["Brig", "April 17, 1854"], ["Cora", "n/a"]]
     stored = reader.sheet("docs/many.csv")
     assert len(stored.text_values(stored.columns[0])) == sql.MAX_VALUES + 1
     assert stored.text_values(stored.columns[1]) == ["Team 0", "Team 1", "Team 2"]

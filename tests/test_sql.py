@@ -401,6 +401,32 @@ def test_the_model_is_shown_the_rows_holding_the_values_a_question_names_among_t
     assert branches.rows_named("Was liegt im Norden?", "de") == []
 
 
+def test_a_column_of_dates_in_any_spelling_is_a_date_column_that_sorts_as_the_dates_do():
+    from localcr.answers.periods import date_of
+
+    assert [date_of(t, "en") for t in ("17 January 1946", "January 17, 1946", "Jan. 17, 1946", "1946-01-17",
+                                         "November 1879", "2011-12", "12 May", "30 February 1990")] == \
+        ["1946-01-17", "1946-01-17", "1946-01-17", "1946-01-17", "1879-11", None, None, None]
+    assert [date_of(t, l) for t, l in (("17. Januar 1946", "de"), ("17.01.1946", "de"), ("1er janvier 1946", "fr"),
+                                        ("1946年1月17日", "ja"), ("17 de enero de 1946", "es"))] == \
+        ["1946-01-17", "1946-01-17", "1946-01-01", "1946-01-17", "1946-01-17"]
+    ships = sql.table_of(lines_of("Ship | Launched | Note\nAlba | 17 January 1946 | a\nBrig | April 17, 1854 | n/a\n"
+                                  "Cora | 30 September 1943 | b\nDune | n/a | c"))
+    assert [c.type for c in ships.columns] == ["TEXT", "DATE", "TEXT"] and ships.rows[1][1] == "1854-04-17"
+    assert ships.rows[3][1] is None and '"Launched" DATE' in ships.create_statement()
+    first = sql.run_query(ships, 'SELECT "Ship", "Launched" FROM t ORDER BY "Launched" NULLS LAST LIMIT 1')[1]
+    assert first == [("Brig", "1854-04-17")]
+    assert sql.as_written(ships, 'SELECT "Ship", "Launched" FROM t', first, [3], {3: 1}) == [("Brig", "April 17, 1854")]
+    assert sql.run_query(ships, "SELECT COUNT(*) FROM t WHERE \"Launched\" < '1945-01-01'")[1] == [(2,)]
+    from localcr.llm import load_grammar
+
+    grammar = sql.sql_grammar(ships)
+    load_grammar(grammar)
+    assert 'datecol ::= "\\"Launched\\""' in grammar and "| datepred" in grammar
+    mixed = sql.table_of(lines_of("Event | When\nA | 17 January 1946\nB | spring 1950\nC | 1 May 1951"))
+    assert [c.type for c in mixed.columns] == ["TEXT", "TEXT"]  # one cell no date: the column stays text
+
+
 def test_a_query_s_clauses_are_cut_outside_parentheses():
     query = "SELECT COUNT(*) FROM t WHERE \"Wins\" > (SELECT MAX(\"Wins\") FROM t WHERE \"Team\" = 'Bears') LIMIT 5"
     assert sql.clauses(query) == {"select": "SELECT COUNT(*)", "FROM": "t", "LIMIT": "5",

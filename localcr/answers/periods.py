@@ -7,6 +7,7 @@ ending March 2023) is of 2023; a split fiscal year "2023/24" of both its years, 
 """
 from __future__ import annotations
 
+import datetime
 import re
 from functools import lru_cache
 
@@ -90,3 +91,46 @@ def _month_names(language: str) -> dict[int, set[str]]:
                 if len(name) >= 3 or not name.isascii():
                     names[number].add(name)
     return names
+
+
+_ISO_DATE = re.compile(r"((?:1|2)\d{3})-(\d{1,2})-(\d{1,2})")
+_DOTTED_DATE = re.compile(r"(\d{1,2})\.\s?(\d{1,2})\.\s?((?:1|2)\d{3})")  # "17.01.1946", "17. 1. 1946"
+_JAPANESE_DATE = re.compile(r"((?:1|2)\d{3})年(\d{1,2})月(?:(\d{1,2})日)?")
+
+
+def date_of(text: str, language: str = "en") -> str | None:
+    """A cell that is one calendar date, as ISO 8601 text that sorts and compares as the dates do: "17 January
+    1946", "January 17, 1946", "17. Januar 1946", "17.01.1946", "1946-01-17" and "1946年1月17日" are "1946-01-17";
+    a month alone, "November 1879", is "1879-11". None for anything else ("2011-12" may be a season, "12 May" has no
+    year). Month names in the language and in English (`_month_names`)."""
+    text = " ".join(text.split())
+    for pattern, order in ((_ISO_DATE, "ymd"), (_DOTTED_DATE, "dmy"), (_JAPANESE_DATE, "ymd")):
+        if found := pattern.fullmatch(text):
+            parts = dict(zip(order, found.groups()))
+            return _iso(parts["y"], parts["m"], parts["d"])
+    numbers, patterns = _date_patterns(language)
+    for pattern, order in patterns:
+        if found := pattern.fullmatch(text):
+            parts = dict(zip(order, found.groups()))
+            return _iso(parts["y"], numbers[parts["m"].lower().rstrip(".")], parts.get("d"))
+    return None
+
+
+def _iso(year, month, day) -> str | None:
+    try:
+        datetime.date(int(year), int(month), int(day or 1))
+    except ValueError:
+        return None
+    return f"{int(year):04d}-{int(month):02d}" + (f"-{int(day):02d}" if day else "")
+
+
+@lru_cache(maxsize=16)
+def _date_patterns(language: str) -> tuple[dict[str, int], list[tuple[re.Pattern, str]]]:
+    """Each month name's number, and the patterns of a date written with one: day month year, month day year,
+    month year."""
+    numbers = {name: number for number, names in _month_names(language).items() for name in names}
+    month = "(" + "|".join(sorted(map(re.escape, numbers), key=len, reverse=True)) + r")\.?"
+    day, year = r"(\d{1,2})", r"((?:1|2)\d{3})"
+    return numbers, [(re.compile(rf"{day}(?:st|nd|rd|th|er|\.)? (?:de )?{month},? (?:de )?{year}", re.I), "dmy"),
+                     (re.compile(rf"{month} {day}(?:st|nd|rd|th)?,? {year}", re.I), "mdy"),
+                     (re.compile(rf"{month},? {year}", re.I), "my")]
