@@ -119,6 +119,18 @@ def write_results(stem: str, label: str, text: str) -> None:
     (ROOT / "benchmarks" / "results" / f"{stem}{f'-{label}' if label else ''}.md").write_text(text)
 
 
+def stated(text: str, note: str) -> str:
+    """What an answer states as its result: a computed one's result before the work it shows (the formula, the SQL,
+    the rows it lists, whose figures and row numbers answer nothing: "8, counted over 19 rows ... The rows counted
+    are at rows 2, 3, ..." held a gold 2, and "8, computed as (1 > 0) + ... 1999 (3), Position: 5" a gold 3); the
+    reader's whole text."""
+    if note.startswith("computed in SQL"):
+        return text.split(" by: ")[0].rsplit(", ", 1)[0]
+    if "computed in Python" in note:
+        return text.split(", computed as ")[0]
+    return text
+
+
 def append_answer(path: Path | None, record: dict) -> None:
     """One answer as a JSON line of --answers FILE (none without the option): kept as it comes, so a run cut short
     keeps what it asked."""

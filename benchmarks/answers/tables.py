@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import ANSWERS_SEED, append_answer, machine, parser, table, write_results  # noqa: E402
+from _common import ANSWERS_SEED, append_answer, machine, parser, stated, table, write_results  # noqa: E402
 
 TYPES = ("arithmetic", "span", "multi-span", "count")
 HALVES = ("tune", "held-out")
@@ -64,17 +64,6 @@ def normalised(text: str) -> str:
     text = re.sub(r"\[\d+(?:,\s*\d+)*\]", " ", text.lower()).replace("$", "").replace(",", "")
     text = re.sub(r"[^\w\s.%-]|(?<!\d)\.|\.(?!\d)", " ", text)
     return " ".join(text.split())
-
-
-def stated(text: str, note: str) -> str:
-    """What an answer states as its result: a computed one's result before the work it shows (the formula, the SQL,
-    the rows it lists, whose figures and row numbers answer nothing: "8, counted over 19 rows ... The rows counted
-    are at rows 2, 3, ..." held a gold 2); the reader's whole text."""
-    if note.startswith("computed in SQL"):
-        return text.split(" by: ")[0].rsplit(", ", 1)[0]
-    if "computed in Python" in note:
-        return text.split(", computed as ")[0]
-    return text
 
 
 def right(query: dict, answer) -> bool:

@@ -13,7 +13,7 @@ sql_answer over the first that is a sheet. The kind of a question is read from i
 else a lookup).
 
 Scored as the set's README says, on the result the answer states (what comes before the SQL, not the rows listed
-after it): right when every gold item is in it (a number as an equal number, thousands separators ignored; text
+after it; before a table plan's formula, not its operands: `_common.stated`): right when every gold item is in it (a number as an equal number, thousands separators ignored; text
 lower-cased, without diacritics, punctuation or a trailing parenthesis); no answer is wrong. Also counted: `exact`,
 where the result's values are the gold items and nothing more. Table to stdout and benchmarks/results/wtq.md; each
 answer on stderr, and with --answers FILE as a JSON line; the seconds a question are those of the queries written
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _common import ANSWERS_SEED, append_answer, machine, parser, table, write_results
+from _common import ANSWERS_SEED, append_answer, machine, parser, stated, table, write_results
 
 KINDS = ("count", "comparison", "lookup")
 HALVES = ("tune", "held-out")
@@ -180,7 +180,7 @@ def main() -> None:
                                                  model_name=answerer.spec.name, fresh=args.fresh)
                 took = time.perf_counter() - started
                 by_sql = bool(answer) and answer.note.startswith("computed in SQL")
-                said = (result_said(answer) if by_sql else answer.text) if answer else ""
+                said = (result_said(answer) if by_sql else stated(answer.text, answer.note)) if answer else ""
                 ok = bool(answer) and all(holds(said, gold) for gold in query["answers"])
                 values = []
                 if by_sql:
