@@ -290,6 +290,16 @@ def test_the_1_5b_counts_over_all_500_rows_of_a_csv(index, sheets, answerer):
 
 
 @pytest.mark.model
+def test_a_count_of_no_row_written_twice_is_no_answer_the_reader_takes_it(index, answerer):
+    """On wtq-dev's tune half no count of nothing was right (0 of 9): the second query is told so, and a second zero
+    goes to the reader with the query named, not stated as the answer."""
+    question = "How many players are from Antarctica?"
+    hits = index.search(question, glob="*players.csv", k=3)
+    answer, why = sql.sql_answer(index, question, hits, answerer.runner, model_name=answerer.spec.name)
+    assert answer is None and why.startswith("the query counted no row: SELECT COUNT("), why
+
+
+@pytest.mark.model
 def test_the_1_5b_sums_a_filtered_column_of_a_german_workbook_s_sheet(index, sheets, answerer):
     answer = answered(index, answerer, "What is the total Umsatz of the branches in region Ost?", "*filialen.xlsx")
     assert abs(first_figure(answer.text.replace(",", ".", 1)) - sheets["ost"]) < 0.05, answer.text  # "7169,3"
