@@ -213,7 +213,8 @@ def _written_cells(table):
     dated = frozenset(j for j, c in enumerate(table.columns) if c.type == "DATE")
     for line, values, cells in zip(table.lines, table.rows, table.cells):
         for j, (value, cell) in enumerate(zip(values, cells)):
-            if (cell if value is None else j in real and cell != sql.value_shown(value) or j in dated and cell != value):
+            if cell if value is None else (j in real and cell != sql.value_shown(value)
+                                           or j in dated and cell != value):
                 yield line, j, cell
 
 

@@ -405,7 +405,7 @@ def test_the_model_is_shown_the_rows_holding_the_values_a_question_names_among_t
     assert "'Giancarlo Fisichella'" in shown[-1] and "VALUES (18" in sql.sql_message("after Fisichella?", table)
     assert table.example_rows() == table.example_rows(question="Which driver won?")  # no value named: the first
     # the words of a question are stemmed in its language: "Filialen" names "Filiale", "Kieler" names "Kiel"
-    branches = sql.table_of(lines_of("Ort | Art\n" + "\n".join(f"Ort {n} | Lager" for n in range(9)) + "\nKiel | Filiale"))
+    branches = sql.table_of(lines_of("Ort | Art\n" + "".join(f"Ort {n} | Lager\n" for n in range(9)) + "Kiel | Filiale"))
     assert branches.rows_named("Wie viele Filialen gibt es?", "de") == [(11, ["Kiel", "Filiale"])]
     assert branches.rows_named("Was liegt in Kieler Nähe?", "de") == [(11, ["Kiel", "Filiale"])]
     assert branches.rows_named("Was liegt im Norden?", "de") == []

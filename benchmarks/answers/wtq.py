@@ -13,11 +13,11 @@ sql_answer over the first that is a sheet. The kind of a question is read from i
 else a lookup).
 
 Scored as the set's README says, on the result the answer states (what comes before the SQL, not the rows listed
-after it; before a table plan's formula, not its operands: `_common.stated`): right when every gold item is in it (a number as an equal number, thousands separators ignored; text
-lower-cased, without diacritics, punctuation or a trailing parenthesis); no answer is wrong. Also counted: `exact`,
-where the result's values are the gold items and nothing more. Table to stdout and benchmarks/results/wtq.md; each
-answer on stderr, and with --answers FILE as a JSON line; the seconds a question are those of the queries written
-afresh (a cached one takes only the search).
+after it; before a table plan's formula, not its operands: `_common.stated`): right when every gold item is in it
+(a number as an equal number, thousands separators ignored; text lower-cased, without diacritics, punctuation or a
+trailing parenthesis); no answer is wrong. Also counted: `exact`, where the result's values are the gold items and
+nothing more. Table to stdout and benchmarks/results/wtq.md; each answer on stderr, and with --answers FILE as a
+JSON line; the seconds a question are those of the queries written afresh (a cached one takes only the search).
 """
 from __future__ import annotations
 

@@ -151,7 +151,8 @@ class SheetTable:
         """(line, values) of the first row holding each text value the question names, best named first, at most
         `most`: a value's terms the question shares (localcr.lexical's, stemmed, no stop words), each weighted by
         how few of the table's values hold it, times the share of the value's terms it names (the value matching
-        of text-to-SQL's BRIDGE). Only columns whose values the grammar lists are read."""
+        of text-to-SQL's BRIDGE). Only TEXT columns of MAX_VALUES distinct values or fewer are read (a stored
+        table's catalog keeps no more)."""
         from localcr.lexical import tokenize
 
         asked = set(tokenize(question, language or "en"))
@@ -370,8 +371,9 @@ def _dates(cells: list[str], language: str) -> list[str | None] | None:
     read: dict[str, str | None] = {}
     for cell in cells:
         if cell and cell not in read:
-            read[cell] = None if notation.is_missing(cell) else date_of(cell, language or "en")
-            if read[cell] is None and not notation.is_missing(cell):
+            missing = notation.is_missing(cell)
+            read[cell] = None if missing else date_of(cell, language or "en")
+            if read[cell] is None and not missing:
                 return None
     if sum(value is not None for value in read.values()) < 2:
         return None
@@ -648,8 +650,9 @@ def write_sql(runner, question: str, table: SheetTable, fresh: bool = False,
     written before and why it did not answer (`sql_message`)."""
     from localcr.answers.plans import written_plan
 
-    return written_plan(runner, "sheet-sql", SQL_VERSION, _INSTRUCTION, _SYSTEM, sql_message(question, table, tried, language),
-                        sql_grammar(table), max_tokens=SQL_MAX_TOKENS, fresh=fresh)
+    message = sql_message(question, table, tried, language)
+    return written_plan(runner, "sheet-sql", SQL_VERSION, _INSTRUCTION, _SYSTEM, message, sql_grammar(table),
+                        max_tokens=SQL_MAX_TOKENS, fresh=fresh)
 
 
 def ran(table: SheetTable, written: str) -> tuple[str, list[tuple], str]:
@@ -918,7 +921,8 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
                table: SheetTable | None = None) -> tuple[object | None, str]:
     """(an Answer computed in SQL over the whole table of the first hit that is a sheet or lies in a long table,
     "") or (None, why not): no such table among the hits, no query written, a query that failed, an empty
-    result, or a count of no row written twice. table: that table where the caller has it (`whole_table`), hits[0] its hit."""
+    result, or a count of no row written twice. table: that table where the caller has it (`whole_table`), hits[0]
+    its hit."""
     from localcr.answers.check import Checked, Sentence
     from localcr.answers.reader import Answer, Source
 
