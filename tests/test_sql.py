@@ -397,6 +397,25 @@ def test_the_grammar_allows_no_result_of_figures_alone_and_a_retry_is_told_why()
                           "Write another one.\nSQL:")
 
 
+def test_a_figure_less_itself_and_the_value_a_question_asks_from_are_no_answers():
+    towns = sql.table_of(lines_of("Name | City | Pop\nKfar Yona | Haifa | 5\nHaniel | Tel Aviv | 7\nGadot | Haifa | 8"))
+    for written in ('SELECT SUM("Pop") - SUM("Pop") FROM t WHERE "City" = \'Haifa\' AND "Pop" > 1',
+                    'SELECT "Pop" - "Pop" FROM t'):
+        assert sql.ran(towns, written)[1:] == ([], "subtracted a figure from itself, which is always 0")
+    assert sql.ran(towns, 'SELECT MAX("Pop") - MIN("Pop") FROM t WHERE "Name" = \'Haniel\'')[1:] == \
+        ([], "kept one row, so it subtracted a figure from itself")
+    assert sql.ran(towns, 'SELECT MAX("Pop") - MIN("Pop") FROM t WHERE "City" = \'Haifa\'')[1:] == ([(3.0,)], "")
+    assert sql.ran(towns, 'SELECT SUM("Pop") - MIN("Pop") FROM t WHERE "Name" = \'Haniel\'')[1:] == ([(0.0,)], "")
+    after = 'SELECT "Name" FROM t WHERE "City" = \'Haifa\' ORDER BY "_row" LIMIT 1'
+    assert sql.ran(towns, after, "Which town comes after Kfar Yona?")[1:] == \
+        ([], "answered with 'Kfar Yona', which the question names")
+    assert sql.ran(towns, after, "Is Kfar Yona or Gadot the first town in Haifa?")[1:] == ([("Kfar Yona",)], "")
+    assert sql.ran(towns, after, "Which is the first town in Haifa?")[1:] == ([("Kfar Yona",)], "")
+    tried = sql.sql_message("Which town comes after Kfar Yona?", towns,
+                            (after, "answered with 'Kfar Yona', which the question names"))
+    assert tried.endswith("-- That query answered with 'Kfar Yona', which the question names. Write another one.\nSQL:")
+
+
 def test_the_model_is_shown_the_rows_holding_the_values_a_question_names_among_the_first():
     drivers = "Pos | Driver | Team\n" + "\n".join(f"{n} | Driver {n} | Team {n % 4}" for n in range(1, 30))
     table = sql.table_of(lines_of(drivers.replace("Driver 17", "Giancarlo Fisichella")))

@@ -655,9 +655,11 @@ def write_sql(runner, question: str, table: SheetTable, fresh: bool = False,
                         max_tokens=SQL_MAX_TOKENS, fresh=fresh)
 
 
-def ran(table: SheetTable, written: str) -> tuple[str, list[tuple], str]:
+def ran(table: SheetTable, written: str, question: str = "", language: str = "") -> tuple[str, list[tuple], str]:
     """(the query as run, its result, "") for a written query that answers; (the query, [], why not) for one
-    that failed, found nothing, or counted no row: the model is then told why (`sql_message`), once."""
+    that failed, found nothing, subtracted a figure from itself (`self_difference`) or answered with the value the
+    question asks from (`echoed`); (the query, its result, why) for one that counted no row: the model is then told
+    why (`sql_message`), once."""
     if not written.startswith("SELECT "):
         return written, [], "was not written"
     sql = nulls_last(between_rows(written))
@@ -671,7 +673,48 @@ def ran(table: SheetTable, written: str) -> tuple[str, list[tuple], str]:
         return sql, [], "found nothing"
     if result == [(0,)] and clauses(sql)["select"].startswith("SELECT COUNT("):
         return sql, result, "counted no row"
-    return sql, result, ""
+    why = self_difference(table, sql) or echoed(table, sql, result, question, language)
+    return sql, [] if why else result, why
+
+
+_DIFFERENCE = re.compile(r'SELECT (?:(?P<column>"(?:[^"]|"")+") - (?P=column)'
+                         r'|(?P<first>SUM|AVG|MIN|MAX|COUNT)\((?P<of>.+)\) - (?P<second>SUM|AVG|MIN|MAX|COUNT)\((?P=of)\))')
+
+
+def self_difference(table: SheetTable, sql: str) -> str:
+    """Why the query's difference is a figure less itself, 0 whatever the table holds ("" where it is not): the same
+    aggregate of the same figure on both sides ('SUM("Passengers") - SUM("Passengers") ... WHERE "City" = ... AND
+    ...', the 1.5B's habit for "how many more to Los Angeles than to Saskatoon"), or the largest less the smallest
+    over the one row its WHERE keeps ('MAX("Year") - MIN("Year") ... WHERE "Title" = ...' for how long a career
+    lasted). `between_rows` has mended the first where its WHERE joins two rows with OR."""
+    parts = clauses(sql)
+    found = _DIFFERENCE.fullmatch(parts["select"])
+    if not found or "GROUP BY" in parts:
+        return ""
+    if found["column"] or found["first"] == found["second"]:
+        return "subtracted a figure from itself, which is always 0"
+    if {found["first"], found["second"]} != {"MAX", "MIN"} or not _balanced(found["of"]):
+        return ""
+    kept = _rows_where(table, _and(parts, f"({found['of']}) IS NOT NULL"), ())
+    return "kept one row, so it subtracted a figure from itself" if len(kept) < 2 else ""
+
+
+def echoed(table: SheetTable, sql: str, result: list[tuple], question: str, language: str = "") -> str:
+    """Why a query that selects one value answered with the value the question asks from ("" where it did not): the
+    one value of its column the question names ("which location comes after Kfar Yona?" answered "Kfar Yona").
+    Where the question names two of the column's values ("the Chicago Black Hawks or the Boston Bruins?"), one of
+    them may be the answer."""
+    select = clauses(sql)["select"].removeprefix("SELECT ").removeprefix("DISTINCT ")
+    columns = {quoted(c.name): c for c in table.columns}
+    if len(result) != 1 or len(result[0]) != 1 or not isinstance(result[0][0], str) or select not in columns \
+            or columns[select].type != "TEXT" or not question:
+        return ""
+    from localcr.lexical import tokenize
+
+    asked = set(tokenize(question, language or "en"))
+    named = [value for value in table.text_values(columns[select])
+             if (terms := set(tokenize(value, language or "en"))) and terms <= asked]
+    return f"answered with {_sql_string(named[0])}, which the question names" if named == [result[0][0]] else ""
 
 
 # -- the answer -----------------------------------------------------------------------------------------------------
@@ -933,9 +976,11 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
     else:
         hit = hits[0]
     language = getattr(hit, "language", "") or ""
-    sql, result, why = ran(table, write_sql(runner, question, table, fresh=fresh, language=language))
+    sql, result, why = ran(table, write_sql(runner, question, table, fresh=fresh, language=language), question,
+                           language)
     if why:  # told why, the 1.5B mends a LIKE on a figure, a value not in the cells, a count of nothing
-        retried = ran(table, write_sql(runner, question, table, fresh=fresh, tried=(sql, why), language=language))
+        retried = ran(table, write_sql(runner, question, table, fresh=fresh, tried=(sql, why), language=language),
+                      question, language)
         if not retried[2] or (retried[1] and not result):
             sql, result, why = retried
     if not result or why == "counted no row":  # twice: on wtq-dev's tune half no such count was right (0 of 9)
