@@ -49,7 +49,7 @@ from localcr.answers import sql
 from localcr.readers import SHEET_KINDS
 from localcr.store import SEGMENTS, TABLES, _open_store, _store_rows
 
-TABLES_VERSION = 6  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
+TABLES_VERSION = 7  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
 CATALOG_SCHEMA = """
     CREATE TABLE catalog (doc_id TEXT, position INTEGER, sheet TEXT, start INTEGER, end INTEGER, lines INTEGER,
                           name TEXT, columns TEXT, decimal TEXT, rows INTEGER, path TEXT, kind TEXT, language TEXT,

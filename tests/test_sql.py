@@ -260,6 +260,7 @@ def test_llama_cpp_under_the_grammar_refuses_a_column_or_value_the_table_does_no
                    "SELECT COUNT(*) FROM t; DROP TABLE t", "SELECT * FROM sqlite_master",
                    "SELECT load_extension('x') FROM t", "ATTACH DATABASE 'x.db' AS x",
                    'SELECT "Team" FROM t ORDER BY COUNT(*) DESC LIMIT 1',  # an aggregate's order needs a group
+                   'SELECT SUM("_row") FROM t',  # a sum of line numbers
                    "SELECT COUNT(*) FROM t WHERE"]  # a query cut short
         assert [text for text in allowed if not llama_cpp_lets_write(vocabulary, grammar, text)] == []
         assert [text for text in refused if llama_cpp_lets_write(vocabulary, grammar, text)] == []
@@ -329,6 +330,11 @@ def test_figures_with_a_unit_or_ordinals_are_numbers_and_a_month_is_not():
     assert sql.run_query(table, 'SELECT "Name" FROM t ORDER BY "Height (m)" ASC LIMIT 1')[1] == [("Eibsee",)]
     mixed = sql.table_of([(1, "Name | Length"), (2, "A | 3 km"), (3, "B | 5 mi")])
     assert mixed.columns[1].type == "TEXT"  # two units are no one measure
+    wins = sql.table_of([(1, "Year | Margin"), (2, "2001 | 3 strokes"), (3, "2002 | 1 stroke"), (4, "2003 | 2 strokes")])
+    assert (wins.columns[1].name, wins.columns[1].type) == ("Margin (strokes)", "REAL")  # one unit, singular or plural
+    assert sql.run_query(wins, 'SELECT COUNT(*) FROM t WHERE "Margin (strokes)" >= 2')[1] == [(2,)]
+    years = sql.table_of([(1, "Amt | Dauer"), (2, "A | 5 Jahre"), (3, "B | 1 Jahr")], language="de")
+    assert years.rows == [["A", 5.0], ["B", 1.0]] and years.names[1] == "Dauer (Jahre)"
 
 
 def asked(sheets, question: str, glob: str, *options) -> dict:

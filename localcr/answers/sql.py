@@ -40,7 +40,7 @@ from localcr.answers.tables import split_row
 from localcr.readers import CELL_SEPARATOR, SHEET_KINDS
 from localcr.text import joined_chunks
 
-SQL_VERSION = "sql-2026.12k"  # part of every written query's cache key: bump it when the prompt or grammar changes
+SQL_VERSION = "sql-2026.12l"  # part of every written query's cache key: bump it when the prompt or grammar changes
 SQL_MAX_TOKENS = 160
 MAX_VALUES = 200  # distinct values of a text column the grammar lists; past them it allows any quoted string
 MAX_VALUE_CHARS = 120  # a value longer than this is not listed (the column then allows any quoted string)
@@ -433,18 +433,23 @@ def _reading(cell: str, convention) -> float | None | bool:
     return reading.value
 
 
-_MEASURE = re.compile(r"(?P<figure>[-+−]?\d[\d.,'\u00a0\u202f ]*)\s*(?P<unit>%|°|[^\W\d_]{1,5}\.?)")
+_MEASURE = re.compile(r"(?P<figure>[-+−]?\d[\d.,'\u00a0\u202f ]*)\s*(?P<unit>%|°|[^\W\d_]{1,12}\.?)")
 _ORDINAL = frozenset(("st", "nd", "rd", "th", "e", "er", "re", "ème", "º", "ª"))  # "9th", "2e", "1er", "3º"
 
 
 def _measured(cells: list[str], readings: list, convention, language: str) -> tuple[list, str] | None:
-    """A column of figures with a unit ("113.6 m", "3 years", "12 %") or ordinals ("9th", "2nd") as its figures and
-    the one unit ("" for ordinals), where every cell that is no figure is one with the same unit, the unit is no
-    month ("12 May") and at least half the cells carry it; None otherwise. Ordered by the figure, "109 m" is the
-    least of "109 m" and "113.6 m"; as text it is not, and "which pylon is the least tall?" was answered wrong."""
+    """A column of figures with a unit ("113.6 m", "3 years", "2 strokes", "12 %") or ordinals ("9th", "2nd") as its
+    figures and the one unit as its first cell writes it ("" for ordinals), where every cell that is no figure is
+    one with the same unit (its singular and plural one: the same stem in the document's language, "1 stroke"), the
+    unit is no month ("12 May") and at least half the cells carry it; None otherwise. Ordered by the figure, "109 m"
+    is the least of "109 m" and "113.6 m"; as text it is not, and "which pylon is the least tall?" was answered
+    wrong; compared as text, "won by 3 or more strokes" was a LIKE '%3 strokes%'."""
     from localcr.answers.periods import _month_in
+    from localcr.lexical import _stemmer
 
-    units, out = set(), list(readings)
+    stemmer = _stemmer(language or "en")
+    units: dict[str, str] = {}  # stem: the unit as first written
+    out = list(readings)
     for i, (cell, reading) in enumerate(zip(cells, readings)):
         if reading is not False:
             continue
@@ -455,11 +460,12 @@ def _measured(cells: list[str], readings: list, convention, language: str) -> tu
         value = notation.read(match["figure"].strip(), convention)
         if value is None or _month_in(unit, language or "en"):
             return None
-        units.add("" if unit.lower() in _ORDINAL else unit)
+        unit = "" if unit.lower() in _ORDINAL else unit
+        units.setdefault(stemmer.stemWord(unit.lower()) if stemmer and len(unit) > 2 else unit, unit)
         out[i] = value.value
     if len(units) != 1 or 2 * sum(r is False for r in readings) < sum(bool(c) for c in cells):
         return None
-    return out, units.pop()
+    return out, next(iter(units.values()))
 
 
 def unique_names(header: list[str]) -> list[str]:
@@ -569,8 +575,8 @@ def _sql_string(value: str) -> str:
 
 def sql_grammar(table: SheetTable) -> str:
     """A GBNF grammar for one SELECT over `t`: SELECT [DISTINCT] items FROM t [WHERE cond] [GROUP BY col] [HAVING
-    cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/SUM/AVG/MIN/MAX of a column or
-    of arithmetic between figure columns, two such aggregates added, subtracted or divided (a difference between two
+    cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/MIN/MAX of a column, SUM/AVG/
+    MIN/MAX of arithmetic between figure columns (not `_row`: 'SUM("_row")' was the 1.5B's "total number of goals"), two such aggregates added, subtracted or divided (a difference between two
     rows: MAX - MIN over the two), or such arithmetic between columns (no figure: "SELECT (13 - 6) FROM t" and
     '"Votes" - 143843' were the 1.5B doing the sum itself, from figures it misread); conditions compare a column
     with a value (a text column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with
@@ -588,7 +594,7 @@ def sql_grammar(table: SheetTable) -> str:
         'items ::= item (", " item){0,3}',
         'item ::= aggregate (" " ("+" | "-" | "/") " " aggregate)? | col' + (" | numitem" if real else ""),
         'aggregate ::= "COUNT(*)" | "COUNT(" ("DISTINCT ")? col ")" | ("MIN(" | "MAX(") col ")"'
-        + (' | ("SUM(" | "AVG(" | "MIN(" | "MAX(") numexpr ")"' if real else ""),
+        + (' | ("SUM(" | "AVG(" | "MIN(" | "MAX(") figexpr ")"' if real else ""),
         'where ::= " WHERE " cond',
         'cond ::= pred ((" AND " | " OR ") pred){0,5}',
         'pred ::= "(" cond ")" | col " IS " ("NOT ")? "NULL"' + (" | numpred" if real else "")
@@ -610,6 +616,9 @@ def sql_grammar(table: SheetTable) -> str:
             'numterm ::= numcol | number | "(" numexpr ")"',
             'numpred ::= numexpr " " cmp " " numexpr',
             "numcol ::= " + " | ".join(_gbnf(quoted(name)) for name in [ROW_COLUMN] + [c.name for c in real]),
+            'figexpr ::= figterm (" " ("+" | "-" | "*" | "/") " " figterm){0,3}',
+            'figterm ::= figcol | number | "(" figexpr ")"',
+            "figcol ::= " + " | ".join(_gbnf(quoted(c.name)) for c in real),
         ]
     if dated:
         lines += [
