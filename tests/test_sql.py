@@ -330,7 +330,7 @@ def test_figures_with_a_unit_or_ordinals_are_numbers_and_a_month_is_not():
     assert sql.run_query(table, 'SELECT "Name" FROM t ORDER BY "Height (m)" ASC LIMIT 1')[1] == [("Eibsee",)]
     mixed = sql.table_of([(1, "Name | Length"), (2, "A | 3 km"), (3, "B | 5 mi")])
     assert mixed.columns[1].type == "TEXT"  # two units are no one measure
-    wins = sql.table_of([(1, "Year | Margin"), (2, "2001 | 3 strokes"), (3, "2002 | 1 stroke"), (4, "2003 | 2 strokes")])
+    wins = sql.table_of(lines_of("Year | Margin\n2001 | 3 strokes\n2002 | 1 stroke\n2003 | 2 strokes"))
     assert (wins.columns[1].name, wins.columns[1].type) == ("Margin (strokes)", "REAL")  # one unit, singular or plural
     assert sql.run_query(wins, 'SELECT COUNT(*) FROM t WHERE "Margin (strokes)" >= 2')[1] == [(2,)]
     years = sql.table_of([(1, "Amt | Dauer"), (2, "A | 5 Jahre"), (3, "B | 1 Jahr")], language="de")

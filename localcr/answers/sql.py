@@ -576,8 +576,9 @@ def _sql_string(value: str) -> str:
 def sql_grammar(table: SheetTable) -> str:
     """A GBNF grammar for one SELECT over `t`: SELECT [DISTINCT] items FROM t [WHERE cond] [GROUP BY col] [HAVING
     cond] [ORDER BY expr [ASC|DESC]] [LIMIT n]. Items are columns, COUNT(*), COUNT/MIN/MAX of a column, SUM/AVG/
-    MIN/MAX of arithmetic between figure columns (not `_row`: 'SUM("_row")' was the 1.5B's "total number of goals"), two such aggregates added, subtracted or divided (a difference between two
-    rows: MAX - MIN over the two), or such arithmetic between columns (no figure: "SELECT (13 - 6) FROM t" and
+    MIN/MAX of arithmetic between figure columns (not `_row`: 'SUM("_row")' was the 1.5B's "total number of
+    goals"), two such aggregates added, subtracted or divided (a difference between two rows: MAX - MIN over the
+    two), or such arithmetic between columns (no figure: "SELECT (13 - 6) FROM t" and
     '"Votes" - 143843' were the 1.5B doing the sum itself, from figures it misread); conditions compare a column
     with a value (a text column with one of its own values, quoted as SQL quotes it, up to MAX_VALUES of them; with
     more, any quoted string; a DATE column with a date, 'YYYY[-MM[-DD]]', by any comparison), LIKE, IS [NOT] NULL,
@@ -686,8 +687,11 @@ def ran(table: SheetTable, written: str, question: str = "", language: str = "")
     return sql, [] if why else result, why
 
 
-_DIFFERENCE = re.compile(r'SELECT (?:(?P<column>"(?:[^"]|"")+") - (?P=column)'
-                         r'|(?P<first>SUM|AVG|MIN|MAX|COUNT)\((?P<of>.+)\) - (?P<second>SUM|AVG|MIN|MAX|COUNT)\((?P=of)\))')
+_QUOTED_NAME = r'"(?:[^"]|"")+"'  # a column's name as a query quotes it
+# a difference of a figure with itself: a column less itself, or an aggregate less one of the same expression
+_DIFFERENCE = re.compile(rf'SELECT (?:(?P<column>{_QUOTED_NAME}) - (?P=column)'
+                         r'|(?P<first>SUM|AVG|MIN|MAX|COUNT)\((?P<of>.+)\)'
+                         r' - (?P<second>SUM|AVG|MIN|MAX|COUNT)\((?P=of)\))')
 
 
 def self_difference(table: SheetTable, sql: str) -> str:
@@ -777,11 +781,11 @@ def between_rows(sql: str) -> str:
     a WHERE joins with OR ('SELECT "Trains" - "Trains" FROM t WHERE "Depot" = 'Kiel' OR "Depot" = 'Bonn''), mended
     to the larger less the smaller (MAX - MIN); any other query as it is."""
     parts = clauses(sql)
-    same = re.fullmatch(r'SELECT (?:("(?:[^"]|"")+") - \1|(SUM|MAX|MIN|AVG)\(("(?:[^"]|"")+")\) - \2\(\3\))',
-                        parts["select"])
-    if not same or " OR " not in parts.get("WHERE", "") or "GROUP BY" in parts:
+    same = _DIFFERENCE.fullmatch(parts["select"])
+    column = same and (same["column"] or same["first"] == same["second"] != "COUNT"
+                       and re.fullmatch(_QUOTED_NAME, same["of"]) and same["of"])
+    if not column or " OR " not in parts.get("WHERE", "") or "GROUP BY" in parts:
         return sql
-    column = same[1] or same[3]
     return sql.replace(parts["select"], f"SELECT MAX({column}) - MIN({column})", 1)
 
 
