@@ -134,6 +134,7 @@ def test_each_sheet_is_stored_as_the_typed_table_table_of_builds_with_its_catalo
     assert kept == [(2, 2, "1.234,5"), (3, 2, "987,25"), (5, 2, "n/a")]
     north = "SELECT COUNT(*) FROM t WHERE \"Region\" = 'NORD'"
     assert sql.run_query(stored, north)[1] == sql.run_query(rebuilt(reader, "docs/filialen.xlsx", hit), north)[1] == [(1,)]
+    assert sql.ran(stored, "SELECT \"Filiale\" FROM t WHERE \"Region\" = 'SÜD'")[1] == [("Ulm",)]  # beyond ASCII
     assert reader.sheet("docs/filialen.xlsx", (0, 10)) is None  # the notes sheet holds no table
     assert reader.sheet("docs/filialen.xlsx") is None and rebuilt(reader, "docs/filialen.xlsx") is None
     assert reader.sheet("docs/notes.md") is None and reader.sheet("docs/nothing.csv") is None

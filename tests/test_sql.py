@@ -422,6 +422,21 @@ def test_a_figure_less_itself_and_the_value_a_question_asks_from_are_no_answers(
     assert tried.endswith("-- That query answered with 'Kfar Yona', which the question names. Write another one.\nSQL:")
 
 
+def test_text_beyond_ascii_compares_without_case_as_ascii_does():
+    """SQLite's NOCASE folds A-Z alone: "ÉTATS-UNIS" missed "États-Unis" and LIKE '%égy%' missed "Égypte"."""
+    players = sql.table_of(lines_of("Joueur | Pays\nAda | États-Unis\nBea | états-unis\nCleo | Égypte\nDora | Canada\n"
+                                    "Emil | ＡＢＣ"), language="fr")
+    run, result, why = sql.ran(players, 'SELECT COUNT(*) FROM t WHERE "Pays" = \'ÉTATS-UNIS\'')
+    assert (run, result, why) == ('SELECT COUNT(*) FROM t WHERE folded("Pays") = \'états-unis\'', [(2,)], "")
+    assert sql.behind_rows(players, run, result) == ([2, 3], "counted over")
+    assert sql.ran(players, 'SELECT "Joueur" FROM t WHERE "Pays" LIKE \'%ÉGY%\'')[1] == [("Cleo",)]
+    assert sql.ran(players, 'SELECT COUNT(*) FROM t WHERE "Pays" NOT LIKE \'%ÉTATS%\'')[1] == [(3,)]
+    assert sql.ran(players, 'SELECT "Joueur" FROM t WHERE "Pays" = \'ａｂｃ\'')[1] == [("Emil",)]  # full width
+    ascii_only = 'SELECT COUNT(*) FROM t WHERE "Pays" = \'CANADA\' OR "Joueur" = \'Ada\''
+    assert sql.ran(players, ascii_only)[:2] == (ascii_only, [(2,)])  # NOCASE, a million rows in milliseconds
+    assert sql.folded("STRASSE") == sql.folded("Straße") and sql.folded(3.0) == 3.0
+
+
 def test_the_model_is_shown_the_rows_holding_the_values_a_question_names_among_the_first():
     drivers = "Pos | Driver | Team\n" + "\n".join(f"{n} | Driver {n} | Team {n % 4}" for n in range(1, 30))
     table = sql.table_of(lines_of(drivers.replace("Driver 17", "Giancarlo Fisichella")))
