@@ -209,6 +209,31 @@ def test_only_a_table_with_a_row_the_question_names_is_evidence_for_computing():
     assert not compute.named_tables("What was the average temperature in Oslo in 2019?", tables)
 
 
+def test_a_row_named_apart_by_the_date_it_is_grouped_under_is_named_by_its_own_label():
+    # A note's table whose periods are label-only rows: its two "Total" rows are named apart by their dates, and a
+    # question naming "total" and the column (not the month) names the table; in German too.
+    text = """|  | Gross | Net |
+|---|---|---|
+| December 31, 2019 |  |  |
+| Transaction related | $12,863 | $12,625 |
+| Total | $19,731 | $19,493 |
+| December 31, 2018 |  |  |
+| Transaction related | $14,704 | $14,536 |
+| Total | $15,568 | $15,400 |
+"""
+    [table] = tables_in(text)
+    assert [label for label, _ in table.rows][2] == "December 31, 2018: Transaction related"
+    assert compute.own_labels(table) == ["Transaction related", "Total"] * 2
+    assert compute.named_tables("How many years did the total net amount exceed $15,000?", [(table, [])])
+    [german] = tables_in(text.replace("December 31, 2019", "31. Dezember 2019").replace("December 31, 2018",
+                                                                                          "31. Dezember 2018"),
+                         language="de")
+    assert compute.own_labels(german) == ["Transaction related", "Total"] * 2
+    grouped = text.replace("December 31, 2019", "Current").replace("December 31, 2018", "Deferred")
+    [by_kind] = tables_in(grouped)  # a group that is no period stays part of the name
+    assert compute.own_labels(by_kind)[0] == "Current: Transaction related"
+
+
 def figures_of(result):
     return [route.Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent) for o in result.operands]
 

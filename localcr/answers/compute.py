@@ -133,7 +133,7 @@ def _with_head(index, hit) -> list:
 
 def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[Table, list]]:
     """The tables with a row the question names (MIN_ROW_MATCH of the row label's terms in the question, or
-    MIN_SHARED_TERMS of them; years are no name), or a column it names where the rows are periods (a five-year
+    MIN_SHARED_TERMS of them; years and the periods rows are grouped by are no name), or a column it names where the rows are periods (a five-year
     summary: "2023" heads a row, "Revenue" a column): the evidence that computing can answer it."""
     from localcr.lexical import tokenize
 
@@ -146,8 +146,16 @@ def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[
         return bool(shared) and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS)
 
     return [(table, chunks) for table, chunks in tables
-            if any(named(label) for label, _ in table.rows)
+            if any(named(label) for label in own_labels(table))
             or (any(years_of_label(label) for label, _ in table.rows) and any(named(c) for c in table.columns))]
+
+
+def own_labels(table: Table) -> list[str]:
+    """Each row's label without the period of the group it was named apart by: "Total" of "December 31, 2019:
+    Total", whose date is no more a name than a year is (the question says "in 2019", or "how many years")."""
+    groups = table.groups or [""] * len(table.rows)
+    return [label.removeprefix(f"{group}: ") if group and period_key(group) else label
+            for (label, _), group in zip(table.rows, groups)]
 
 
 def years_of_label(label: str) -> bool:
