@@ -49,7 +49,7 @@ from localcr.answers import sql
 from localcr.readers import SHEET_KINDS
 from localcr.store import SEGMENTS, TABLES, _open_store, _store_rows
 
-TABLES_VERSION = 7  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
+TABLES_VERSION = 8  # in every table's digest: bump it when table_of types sheets otherwise (no older table is copied)
 CATALOG_SCHEMA = """
     CREATE TABLE catalog (doc_id TEXT, position INTEGER, sheet TEXT, start INTEGER, end INTEGER, lines INTEGER,
                           name TEXT, columns TEXT, decimal TEXT, rows INTEGER, path TEXT, kind TEXT, language TEXT,
@@ -122,7 +122,8 @@ def write_tables(path: Path, docs: list, chunks_by_doc: dict[str, list], donors:
                          "values": None}
                 if table is not None:
                     entry.update(name=next(names), decimal=table.decimal, rows=len(table.rows),
-                                 columns=json.dumps([[c.name, c.type] for c in table.columns], ensure_ascii=False),
+                                 columns=json.dumps([[c.name, c.type, c.unit, c.unit_of_one] for c in table.columns],
+                                                    ensure_ascii=False),
                                  values=json.dumps(_text_values(table, sql.MAX_VALUES + 1), ensure_ascii=False))
                     _write_table(db, entry["name"], table)
                 db.execute(_insert(), [entry[c] for c in CATALOG_COLUMNS])
@@ -193,7 +194,7 @@ def _catalog_columns() -> str:
 
 
 def _columns_sql(columns: list[list[str]]) -> str:
-    return ", ".join([f'"{ROW}" INTEGER PRIMARY KEY'] + [sql.column_definition(name, kind) for name, kind in columns])
+    return ", ".join([f'"{ROW}" INTEGER PRIMARY KEY'] + [sql.column_definition(name, kind) for name, kind, *_ in columns])
 
 
 def _write_table(db: sqlite3.Connection, name: str, table) -> None:
@@ -263,7 +264,7 @@ class SheetTables:
         if chosen["name"] is None:
             return None
         stored = StoredTable(self.path, chosen["name"], chosen["rows"], json.loads(chosen["values"] or "null"))
-        columns = [sql.Column(name, kind) for name, kind in json.loads(chosen["columns"])]
+        columns = [sql.Column(*column) for column in json.loads(chosen["columns"])]
         table = sql.SheetTable(doc_id, chosen["path"], chosen["kind"], chosen["sheet"], columns, [], [], [],
                                chosen["decimal"] or ".", stored=stored)
         table.rows, table.lines, table.cells = (StoredRows(table, what) for what in ("rows", "lines", "cells"))

@@ -113,7 +113,7 @@ def test_each_sheet_is_stored_as_the_typed_table_table_of_builds_with_its_catalo
     assert list(prices.rows) == rebuilt(reader, "docs/prices.csv").rows
     (csv_entry,) = catalog(reader, "docs/prices.csv")
     assert (csv_entry["sheet"], csv_entry["rows"], csv_entry["decimal"], json.loads(csv_entry["columns"])) == \
-        ("", 5, ".", [["Item", "TEXT"], ["Note", "TEXT"], ["Price", "REAL"]])
+        ("", 5, ".", [["Item", "TEXT", "", ""], ["Note", "TEXT", "", ""], ["Price", "REAL", "", ""]])
 
     notes, branches = catalog(reader, "docs/filialen.xlsx")
     assert (notes["sheet"], notes["name"], branches["sheet"], branches["decimal"]) == ("Hinweise", None, "Filialen", ",")
@@ -123,6 +123,7 @@ def test_each_sheet_is_stored_as_the_typed_table_table_of_builds_with_its_catalo
     stored = reader.sheet("docs/filialen.xlsx", hit)  # a hit's span picks its worksheet
     assert (stored.sheet, stored.names, [c.type for c in stored.columns]) == \
         ("Filialen", ["Filiale", "Region", "Umsatz"], ["TEXT", "TEXT", "REAL"])
+    assert stored.columns == rebuilt(reader, "docs/filialen.xlsx", hit).columns  # units and all
     assert list(stored.rows) == [["Kiel", "Nord", 1234.5], ["Bonn", "West", 987.25], ["Ulm", "Süd", 12.0],
                                  ["Jena", "Ost", None]]
     assert stored.lines == [2, 3, 4, 5] and stored.lines == rebuilt(reader, "docs/filialen.xlsx", hit).lines

@@ -337,6 +337,23 @@ def test_figures_with_a_unit_or_ordinals_are_numbers_and_a_month_is_not():
     assert years.rows == [["A", 5.0], ["B", 1.0]] and years.names[1] == "Dauer (Jahre)"
 
 
+def test_a_figure_computed_from_measures_of_one_unit_is_said_in_that_unit():
+    wins = sql.table_of(lines_of("Year | Margin | Share | Height\n2001 | 1 stroke | 12 % | 3 m\n2002 | 3 strokes | 10 % | 5 m\n"
+                                 "2003 | 2 strokes | 11 % | 4 m"))
+    assert [(c.unit, c.unit_of_one) for c in wins.columns[1:]] == [("strokes", "stroke"), ("", ""), ("m", "")]
+
+    def unit(select: str, value) -> str:
+        return sql.result_unit(wins, f"SELECT {select} FROM t", [(value,)])
+
+    margin = '"Margin (strokes)"'
+    assert unit(f"MAX({margin}) - MIN({margin})", 2.0) == "strokes" and unit(f"SUM({margin})", 1.0) == "stroke"
+    assert unit('ROUND(AVG("Height (m)"), 1)', 4.0) == "m" and unit('AVG("Share")', 11.0) == ""  # a percentage is a figure
+    assert unit("COUNT(*)", 3) == "" and unit(f"COUNT({margin})", 3) == ""  # a count is of rows
+    assert unit(f"{margin}", 3.0) == ""  # a cell selected is shown as written, its unit in it
+    assert unit(f'SUM({margin}) / SUM("Height (m)")', 0.5) == "" and unit(f'{margin} + "Height (m)"', 4.0) == ""
+    assert unit('MAX("Year")', 2003.0) == "" and sql.result_unit(wins, f"SELECT {margin} FROM t", [(1.0,), (3.0,)]) == ""
+
+
 def asked(sheets, question: str, glob: str, *options) -> dict:
     """`localcr ask --json` kept to one file, as a user asks (its JSON after what it says on stderr)."""
     out = run("ask", question, "--index", sheets["index"], "--glob", glob, "--json", *options)

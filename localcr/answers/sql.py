@@ -103,6 +103,8 @@ class QueryError(Exception):
 class Column:
     name: str  # unique within the table, no double quote in it
     type: str  # "REAL", "TEXT" or "DATE" (ISO 8601 text: `_dates`)
+    unit: str = ""  # of a REAL column of measures ("2 strokes"), as written beside a figure other than one (`_measured`)
+    unit_of_one: str = ""  # as written beside a figure of one ("1 stroke"), where a cell is one
 
 
 @dataclass
@@ -348,12 +350,13 @@ def table_of(lines: list[tuple[int, str]], *, doc_id: str = "", path: str = "", 
         by_column, readings_of = [c[:-1] for c in by_column], [r[:-1] for r in readings_of]
     columns, values = [], []
     for name, column, readings in zip(names, by_column, readings_of):
+        unit = unit_of_one = ""
         if any(r is False for r in readings) and (measured := _measured(column, readings, convention, language)):
-            readings, unit = measured
+            readings, unit, unit_of_one = measured
             name = name if not unit or unit.lower() in name.lower() else f"{name} ({unit})"
         numeric = all(r is not False for r in readings) and any(r is not None for r in readings)
         dates = None if numeric else _dates(column, language)
-        columns.append(Column(name, "REAL" if numeric else "DATE" if dates else "TEXT"))
+        columns.append(Column(name, "REAL" if numeric else "DATE" if dates else "TEXT", unit, unit_of_one))
         if numeric or dates:
             values.append(readings if numeric else dates)
         else:
@@ -439,9 +442,10 @@ _MEASURE = re.compile(r"(?P<figure>[-+−]?\d[\d.,'\u00a0\u202f ]*)\s*(?P<unit>%
 _ORDINAL = frozenset(("st", "nd", "rd", "th", "e", "er", "re", "ème", "º", "ª"))  # "9th", "2e", "1er", "3º"
 
 
-def _measured(cells: list[str], readings: list, convention, language: str) -> tuple[list, str] | None:
+def _measured(cells: list[str], readings: list, convention, language: str) -> tuple[list, str, str] | None:
     """A column of figures with a unit ("113.6 m", "3 years", "2 strokes", "12 %") or ordinals ("9th", "2nd") as its
-    figures and the one unit as its first cell writes it ("" for ordinals), where every cell that is no figure is
+    figures, the one unit as written beside a figure other than one ("strokes"; else beside one) and as written
+    beside one ("stroke", "" where no cell is one) ("" both for ordinals), where every cell that is no figure is
     one with the same unit (its singular and plural one: the same stem in the document's language, "1 stroke"), the
     unit is no month ("12 May") and at least half the cells carry it; None otherwise. Ordered by the figure, "109 m"
     is the least of "109 m" and "113.6 m"; as text it is not, and "which pylon is the least tall?" was answered
@@ -451,6 +455,7 @@ def _measured(cells: list[str], readings: list, convention, language: str) -> tu
 
     stemmer = _stemmer(language or "en")
     units: dict[str, str] = {}  # stem: the unit as first written
+    beside_one, beside_other = "", ""
     out = list(readings)
     for i, (cell, reading) in enumerate(zip(cells, readings)):
         if reading is not False:
@@ -464,10 +469,14 @@ def _measured(cells: list[str], readings: list, convention, language: str) -> tu
             return None
         unit = "" if unit.lower() in _ORDINAL else unit
         units.setdefault(stemmer.stemWord(unit.lower()) if stemmer and len(unit) > 2 else unit, unit)
+        if value.value == 1:
+            beside_one = beside_one or unit
+        else:
+            beside_other = beside_other or unit
         out[i] = value.value
     if len(units) != 1 or 2 * sum(r is False for r in readings) < sum(bool(c) for c in cells):
         return None
-    return out, next(iter(units.values()))
+    return out, beside_other or beside_one, beside_one
 
 
 def unique_names(header: list[str]) -> list[str]:
@@ -936,6 +945,22 @@ def result_shown(rows: list[tuple], decimal: str = ".") -> str:
     return "; ".join(shown) + more
 
 
+def result_unit(table: SheetTable, sql: str, result: list[tuple]) -> str:
+    """The unit a one-figure result is in, as a cell of that figure writes it ("strokes", "stroke" for 1): that of
+    the columns it is computed from where they share one ('MAX("Margin") - MIN("Margin")' over "2 strokes" cells is
+    2 strokes, as a reader of the sheet says it); none for a count, a product or a ratio, which change the unit."""
+    if len(result) != 1 or len(result[0]) != 1 or not isinstance(result[0][0], (int, float)):
+        return ""
+    select = clauses(sql)["select"].removeprefix("SELECT ").removeprefix("DISTINCT ")
+    if re.search(r"COUNT\(|[*/]", select) or re.fullmatch(_QUOTED_NAME, select):  # a column's cell says its unit
+        return ""
+    named = set(re.findall(_QUOTED_NAME, select))
+    units = {(c.unit, c.unit_of_one) for c in table.columns if quoted(c.name) in named}
+    if len(units) != 1 or not (unit := next(iter(units)))[0]:
+        return ""
+    return unit[1] if result[0][0] == 1 and unit[1] else unit[0]
+
+
 def _lines_said(lines: list[int]) -> str:
     shown = [str(n) for n in lines[:MAX_LISTED]]
     text = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
@@ -1037,8 +1062,9 @@ def sql_answer(index, question: str, hits: list, runner, *, model_name: str, fre
     count = len(table.rows)
     at = {line: i for i, line in enumerate(table.lines)} if lines else {}  # every line read once: a stored sheet's too
     shown = as_written(table, sql, result, lines, at) if how == "selected from" else result
-    sentences = [Sentence(f"{result_shown(shown, table.decimal)}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.",
-                          [1], True)]
+    unit = result_unit(table, sql, result)
+    said = result_shown(shown, table.decimal) + (f" {unit}" if unit else "")
+    sentences = [Sentence(f"{said}, {how} {count} row{'s' * (count != 1)} of the {where} by: {sql}.", [1], True)]
     if lines:
         firsts = [table.cells[at[line]][0] for line in lines[:MAX_LISTED] if line in at]
         named = f": {'; '.join(firsts)}" if firsts and any(firsts) else ""
