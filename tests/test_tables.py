@@ -234,6 +234,28 @@ def test_a_row_named_apart_by_the_date_it_is_grouped_under_is_named_by_its_own_l
     assert compute.own_labels(by_kind)[0] == "Current: Transaction related"
 
 
+def test_a_count_over_rows_that_names_none_of_them_is_planned_over_the_tables_with_its_period_as_a_column():
+    # "How many segments in 2018 were below $100 million?" names no row: the rows are what it counts. The tables
+    # whose column is a period it names may be counted (route.counted_tables); only a plan that counts is kept.
+    text = """|  | 2019 (1) | 2018 | 2017 (2) |
+|---|---|---|---|
+| Impairment charges | $94.2 | $394.0 | $211.4 |
+| Net losses on sales or disposals of assets | 45.1 | 85.6 | 32.8 |
+| Other operating expenses | 27.0 | 33.7 | 11.8 |
+"""
+    [table] = tables_in(text)
+    question = "How many expenses segments in 2018 were below $100 million?"
+    assert not compute.named_tables(question, [(table, [])])
+    assert route.counted_tables(question, [(table, [])]) == [(table, [])]
+    assert route.counted_tables("Wie viele Segmente lagen 2018 unter 100 Mio. €?", [(table, [])])
+    assert not route.counted_tables("How many segments were below $100 million in 2021?", [(table, [])])
+    assert not route.counted_tables("How many segments were below $100 million?", [(table, [])])
+    assert compute.is_tally('(cell("Impairment charges", "2018") < 100) + (cell("Other operating expenses", "2018") < 100)')
+    assert compute.is_tally('(cell("Impairment charges", "2018") >= 100.5)')
+    assert not compute.is_tally('cell("Impairment charges", "2018") - cell("Other operating expenses", "2018")')
+    assert not compute.is_tally('(cell("Impairment charges", "2018") < 100) * 2')
+
+
 def figures_of(result):
     return [route.Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent) for o in result.operands]
 

@@ -332,6 +332,11 @@ _TEST = re.compile(r'\((cell\("[^"]*", "[^"]*"\)) (<=|>=|<|>) (-?[0-9.]+)\)')
 _ASKED_FIGURE = re.compile(r"(?<![\w.,])[$€£¥]?\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d,.]*\d)")
 
 
+def is_tally(formula: str) -> bool:
+    """Whether a plan is a count: comparisons of cells with a value, added up ("(cell(...) > 1100) + ...")."""
+    return re.fullmatch(rf"{_TEST.pattern}(?: \+ {_TEST.pattern})*", formula) is not None
+
+
 def tally_in_units(formula: str, cells: dict[tuple[str, str], Operand], question: str) -> str:
     """A count plan with the value it compares with in the table's units, worked out in Python where the question
     states its figure with a scale: "exceed $5 million" over a table in thousands is 5000 (the 1.5B wrote 500000,
