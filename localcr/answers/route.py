@@ -197,8 +197,9 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
 
 def table_plan(index, question: str, hits: list, llm, *, fresh: bool = False) -> tuple[str, dict]:
     """The plan over the hits' tables, as the route makes it, and the cells it may name: ("", {}) where no table
-    names the question's row or the model finds no arithmetic needed (no plan then). llm: the answerer, whose
-    model loads only when a decision or a plan is not cached."""
+    names the question's row or the model finds no arithmetic needed (no plan then); where none names a row, a
+    count over the rows of a period column it names (`counted_tables`, `count_margin`), its plan kept only if it
+    counts. llm: the answerer, whose model loads only when a decision or a plan is not cached."""
     tables = compute.sources_tables(index, hits)
     named = compute.named_tables(question, tables)
     counting = not named  # a count over rows names none of them ("How many segments in 2018 were below $100M?")
