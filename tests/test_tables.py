@@ -250,7 +250,8 @@ def test_a_count_over_rows_that_names_none_of_them_is_planned_over_the_tables_wi
     assert route.counted_tables("Wie viele Segmente lagen 2018 unter 100 Mio. €?", [(table, [])])
     assert not route.counted_tables("How many segments were below $100 million in 2021?", [(table, [])])
     assert not route.counted_tables("How many segments were below $100 million?", [(table, [])])
-    assert compute.is_tally('(cell("Impairment charges", "2018") < 100) + (cell("Other operating expenses", "2018") < 100)')
+    assert compute.is_tally('(cell("Impairment charges", "2018") < 100) + '
+                            '(cell("Other operating expenses", "2018") < 100)')
     assert compute.is_tally('(cell("Impairment charges", "2018") >= 100.5)')
     assert not compute.is_tally('cell("Impairment charges", "2018") - cell("Other operating expenses", "2018")')
     assert not compute.is_tally('(cell("Impairment charges", "2018") < 100) * 2')
