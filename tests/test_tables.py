@@ -257,6 +257,25 @@ def test_a_count_over_rows_that_names_none_of_them_is_planned_over_the_tables_wi
     assert not compute.is_tally('(cell("Impairment charges", "2018") < 100) * 2')
 
 
+def test_the_count_decision_and_the_route_s_share_a_prompt_but_not_a_cache_entry():
+    # One prompt, its kept state shared, serves two decisions (any computed kind; "count" alone): each margin is
+    # cached under its own key, so a cached route decision is never read as a count's (a cached decision loads no
+    # model, so a stand-in for one whose fingerprint names it is enough here).
+    from localcr.cache import key, open_cache
+
+    llm = SimpleNamespace(spec=SimpleNamespace(fingerprint=lambda: "a model's fingerprint"))
+    named = [(tables_in("|  | 2018 |\n|---|---|\n| Revenue | 5 |\n")[0], [])]
+    question = "How many segments in 2018 were below $100 million?"
+    message = route._kind_message(question, named)
+    with open_cache("answers") as cache:
+        cache.set(key("route", "a model's fingerprint", route.ROUTE_VERSION, route._ROUTE_INSTRUCTION, message), 1.5,
+                  "route")
+        cache.set(key("route", "a model's fingerprint", route.ROUTE_VERSION, route._ROUTE_INSTRUCTION, message,
+                      "count"), -2.0, "route")
+    assert route.arithmetic_margin(llm, question, named) == 1.5
+    assert route.count_margin(llm, question, named) == -2.0
+
+
 def figures_of(result):
     return [route.Figure(o.cell.shown, o.hit, o.cell.years, o.cell.percent) for o in result.operands]
 
