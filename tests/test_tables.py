@@ -259,7 +259,7 @@ def test_a_count_over_rows_that_names_none_of_them_is_planned_over_the_tables_wi
 
 def test_the_count_decision_and_the_route_s_share_a_prompt_but_not_a_cache_entry():
     # One prompt, its kept state shared, serves two decisions (any computed kind; "count" alone): each margin is
-    # cached under its own key, so a cached route decision is never read as a count's (a cached decision loads no
+    # cached under its own key (the kinds it weighs), so a cached route decision is never read as a count's (a cached decision loads no
     # model, so a stand-in for one whose fingerprint names it is enough here).
     from localcr.cache import key, open_cache
 
@@ -268,8 +268,8 @@ def test_the_count_decision_and_the_route_s_share_a_prompt_but_not_a_cache_entry
     question = "How many segments in 2018 were below $100 million?"
     message = route._kind_message(question, named)
     with open_cache("answers") as cache:
-        cache.set(key("route", "a model's fingerprint", route.ROUTE_VERSION, route._ROUTE_INSTRUCTION, message), 1.5,
-                  "route")
+        cache.set(key("route", "a model's fingerprint", route.ROUTE_VERSION, route._ROUTE_INSTRUCTION, message,
+                      *sorted(route.COMPUTED_KINDS)), 1.5, "route")
         cache.set(key("route", "a model's fingerprint", route.ROUTE_VERSION, route._ROUTE_INSTRUCTION, message,
                       "count"), -2.0, "route")
     assert route.arithmetic_margin(llm, question, named) == 1.5

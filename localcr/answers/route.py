@@ -324,8 +324,10 @@ def counted_tables(question: str, tables: list) -> list:
     """The tables with a column that is a period the question names ("2018"; "2019 (1)"): where it names no row,
     the rows a count over one period may count ("How many expenses segments in 2018 were below $100 million?")."""
     years = asked_years(question)
+    if not years:
+        return []
     return [(table, chunks) for table, chunks in tables
-            if years and any((key := period_key(column)) and key[0] in years for column in table.columns)]
+            if any((key := period_key(column)) and key[0] in years for column in table.columns)]
 
 
 def count_margin(llm, question: str, tables: list, *, fresh: bool = False) -> float:
@@ -335,7 +337,7 @@ def count_margin(llm, question: str, tables: list, *, fresh: bool = False) -> fl
     antidilutive shares were excluded ...?", a figure the text states), whose plans `table_plan` keeps only if they
     count; of the ordinary, XQuAD-en and world-tables questions it gates 20, none above 0."""
     return _kind_margin(llm, "route", ROUTE_VERSION, _ROUTE_INSTRUCTION, _ROUTE_SYSTEM,
-                        _kind_message(question, tables), KINDS, frozenset({"count"}), fresh=fresh, margin_of="count")
+                        _kind_message(question, tables), KINDS, frozenset({"count"}), fresh=fresh)
 
 
 def needs_arithmetic(llm, question: str, named: list, *, fresh: bool = False) -> bool:
@@ -363,13 +365,13 @@ def _kind_message(question: str, tables: list) -> str:
 
 
 def _kind_margin(llm, purpose: str, version: str, instruction: str, system: str, message: str, kinds: tuple,
-                 worked: frozenset, *, fresh: bool = False, margin_of: str = "") -> float:
+                 worked: frozenset, *, fresh: bool = False) -> float:
     """The log-probability of the likeliest kind in `worked` less that of the likeliest other, as the model's first
-    word after the kept instruction and the message; cached by model, prompt and message (and `margin_of`, naming
-    `worked` where one prompt and its kept state serve a second decision), the model loaded only on a miss."""
+    word after the kept instruction and the message; cached by model, prompt, message and `worked` (one prompt and
+    its kept state serve the route's decision and the count's), the model loaded only on a miss."""
     from localcr.cache import key, open_cache
 
-    entry_key = key(purpose, llm.spec.fingerprint(), version, instruction, message, *filter(None, [margin_of]))
+    entry_key = key(purpose, llm.spec.fingerprint(), version, instruction, message, *sorted(worked))
     with open_cache("answers") as cache:
         margin = None if fresh else cache.get(entry_key)
     if not isinstance(margin, float):
