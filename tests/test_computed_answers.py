@@ -34,6 +34,32 @@ GROUP = """# Nordlys Group plc consolidated statement of profit or loss
 | Operating profit | 93.8 | 16.6 |
 """
 REGIONS = "Region,Sales,Costs\nNorth,120,90\nSouth,80,50\n"
+FUNDS = """# Harbour Pension Plan
+
+Plan assets at fair value:
+
+|  | 2019 | 2018 |
+|---|---|---|
+| Equity securities |  |  |
+| Canadian | 1,017 | 844 |
+| Foreign | 4,534 | 3,770 |
+| Alternative investments |  |  |
+| Private equities | 2,119 | 1,804 |
+| Hedge funds | 1,001 | 1,014 |
+| Real estate | 948 | 758 |
+| Total | 9,619 | 8,190 |
+"""
+KOSTEN = """# Stadtwerke Nordheim: Jahresbericht 2023
+
+Die Betriebskosten setzten sich wie folgt zusammen (in Tausend Euro):
+
+| Posten | 2023 | 2022 |
+|---|---|---|
+| Personal | 1.204,5 | 1.100,0 |
+| Miete | 300,5 | 290,0 |
+| Reisen | 95,0 | 80,0 |
+| Betriebskosten gesamt | 1.600,0 | 1.470,0 |
+"""
 WEATHER = """# Oslo weather note
 
 The average temperature in Oslo in 2019 was 6.8 °C, warmer than the 6.1 °C of 2018. Snow lay for 41 days.
@@ -47,6 +73,7 @@ def corpus(tmp_path_factory):
     docs = root / "docs"
     docs.mkdir()
     for name, text in (("segments.md", SEGMENTS), ("group.md", GROUP), ("regions.csv", REGIONS),
+                       ("funds.md", FUNDS), ("kosten.md", KOSTEN),
                        ("weather.md", WEATHER)):
         (docs / name).write_text(text)
     run("index", docs, "--index", root / "index", "--contexts", "structural", "-q")
@@ -117,3 +144,19 @@ def test_no_compute_has_the_reader_answer_on_the_command_line(corpus, index, ans
     answer = json.loads(run("ask", PERCENTAGE_CHANGE, "--index", corpus / "index", "--glob", "*segments.md",
                             "--no-compute", "--json"))
     assert "computed" not in answer["note"] and answer["answer"], answer
+
+
+@pytest.mark.parametrize("question, glob, counted", [
+    ("How many components are there under alternative investments?", "*funds.md",
+     "3: Private equities, Hedge funds and Real estate, the rows under Alternative investments [1]."),
+    ("Aus wie vielen Posten setzen sich die Betriebskosten gesamt zusammen?", "*kosten.md",
+     "3: Personal, Miete and Reisen, the rows under Betriebskosten gesamt [1]."),
+])
+def test_how_many_rows_a_heading_or_a_total_holds_is_counted_and_each_named(index, answerer, question, glob, counted):
+    answer = index.ask(question, answerer=answerer, glob=glob)
+    assert answer.text == counted and answer.note.startswith("counted in Python"), answer.to_dict()
+
+
+def test_a_total_s_own_figure_is_no_count_of_its_rows(index, answerer):
+    answer = index.ask("What were the total plan assets in 2019?", answerer=answerer, glob="*funds.md")
+    assert "counted in Python" not in answer.note and "9,619" in answer.text, answer.to_dict()

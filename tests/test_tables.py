@@ -616,3 +616,45 @@ def test_over_a_table_of_no_stated_scale_a_count_plan_compares_with_the_question
     plan = '(cell("Automotive", "2019") > 5500000) + (cell("Automotive", "2018") > 5500000)'
     assert compute.tally_in_units(plan, cells, "How many years did Automotive exceed $5,500 thousand?") == \
         plan.replace("5500000", "5500")
+
+
+INVESTMENTS = """|  | 2019 | 2018 |
+|---|---|---|
+| Equity securities |  |  |
+| Canadian | 1,017 | 844 |
+| Foreign | 4,534 | 3,770 |
+| Alternative investments |  |  |
+| Private equities | 2,119 | 1,804 |
+| Hedge funds | 1,001 | 1,014 |
+| Real estate | 948 | 758 |
+| Total | 9,619 | 8,190 |
+"""
+
+
+def test_a_table_s_headings_and_totals_hold_the_rows_they_head_or_add_up():
+    [table] = tables_in(INVESTMENTS)
+    assert table.parts() == {"Total": ["Canadian", "Foreign", "Private equities", "Hedge funds", "Real estate"],
+                             "Equity securities": ["Canadian", "Foreign"],
+                             "Alternative investments": ["Private equities", "Hedge funds", "Real estate"]}
+    question = "How many components are there under alternative investments?"
+    assert route.named_part(question, [(table, [])])[:2] == ("Alternative investments",
+                                                              ["Private equities", "Hedge funds", "Real estate"])
+    assert route.named_part("What were foreign equity securities in 2019?", [(table, [])])[0] == "Equity securities"
+    assert route.named_part("What was revenue in 2019?", [(table, [])]) is None
+    [cut] = tables_in(INVESTMENTS.split("| Total")[0])  # a chunk that ends inside a group: its rows may go on
+    assert cut.parts() == {"Equity securities": ["Canadian", "Foreign"]}
+
+
+def test_a_total_adds_up_within_its_cells_rounding_and_a_column_of_percentages_is_no_sum():
+    text = ("|  | 2019 | 2018 | Change (%) |\n|---|---|---|---|\n| Operating | 5,368 | 5,955 | -9.9 |\n"
+            "| Investing | (2,329) | (1,951) | 19.4 |\n| Financing | (3,056) | (4,009) | -23.8 |\n"
+            "| Net change in cash | (16) | (5) | 248.9 |\n| Cash at end of year | 513 | 525 | -2.3 |\n")
+    [table] = tables_in(text)
+    assert table.parts() == {"Net change in cash": ["Operating", "Investing", "Financing"]}  # -17 for (16): rounding
+
+
+def test_a_german_table_s_total_adds_up_in_its_own_convention():
+    text = ("| Posten | 2023 | 2022 |\n|---|---|---|\n| Personal | 1.204,5 | 1.100,0 |\n| Miete | 300,5 | 290,0 |\n"
+            "| Reisen | 95,0 | 80,0 |\n| Betriebskosten gesamt | 1.600,0 | 1.470,0 |\n")
+    [table] = tables_in(text, language="de")
+    assert table.parts() == {"Betriebskosten gesamt": ["Personal", "Miete", "Reisen"]}

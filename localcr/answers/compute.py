@@ -132,22 +132,40 @@ def _with_head(index, hit) -> list:
 
 
 def named_tables(question: str, tables: list[tuple[Table, list]]) -> list[tuple[Table, list]]:
-    """The tables with a row the question names (MIN_ROW_MATCH of the row label's terms in the question, or
-    MIN_SHARED_TERMS of them; years and the periods rows are grouped by are no name), or a column it names where the rows are periods (a five-year
-    summary: "2023" heads a row, "Revenue" a column): the evidence that computing can answer it."""
+    """The tables with a row the question names (`names`), or a column it names where the rows are periods (a
+    five-year summary: "2023" heads a row, "Revenue" a column): the evidence that computing can answer it."""
+    asked = asked_terms(question)
+    return [(table, chunks) for table, chunks in tables
+            if any(names(asked, label) for label in own_labels(table))
+            or (any(years_of_label(label) for label, _ in table.rows) and any(names(asked, c) for c in table.columns))]
+
+
+def asked_terms(question: str) -> set[str]:
+    """The question's terms as `names` compares them with a row's or column's."""
     from localcr.lexical import tokenize
 
-    asked = set(tokenize(question))
+    return set(tokenize(question))
 
-    def named(name: str) -> bool:
-        name = re.sub(r"\s*\([^()]{1,12}\)", "", name)  # its unit is no part of its name: "Revenue ($m)", "Marge (%)"
-        terms = {term for term in tokenize(name) if not term.isdigit()}
-        shared = len(terms & asked)
-        return bool(shared) and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS)
 
-    return [(table, chunks) for table, chunks in tables
-            if any(named(label) for label in own_labels(table))
-            or (any(years_of_label(label) for label, _ in table.rows) and any(named(c) for c in table.columns))]
+def names(asked: set[str], name: str) -> bool:
+    """Whether a question (its `asked_terms`) names a row or column: MIN_ROW_MATCH of the name's terms in the
+    question, or MIN_SHARED_TERMS of them; years and its unit are no part of a name ("Revenue ($m)", "Marge (%)")."""
+    terms = _name_terms(name)
+    shared = len(terms & asked)
+    return bool(shared) and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS)
+
+
+def name_share(asked: set[str], name: str) -> float:
+    """The share of a name's terms the question holds: which of the names it names is the one it is about."""
+    terms = _name_terms(name)
+    return len(terms & asked) / len(terms) if terms else 0.0
+
+
+def _name_terms(name: str) -> set[str]:
+    from localcr.lexical import tokenize
+
+    name = re.sub(r"\s*\([^()]{1,12}\)", "", name)
+    return {term for term in tokenize(name) if not term.isdigit()}
 
 
 def own_labels(table: Table) -> list[str]:

@@ -75,6 +75,56 @@ class Table:
     def cells(self) -> list[Cell]:
         return [cell for _, cells in self.rows for cell in cells if cell is not None]
 
+    def parts(self) -> dict[str, list[str]]:
+        """Each heading and each total of the table by its name, with the rows it holds: the rows under a
+        label-only row ("Alternative investments:") up to a total or the next heading, and the rows a total adds up (`_added`:
+        the run just above it whose figures make its own). What "how many components are there under …?" counts,
+        found by the table's arithmetic, not by a word such as "Total"."""
+        groups = self.groups or [""] * len(self.rows)
+        totals = {i: run for i in range(len(self.rows)) if (run := _added(self.rows, i))}
+        held: dict[str, list[str]] = {}
+        for i, run in totals.items():
+            held.setdefault(_own(self.rows[i][0], groups[i]), [self.rows[j][0] for j in run])  # "Current: State"
+        for i, group in enumerate(groups):
+            if group and group not in held:
+                end = next((j for j in range(i, len(groups)) if groups[j] != group or j in totals), None)
+                if end is not None:  # closed by a total or the next heading: not cut off where a chunk ends
+                    held[group] = [_own(self.rows[j][0], group) for j in range(i, end)]
+        return {name: rows for name, rows in held.items() if len(rows) >= 2}
+
+
+def _own(label: str, group: str) -> str:
+    """A row's label without the group it was named apart by ("Finite-Lived Intangible Assets: Total")."""
+    return label.removeprefix(f"{group}: ") if group else label
+
+
+def _added(rows: list[tuple[str, list[Cell | None]]], at: int) -> list[int]:
+    """The rows just above row `at` whose figures add up to its own in every column of amounts it fills (within
+    the rounding of the cells as written), the longest such run of two or more; [] where none does: it is no
+    total."""
+    columns = [c for c, cell in enumerate(rows[at][1]) if cell is not None and not cell.percent and cell.value]
+    if not columns:
+        return []
+    best: list[int] = []
+    sums = [0.0] * len(columns)
+    for start in range(at - 1, -1, -1):
+        cells = rows[start][1]
+        for n, c in enumerate(columns):
+            cell = cells[c] if c < len(cells) else None
+            sums[n] += cell.value if cell is not None and cell.value is not None else 0.0
+        count = at - start
+        if count >= 2 and all(abs(sums[n] - rows[at][1][c].value) <= 0.5 * count * _last_unit(rows[at][1][c].shown)
+                              for n, c in enumerate(columns)):
+            best = list(range(start, at))
+    return best
+
+
+def _last_unit(shown: str) -> float:
+    """The unit of a figure's last digit as written: 0.1 for "1,234.5", 1 for "1,234" (three digits after a mark
+    group thousands)."""
+    decimals = re.search(r"\d[.,](\d{1,2})\D*$", shown)
+    return 10.0 ** -len(decimals[1]) if decimals else 1.0
+
 
 def _is_year(text: str) -> bool:
     """A cell that is a year heading a column ("2019"), not a figure."""
