@@ -38,16 +38,16 @@ FUNDS = """# Harbour Pension Plan
 
 Plan assets at fair value:
 
-|  | 2019 | 2018 |
+| Asset class | 2019 | 2018 |
 |---|---|---|
-| Equity securities |  |  |
-| Canadian | 1,017 | 844 |
-| Foreign | 4,534 | 3,770 |
+| Fixed income |  |  |
+| Government bonds | 3,210 | 3,005 |
+| Corporate bonds | 1,480 | 1,390 |
 | Alternative investments |  |  |
-| Private equities | 2,119 | 1,804 |
-| Hedge funds | 1,001 | 1,014 |
-| Real estate | 948 | 758 |
-| Total | 9,619 | 8,190 |
+| Private equities | 705 | 640 |
+| Hedge funds | 412 | 398 |
+| Infrastructure | 268 | 221 |
+| Total | 6,075 | 5,654 |
 """
 KOSTEN = """# Stadtwerke Nordheim: Jahresbericht 2023
 
@@ -148,7 +148,7 @@ def test_no_compute_has_the_reader_answer_on_the_command_line(corpus, index, ans
 
 @pytest.mark.parametrize("question, glob, counted", [
     ("How many components are there under alternative investments?", "*funds.md",
-     "3: Private equities, Hedge funds and Real estate, the rows under Alternative investments [1]."),
+     "3: Private equities, Hedge funds and Infrastructure, the rows under Alternative investments [1]."),
     ("Aus wie vielen Posten setzen sich die Betriebskosten gesamt zusammen?", "*kosten.md",
      "3: Personal, Miete and Reisen, the rows under Betriebskosten gesamt [1]."),
 ])
@@ -159,4 +159,4 @@ def test_how_many_rows_a_heading_or_a_total_holds_is_counted_and_each_named(inde
 
 def test_a_total_s_own_figure_is_no_count_of_its_rows(index, answerer):
     answer = index.ask("What were the total plan assets in 2019?", answerer=answerer, glob="*funds.md")
-    assert "counted in Python" not in answer.note and "9,619" in answer.text, answer.to_dict()
+    assert "counted in Python" not in answer.note and "6,075" in answer.text, answer.to_dict()

@@ -641,6 +641,10 @@ def test_a_table_s_headings_and_totals_hold_the_rows_they_head_or_add_up():
                                                               ["Private equities", "Hedge funds", "Real estate"])
     assert route.named_part("What were foreign equity securities in 2019?", [(table, [])])[0] == "Equity securities"
     assert route.named_part("What was revenue in 2019?", [(table, [])]) is None
+    # A question that names a period asks for a figure of it, and a plan that counts comes first: no model is asked
+    assert route.counted_part(None, "How many alternative investments were there in 2019?", [(table, [])]) is None
+    tally = '(cell("Hedge funds", "2019") > 1000) + (cell("Hedge funds", "2018") > 1000)'
+    assert route.counted_part(None, "How many times did hedge funds exceed 1,000?", [(table, [])], tally) is None
     [cut] = tables_in(INVESTMENTS.split("| Total")[0])  # a chunk that ends inside a group: its rows may go on
     assert cut.parts() == {"Equity securities": ["Canadian", "Foreign"]}
 

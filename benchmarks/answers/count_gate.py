@@ -1,10 +1,10 @@
 """Where the counts over rows reach (localcr.answers.route): of each set's questions, how many name no row of their
 hits' tables but a period one of its columns is (`route.counted_tables`: the gate), and of those how many the
 bundled 1.5B calls a count (`route.count_margin` above ROUTE_MARGIN), so that their plan is asked for; and how many
-name a heading or a total of those tables (`route.named_part`) and of those how many it finds ask how many rows it
-holds (`route.parts_margin` above PARTS_MARGIN), counted where a plan counts no periods or rows above a value. A
-misfire is a question that is no count and passes a gate and its decision (for the second an upper bound: no plan
-is made here); a count plan is then kept only if it counts.
+name a heading or a total of those tables and no period (`route.counted_part`'s gate) and of those how many it finds
+ask how many rows it holds (`route.parts_margin` above PARTS_MARGIN), counted where a plan counts no periods or rows
+above a value. A misfire is a question that is no count and passes a gate and its decision (for the second an upper
+bound: no plan is made here); a count plan is then kept only if it counts.
 
     .venv/bin/python benchmarks/answers/count_gate.py --data ../shared/data [--sets tatqa-dev,wtq-dev,...]
 
@@ -65,7 +65,7 @@ def measure(set_name: str, args, registry) -> list:
     for row in asked:
         glob = ids.get(Path(row["doc"]).name) if row["doc"] else None
         tables = compute.sources_tables(index, index.search(row["query"], DEFAULT_SOURCES, glob=glob))
-        if part := route.named_part(row["query"], tables):
+        if not route.asked_years(row["query"]) and (part := route.named_part(row["query"], tables)):
             parted += 1
             margin = route.parts_margin(answerer, row["query"], *part[:2])
             parts_counted += margin > route.PARTS_MARGIN
@@ -97,7 +97,7 @@ def main() -> None:
     registry = load_registry()
     rows = [measure(name, args, registry) for name in args.sets.split(",")]
     head = ["set", "questions", "name a row", "gated: no row, a period column", "called a count",
-            "of them counts (by the set's type)", "name a heading or total", "called a count of its rows",
+            "of them counts (by the set's type)", "name a heading or total, no period", "called a count of its rows",
             "of them counts"]
     text = (f"# The count over rows: where it reaches (benchmarks/answers/count_gate.py)\n\n{table(head, rows)}\n\n"
             f"{machine()}; qwen2.5-coder-1.5b's margins, cached by the index's answers cache\n")

@@ -13,10 +13,9 @@ no model runs where no table is named); before that, a question whose hits lie i
 or a table of a document's text that is no statement, of more than sql.LONG_TABLE_ROWS rows) goes to SQL where
 `route.whole_table_margin` passes route.SHEET_ROUTE_MARGIN, and after it, one the plans and the figures path leave
 whose hits lie in a short sheet, where it passes route.SHORT_SHEET_MARGIN ("to SQL"), as `ask` routes them; the plan
-is then made as `ask` makes it, and a plan of one cell is a lookup, read from that cell. A question that names a
-heading or a total of those tables whose rows the model finds it asks how many there are (`route.parts_margin` past
-route.PARTS_MARGIN) is answered by counting them ("rows counted"), where its plan (with --plans) counts no periods
-or rows above a value. A question that asks for a filing's figure about documents that hold a table goes to the
+is then made as `ask` makes it, and a plan of one cell is a lookup, read from that cell. A question that asks
+how many rows a heading or a total of those tables holds (`route.counted_part`) is answered by counting them ("rows
+counted"), where its plan (with --plans) counts no periods or rows above a value. A question that asks for a filing's figure about documents that hold a table goes to the
 figures path instead. tatqa-dev is sampled per answer type from each half (its documents split by number: even tune,
 odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were computed (a plan over two or
 more cells), read from one cell, sent to the figures path, how many needed the model's word, and the time the
@@ -86,8 +85,7 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         tables = compute.sources_tables(index, hits)
         named = compute.named_tables(row["query"], tables)
         margin = route.arithmetic_margin(answerer, row["query"], named) if named else None
-        part = None if to_sql else route.named_part(row["query"], tables)
-        counted = part is not None and route.parts_margin(answerer, row["query"], *part[:2]) > route.PARTS_MARGIN
+        counted = not to_sql and route.counted_part(answerer, row["query"], tables) is not None
         decided = time.perf_counter() - started
         to_plan = args.plans and margin is not None and margin > route.ROUTE_MARGIN
         formula, cells = route.table_plan(index, row["query"], hits, answerer) if to_plan else ("", {})
@@ -110,7 +108,7 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         group["routed"] += to_compute
         group["lookups"] += looked_up
         group["filing"] += filing
-        group["decided"] += bool(named) or part is not None
+        group["decided"] += bool(named) or counted
         group["costs"].append(decided)
         if args.verbose:
             route_taken = "SQL" if to_sql else "rows counted" if counted else "computed" if to_compute else \

@@ -255,15 +255,12 @@ def table_plan(index, question: str, hits: list, llm, *, fresh: bool = False) ->
 
 def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search_options: dict):
     """Arithmetic over the hits' own tables, where they name a row of one and the model finds arithmetic needed;
-    a plan that is one cell is a lookup, answered as that cell (its row and column said, cited). Where the plan
-    does not count periods or rows above a value, a question that names a heading or a total of those tables and
-    that the model finds asks how many rows it holds (`parts_margin`) is answered by counting them, each named:
-    never drafted (the reader counted a list's items right 3 times of 11 on tatqa-dev), and never the plan (which
-    averaged a total's three years for "How many categories are there under total stock-based compensation
-    expense?")."""
+    a plan that is one cell is a lookup, answered as that cell (its row and column said, cited); a count of the
+    rows under a heading or in a total (`counted_part`) is answered by counting them, each named: never drafted
+    (the reader counted a list's items right 3 times of 11 on tatqa-dev), and never the plan (which averaged a
+    total's three years for "How many categories are there under total stock-based compensation expense?")."""
     formula, cells = table_plan(index, question, hits, answerer, fresh=fresh)
-    if not compute.is_tally(formula) and (part := named_part(question, compute.sources_tables(index, hits))) and \
-            parts_margin(answerer, question, *part[:2], fresh=fresh) > PARTS_MARGIN:
+    if part := counted_part(answerer, question, compute.sources_tables(index, hits), formula, fresh=fresh):
         return parts_answer(question, *part, answerer.spec.name), ""
     if formula and (looked_up := compute.lookup(formula, cells)):
         figure = Figure(looked_up.cell.shown, looked_up.hit, looked_up.cell.years, looked_up.cell.percent,
@@ -286,6 +283,17 @@ def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search
                       reach_back=asks("average", question) or asks("change", question)) or \
         not_averaged(question, result.formula) or plan_faults(question, result)
     return (None, withdrawn) if withdrawn else (table_answer(question, result, answerer.spec.name), "")
+
+
+def counted_part(llm, question: str, tables: list, formula: str = "", *, fresh: bool = False):
+    """(the name, its rows, its chunks) of the heading or total of the tables whose rows the question asks to
+    count, or None: where the plan does not count periods or rows above a value, the question names no period (a
+    heading holds the same rows in every one: "What was the total number of employees in 2018?" asks for a
+    figure, and the 1.5B called it a count of the total's rows) and names a heading or total (`named_part`), and
+    the model finds it asks how many rows that holds (`parts_margin` above PARTS_MARGIN)."""
+    if compute.is_tally(formula) or asked_years(question) or (part := named_part(question, tables)) is None:
+        return None
+    return part if parts_margin(llm, question, *part[:2], fresh=fresh) > PARTS_MARGIN else None
 
 
 def named_part(question: str, tables: list) -> tuple[str, list[str], list] | None:
