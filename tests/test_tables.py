@@ -645,6 +645,8 @@ def test_a_table_s_headings_and_totals_hold_the_rows_they_head_or_add_up():
     assert route.counted_part(None, "How many alternative investments were there in 2019?", [(table, [])]) is None
     tally = '(cell("Hedge funds", "2019") > 1000) + (cell("Hedge funds", "2018") > 1000)'
     assert route.counted_part(None, "How many times did hedge funds exceed 1,000?", [(table, [])], tally) is None
+    sheet = [(table, [SimpleNamespace(kind="csv")])]  # a sheet's rows are records, which SQL counts
+    assert route.part_asked(question, sheet) is None and route.part_asked(question, [(table, [])])
     [cut] = tables_in(INVESTMENTS.split("| Total")[0])  # a chunk that ends inside a group: its rows may go on
     assert cut.parts() == {"Equity securities": ["Canadian", "Foreign"]}
 

@@ -1,7 +1,7 @@
 """Where the counts over rows reach (localcr.answers.route): of each set's questions, how many name no row of their
 hits' tables but a period one of its columns is (`route.counted_tables`: the gate), and of those how many the
 bundled 1.5B calls a count (`route.count_margin` above ROUTE_MARGIN), so that their plan is asked for; and how many
-name a heading or a total of those tables and no period (`route.counted_part`'s gate) and of those how many it finds
+name a heading or a total of those tables (`route.part_asked`: no period, no sheet's) and of those how many it finds
 ask how many rows it holds (`route.parts_margin` above PARTS_MARGIN), counted where a plan counts no periods or rows
 above a value. A misfire is a question that is no count and passes a gate and its decision (for the second an upper
 bound: no plan is made here); a count plan is then kept only if it counts.
@@ -65,7 +65,7 @@ def measure(set_name: str, args, registry) -> list:
     for row in asked:
         glob = ids.get(Path(row["doc"]).name) if row["doc"] else None
         tables = compute.sources_tables(index, index.search(row["query"], DEFAULT_SOURCES, glob=glob))
-        if not route.asked_years(row["query"]) and (part := route.named_part(row["query"], tables)):
+        if part := route.part_asked(row["query"], tables):
             parted += 1
             margin = route.parts_margin(answerer, row["query"], *part[:2])
             parts_counted += margin > route.PARTS_MARGIN

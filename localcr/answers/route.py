@@ -287,13 +287,24 @@ def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search
 
 def counted_part(llm, question: str, tables: list, formula: str = "", *, fresh: bool = False):
     """(the name, its rows, its chunks) of the heading or total of the tables whose rows the question asks to
-    count, or None: where the plan does not count periods or rows above a value, the question names no period (a
-    heading holds the same rows in every one: "What was the total number of employees in 2018?" asks for a
-    figure, and the 1.5B called it a count of the total's rows) and names a heading or total (`named_part`), and
-    the model finds it asks how many rows that holds (`parts_margin` above PARTS_MARGIN)."""
-    if compute.is_tally(formula) or asked_years(question) or (part := named_part(question, tables)) is None:
+    count, or None: where the plan does not count periods or rows above a value, the question passes `part_asked`
+    and the model finds it asks how many rows that holds (`parts_margin` above PARTS_MARGIN)."""
+    if compute.is_tally(formula) or (part := part_asked(question, tables)) is None:
         return None
     return part if parts_margin(llm, question, *part[:2], fresh=fresh) > PARTS_MARGIN else None
+
+
+def part_asked(question: str, tables: list) -> tuple[str, list[str], list] | None:
+    """The heading or total a question may ask to count the rows of (`named_part`), where it names no period (a
+    heading holds the same rows in every one: "What was the total number of employees in 2018?" asks for a figure,
+    and the 1.5B called it a count of the total's rows) and of no sheet's table: a sheet's rows are records, which
+    SQL counts, and a record with no figures is no heading (of wtq-dev's 2,831 questions over CSV files 43 named a
+    heading or a "Total" row, and the 1.5B called 26 of them counts of its rows, none of them one: "How many total
+    medals did Argentina win?" at 4.06)."""
+    if asked_years(question):
+        return None
+    return named_part(question, [(table, chunks) for table, chunks in tables
+                                 if not any(chunk.kind in SHEET_KINDS for chunk in chunks)])
 
 
 def named_part(question: str, tables: list) -> tuple[str, list[str], list] | None:
