@@ -136,8 +136,8 @@ PARTS_VERSION = "parts-2026.12a"  # part of every decision's cache key whether a
 # The kinds of answer a question about the rows under a heading or in a total may ask for; "count" alone counts them.
 PARTS_KINDS = ("count", "figure", "list", "reason", "change", "periods")
 # How much likelier "count" must be than any other kind. Chosen on tatqa-dev's tune half: its two counts of a
-# heading's or a total's rows came out at 2.76 and 4.25, its questions that are none (those whose plan does not
-# count) at 0.95 ("What was the sum of all Income tax net operating loss carryforwards?") and below.
+# heading's or a total's rows came out at 2.76 and 4.25, its other questions that pass `part_asked` and whose plan
+# counts nothing at 0.95 ("What was the sum of all Income tax net operating loss carryforwards?") and below.
 PARTS_MARGIN = 1.5
 _PARTS_SYSTEM = "You tell what a question about some rows of a table asks for."
 _PARTS_INSTRUCTION = """Say what the question asks for about the rows of a table, in one word:
