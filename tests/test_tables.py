@@ -641,6 +641,7 @@ def test_a_table_s_headings_and_totals_hold_the_rows_they_head_or_add_up():
                                                               ["Private equities", "Hedge funds", "Real estate"])
     assert route.named_part("What were foreign equity securities in 2019?", [(table, [])])[0] == "Equity securities"
     assert route.named_part("What was revenue in 2019?", [(table, [])]) is None
+    assert route.named_part("How many securities are there?", [(table, [])]) is None  # half of "Equity securities"
     # A question that names a period asks for a figure of it, and a plan that counts comes first: no model is asked
     assert route.counted_part(None, "How many alternative investments were there in 2019?", [(table, [])]) is None
     tally = '(cell("Hedge funds", "2019") > 1000) + (cell("Hedge funds", "2018") > 1000)'

@@ -308,15 +308,15 @@ def part_asked(question: str, tables: list) -> tuple[str, list[str], list] | Non
 
 
 def named_part(question: str, tables: list) -> tuple[str, list[str], list] | None:
-    """(the name, its rows, the chunks it was read from) of the heading or total of the tables the question names
-    with the largest share of its name's terms; None where it names none."""
+    """(the name, its rows, the chunks it was read from) of the heading or total of the tables whose every term the
+    question holds, the longest where several are (the net one of "Net deferred tax assets" and "Deferred tax
+    assets"); None where it names none. Every term: "How many types of finite-Lived Intangible Assets are there?"
+    holds three of "Indefinite-Lived Intangible Assets"'s four, the heading next to the one it asks about (in a
+    PDF's text rows, where the finite-lived one was not read as a heading)."""
     asked = compute.asked_terms(question)
-    named = [(compute.name_share(asked, name), name, rows, chunks) for table, chunks in tables
-             for name, rows in table.parts().items() if compute.names(asked, name)]
-    if not named:
-        return None
-    _, name, rows, chunks = max(named, key=lambda found: found[0])
-    return name, rows, chunks
+    named = [(name, rows, chunks) for table, chunks in tables for name, rows in table.parts().items()
+             if compute.name_share(asked, name) == 1.0]
+    return max(named, key=lambda part: len(part[0]), default=None)
 
 
 def parts_margin(llm, question: str, name: str, rows: list[str], *, fresh: bool = False) -> float:
