@@ -13,16 +13,16 @@ no model runs where no table is named); before that, a question whose hits lie i
 or a table of a document's text that is no statement, of more than sql.LONG_TABLE_ROWS rows) goes to SQL where
 `route.whole_table_margin` passes route.SHEET_ROUTE_MARGIN, and after it, one the plans and the figures path leave
 whose hits lie in a short sheet, where it passes route.SHORT_SHEET_MARGIN ("to SQL"), as `ask` routes them; the plan
-is then made as `ask` makes it, and a plan of one cell is a lookup, read from that cell. A question that asks
-how many rows a heading or a total of those tables holds (`route.counted_part`) is answered by counting them ("rows
-counted"), where its plan (with --plans) counts no periods or rows above a value. A question that asks for a filing's figure about documents that hold a table goes to the
-figures path instead. tatqa-dev is sampled per answer type from each half (its documents split by number: even tune,
-odd held out), with ANSWERS_SEED. The table prints, by set and group, how many were computed (a plan over two or
-more cells), read from one cell, sent to the figures path, how many needed the model's word, and the time the
-decision took on top of the search (median and most, the model's word included where one ran; the plan not). Without
---plans no plan is made: "computed" counts the questions the model's word sends to planning (an upper bound: a plan
-of one cell is read), and lookups stay 0. With -v each question's route, margin and plan on stderr. Table to stdout
-and benchmarks/results/routing.md.
+is then made as `ask` makes it, and a plan of one cell is a lookup, read from that cell. A question that asks how
+many rows a heading or a total of those tables holds (`route.counted_part`) is answered by counting them ("rows
+counted"), where its plan (with --plans) counts no periods or rows above a value. A question that asks for a
+filing's figure about documents that hold a table goes to the figures path instead. tatqa-dev is sampled per answer
+type from each half (its documents split by number: even tune, odd held out), with ANSWERS_SEED. The table prints,
+by set and group, how many were computed (a plan over two or more cells), read from one cell, sent to the figures
+path, how many needed the model's word, and the time the decision took on top of the search (median and most, the
+model's word included where one ran; the plan not). Without --plans no plan is made: "computed" counts the questions
+the model's word sends to planning (an upper bound: a plan of one cell is read), and lookups stay 0. With -v each
+question's route, margin and plan on stderr. Table to stdout and benchmarks/results/routing.md.
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def measure(set_name: str, args, registry, answerer) -> list[list]:
         counted = not to_sql and route.counted_part(answerer, row["query"], tables) is not None
         decided = time.perf_counter() - started
         to_plan = args.plans and margin is not None and margin > route.ROUTE_MARGIN
-        formula, cells = route.table_plan(index, row["query"], hits, answerer) if to_plan else ("", {})
+        formula, cells = route.table_plan(row["query"], tables, answerer) if to_plan else ("", {})
         counted = counted and not compute.is_tally(formula)  # a plan that counts periods or rows comes first
         formula = "" if counted else formula
         looked_up = bool(formula) and compute.lookup(formula, cells) is not None

@@ -232,12 +232,12 @@ def computed_answer(index, question: str, hits: list, answerer, *, fresh: bool =
     return None, withdrawn
 
 
-def table_plan(index, question: str, hits: list, llm, *, fresh: bool = False) -> tuple[str, dict]:
-    """The plan over the hits' tables, as the route makes it, and the cells it may name: ("", {}) where no table
-    names the question's row or the model finds no arithmetic needed (no plan then); where none names a row, a
-    count over the rows of a period column it names (`counted_tables`, `count_margin`), its plan kept only if it
-    counts. llm: the answerer, whose model loads only when a decision or a plan is not cached."""
-    tables = compute.sources_tables(index, hits)
+def table_plan(question: str, tables: list, llm, *, fresh: bool = False) -> tuple[str, dict]:
+    """The plan over the hits' tables (`compute.sources_tables`), as the route makes it, and the cells it may name:
+    ("", {}) where no table names the question's row or the model finds no arithmetic needed (no plan then); where
+    none names a row, a count over the rows of a period column it names (`counted_tables`, `count_margin`), its
+    plan kept only if it counts. llm: the answerer, whose model loads only when a decision or a plan is not
+    cached."""
     named = compute.named_tables(question, tables)
     counting = not named  # a count over rows names none of them ("How many segments in 2018 were below $100M?")
     if counting:
@@ -259,8 +259,9 @@ def _from_tables(index, question: str, hits: list, answerer, fresh: bool, search
     rows under a heading or in a total (`counted_part`) is answered by counting them, each named: never drafted
     (the reader counted a list's items right 3 times of 11 on tatqa-dev), and never the plan (which averaged a
     total's three years for "How many categories are there under total stock-based compensation expense?")."""
-    formula, cells = table_plan(index, question, hits, answerer, fresh=fresh)
-    if part := counted_part(answerer, question, compute.sources_tables(index, hits), formula, fresh=fresh):
+    tables = compute.sources_tables(index, hits)
+    formula, cells = table_plan(question, tables, answerer, fresh=fresh)
+    if part := counted_part(answerer, question, tables, formula, fresh=fresh):
         return parts_answer(question, *part, answerer.spec.name), ""
     if formula and (looked_up := compute.lookup(formula, cells)):
         figure = Figure(looked_up.cell.shown, looked_up.hit, looked_up.cell.years, looked_up.cell.percent,
