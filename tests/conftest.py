@@ -83,11 +83,14 @@ def pytest_xdist_auto_num_workers(config):
 # LLMs read prompts 4 times slower than on an AVX-512 one: a file's time on AVX-512 and 3 times its LLM's (on AVX-512,
 # at cde97cf: test_ask 105 s of which 89 s in llama.cpp, test_computed_answers 69 and 62, test_staged 85 and 34,
 # test_contexts 53 and 29, test_cli 48 and 23, test_milvus 100 and none), so that the files the LLM makes long
-# start first there; on AVX-512 the order costs nothing (the suite's 787 s of tests are spread over 4 workers).
-LONGEST_FIRST = ("test_ask.py", "test_computed_answers.py", "test_staged.py", "test_contexts.py", "test_cli.py",
-                 "test_milvus.py", "test_page.py", "test_serve.py", "test_bundled.py", "test_expansion.py", "test_ray.py",
-                 "test_mcp.py", "test_onnx.py", "test_segments.py", "test_navigation.py", "test_eval_cli.py",
-                 "test_rerank.py")
+# start first there. test_sql and test_world_tables, which came later and ask the 1.5B most of their tests, were
+# handed out last and ran alone at the end: at 3f3d7af a file's seconds in a worker of four were test_ask 180,
+# test_computed_answers 180, test_sql 162, test_staged 150, test_world_tables 126, test_milvus 111, test_cli 104.
+LONGEST_FIRST = ("test_ask.py", "test_computed_answers.py", "test_sql.py", "test_staged.py", "test_world_tables.py",
+                 "test_contexts.py", "test_cli.py", "test_milvus.py", "test_page.py", "test_ray.py", "test_bundled.py",
+                 "test_serve.py", "test_expansion.py", "test_segments.py", "test_formats.py", "test_onnx.py",
+                 "test_full_disk.py", "test_mcp.py", "test_rerank.py", "test_watch.py", "test_sources.py",
+                 "test_navigation.py", "test_eval_cli.py")
 
 
 def pytest_collection_modifyitems(items):
