@@ -639,7 +639,8 @@ def test_a_table_s_headings_and_totals_hold_the_rows_they_head_or_add_up():
     question = "How many components are there under alternative investments?"
     assert route.named_part(question, [(table, [])])[:2] == ("Alternative investments",
                                                               ["Private equities", "Hedge funds", "Real estate"])
-    assert route.named_part("What were foreign equity securities in 2019?", [(table, [])])[0] == "Equity securities"
+    assert route.named_part("How many equity securities are there?", [(table, [])])[0] == "Equity securities"
+    assert route.named_part("What were foreign equity securities in 2019?", [(table, [])]) is None  # Foreign's figure
     assert route.named_part("What was revenue in 2019?", [(table, [])]) is None
     assert route.named_part("How many securities are there?", [(table, [])]) is None  # half of "Equity securities"
     # A question that names a period asks for a figure of it, and a plan that counts comes first: no model is asked
@@ -650,6 +651,24 @@ def test_a_table_s_headings_and_totals_hold_the_rows_they_head_or_add_up():
     assert route.part_asked(question, sheet) is None and route.part_asked(question, [(table, [])])
     [cut] = tables_in(INVESTMENTS.split("| Total")[0])  # a chunk that ends inside a group: its rows may go on
     assert cut.parts() == {"Equity securities": ["Canadian", "Foreign"]}
+
+
+def test_a_question_naming_a_row_of_a_total_asks_for_that_row_s_figure_not_how_many_rows_it_adds():
+    """A medal table pasted into a page (no sheet's, so no SQL): its "Total" row adds up the nations, and "how many
+    total medals" names it, but a question naming a nation too asks for that nation's figure; in German too."""
+    [medals] = tables_in("| Nation | Gold | Silver | Total |\n|---|---|---|---|\n| Norway | 5 | 2 | 7 |\n"
+                         "| Finland | 4 | 3 | 7 |\n| Sweden | 3 | 7 | 10 |\n| Total | 12 | 12 | 24 |\n")
+    assert medals.parts() == {"Total": ["Norway", "Finland", "Sweden"]}
+    assert route.part_asked("How many total medals did Norway win?", [(medals, [])]) is None
+    assert route.part_asked("How many nations are in the total?", [(medals, [])])[0] == "Total"
+    [german] = tables_in("| Land | Gold | Gesamt |\n|---|---|---|\n| Norwegen | 5 | 7 |\n| Finnland | 4 | 7 |\n"
+                         "| Gesamt | 9 | 14 |\n")
+    assert route.part_asked("Wie viele Medaillen hat Norwegen gesamt gewonnen?", [(german, [])]) is None
+    assert route.part_asked("Wie viele Länder zählt Gesamt?", [(german, [])])[0] == "Gesamt"
+    [ranked] = tables_in("| Rank | Nation | Gold | Total |\n|---|---|---|---|\n| 1 | Norway (NOR) | 5 | 7 |\n"
+                         "| 2 | Finland (FIN) | 4 | 7 |\n| Total | Total | 9 | 14 |\n")
+    assert ranked.parts() == {"Total": ["1", "2"]}  # rows by rank: the nations are no figures, so not read
+    assert route.part_asked("How many total medals did Norway win?", [(ranked, [])]) is None
 
 
 def test_a_total_adds_up_within_its_cells_rounding_and_a_column_of_percentages_is_no_sum():

@@ -7,6 +7,7 @@ above a value. A misfire is a question that is no count and passes a gate and it
 bound: no plan is made here); a count plan is then kept only if it counts.
 
     .venv/bin/python benchmarks/answers/count_gate.py --data ../shared/data [--sets tatqa-dev,wtq-dev,...]
+    .venv/bin/python benchmarks/answers/count_gate.py --data ../shared/data --sets wtq-dev --as-pages --label pages
 
 Sets: tatqa-dev (every Markdown question, by answer type), wtq-dev (every question), XQuAD-en (those naming a
 year), localcr's ordinary-en and ordinary-world, and world-tables (written by benchmarks/data/world_tables.py
@@ -65,7 +66,8 @@ def measure(set_name: str, args, registry) -> list:
     for row in asked:
         glob = ids.get(Path(row["doc"]).name) if row["doc"] else None
         tables = compute.sources_tables(index, index.search(row["query"], DEFAULT_SOURCES, glob=glob))
-        if part := route.part_asked(row["query"], tables):
+        paged = [(table, []) for table, _ in tables] if args.as_pages else tables  # no chunk: no sheet's
+        if part := route.part_asked(row["query"], paged):
             parted += 1
             margin = route.parts_margin(answerer, row["query"], *part[:2])
             parts_counted += margin > route.PARTS_MARGIN
@@ -91,6 +93,9 @@ def main() -> None:
     p = parser(__doc__.split("\n\n")[0])
     p.add_argument("--sets", default=",".join(SETS))
     p.add_argument("--label", default="", help="a suffix for the results file")
+    p.add_argument("--as-pages", action="store_true",
+                   help="the heading gate over each hit's table as a page's, not a sheet's: a sheet's records as "
+                        "a Markdown or HTML table of them (wtq-dev's medal tables pasted into a page)")
     args = p.parse_args()
     from localcr.models import load_registry
 
@@ -99,8 +104,9 @@ def main() -> None:
     head = ["set", "questions", "name a row", "gated: no row, a period column", "called a count",
             "of them counts (by the set's type)", "name a heading or total, no period", "called a count of its rows",
             "of them counts"]
+    paged = "; each table as a page's, not a sheet's (--as-pages)" if args.as_pages else ""
     text = (f"# The count over rows: where it reaches (benchmarks/answers/count_gate.py)\n\n{table(head, rows)}\n\n"
-            f"{machine()}; qwen2.5-coder-1.5b's margins, cached by the index's answers cache\n")
+            f"{machine()}; qwen2.5-coder-1.5b's margins, cached by the index's answers cache{paged}\n")
     print(text)
     write_results("count_gate", args.label, text)
 

@@ -150,18 +150,19 @@ def asked_terms(question: str) -> set[str]:
 def names(asked: set[str], name: str) -> bool:
     """Whether a question (its `asked_terms`) names a row or column: MIN_ROW_MATCH of the name's terms in the
     question, or MIN_SHARED_TERMS of them; years and its unit are no part of a name ("Revenue ($m)", "Marge (%)")."""
-    terms = _name_terms(name)
+    terms = name_terms(name)
     shared = len(terms & asked)
     return bool(shared) and (shared / len(terms) >= MIN_ROW_MATCH or shared >= MIN_SHARED_TERMS)
 
 
 def name_share(asked: set[str], name: str) -> float:
     """The share of a name's terms the question holds: which of the names it names is the one it is about."""
-    terms = _name_terms(name)
+    terms = name_terms(name)
     return len(terms & asked) / len(terms) if terms else 0.0
 
 
-def _name_terms(name: str) -> set[str]:
+def name_terms(name: str) -> set[str]:
+    """A row's or column's name as terms, without years, figures or a short unit in brackets: none for a rank."""
     from localcr.lexical import tokenize
 
     name = re.sub(r"\s*\([^()]{1,12}\)", "", name)
