@@ -104,9 +104,9 @@ def main() -> None:
     head = ["set", "questions", "name a row", "gated: no row, a period column", "called a count",
             "of them counts (by the set's type)", "name a heading or total, no period", "called a count of its rows",
             "of them counts"]
-    paged = "; each table as a page's, not a sheet's (--as-pages)" if args.as_pages else ""
+    as_pages = "; each table as a page's, not a sheet's (--as-pages)" if args.as_pages else ""
     text = (f"# The count over rows: where it reaches (benchmarks/answers/count_gate.py)\n\n{table(head, rows)}\n\n"
-            f"{machine()}; qwen2.5-coder-1.5b's margins, cached by the index's answers cache{paged}\n")
+            f"{machine()}; qwen2.5-coder-1.5b's margins, cached by the index's answers cache{as_pages}\n")
     print(text)
     write_results("count_gate", args.label, text)
 

@@ -318,7 +318,7 @@ def named_part(question: str, tables: list) -> tuple[str, list[str], list] | Non
     names too is asked about that row: "How many total medals did Norway win?" over a medal table's "Total" row
     asks for Norway's figure, not how many nations the total adds up. Nor are rows counted of which none has a name
     to list, only ranks or years: a table of records ranked ("1 | Norway (NOR) | 5 | ..."), whose words the table's
-    figures leave out (every row named was asked of two of tatqa-dev's counts, whose rows hold one without)."""
+    figures leave out. One row with a name is enough: two of tatqa-dev's counts hold a row without one."""
     asked = compute.asked_terms(question)
     named = [(name, rows, chunks) for table, chunks in tables for name, rows in table.parts().items()
              if compute.name_share(asked, name) == 1.0 and any(compute.name_terms(row) for row in rows)
