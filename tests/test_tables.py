@@ -684,3 +684,22 @@ def test_a_german_table_s_total_adds_up_in_its_own_convention():
             "| Reisen | 95,0 | 80,0 |\n| Betriebskosten gesamt | 1.600,0 | 1.470,0 |\n")
     [table] = tables_in(text, language="de")
     assert table.parts() == {"Betriebskosten gesamt": ["Personal", "Miete", "Reisen"]}
+
+
+def test_a_japanese_or_chinese_table_s_heading_and_total_are_named_by_their_character_pairs():
+    """CJK names have no spaces: a heading is named where the question holds each of its character pairs
+    (`lexical.tokenize`), so "営業費用合計" (the total) is named only by a question that says 合計 too."""
+    [japanese] = tables_in("| 項目 | 2023年度 | 2022年度 |\n|---|---|---|\n| 営業費用 |  |  |\n| 人件費 | 1,204 | 1,100 |\n"
+                           "| 賃借料 | 300 | 290 |\n| 旅費交通費 | 95 | 80 |\n| 営業費用合計 | 1,599 | 1,470 |\n"
+                           "| 営業利益 | 500 | 400 |\n", language="ja")
+    rows = ["人件費", "賃借料", "旅費交通費"]
+    assert japanese.parts() == {"営業費用合計": rows, "営業費用": rows}
+    assert route.named_part("営業費用にはいくつの項目がありますか？", [(japanese, [])])[:2] == ("営業費用", rows)
+    assert route.named_part("営業費用合計は何項目から成りますか？", [(japanese, [])])[0] == "営業費用合計"
+    assert route.named_part("人件費の営業費用はいくらですか？", [(japanese, [])]) is None  # a row's figure
+    assert route.named_part("費用は何項目ですか？", [(japanese, [])]) is None  # half of 営業費用
+    [chinese] = tables_in("| 项目 | 2023年 | 2022年 |\n|---|---|---|\n| 员工薪酬 | 820 | 790 |\n| 租金 | 210 | 200 |\n"
+                          "| 营业费用合计 | 1,030 | 990 |\n", language="zh")
+    assert chinese.parts() == {"营业费用合计": ["员工薪酬", "租金"]}
+    assert route.named_part("营业费用合计包括几个项目？", [(chinese, [])])[0] == "营业费用合计"
+    assert route.named_part("租金的营业费用合计是多少？", [(chinese, [])]) is None
