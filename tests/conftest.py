@@ -245,6 +245,8 @@ def pytest_configure(config):
     _count_llm_work(config)
     config.addinivalue_line("markers", "loopback: may connect to loopback addresses (a server the test started); nothing else")
     config.addinivalue_line("markers", "model: loads a real model (the bundled embedder or LLM, a cross-encoder); seconds each")
+    config.addinivalue_line("markers", "own_llm: loads its own LLM, not the one a worker's session shares "
+                            "(conftest.shared_llms): the test checks what loading takes")
     config.addinivalue_line("markers", "measures_rates: a long LLM run measures this machine's LLM speeds first, as on "
                             "a machine with none recorded (conftest.rates_as_if_measured spares every other test)")
     config.addinivalue_line("markers", "milvus_server: runs against a real Milvus server (LOCALCR_MILVUS_URI's, or the "
@@ -283,6 +285,52 @@ def shared_embedders():
     embeddings.load_backend = shared
     yield
     embeddings.load_backend = load
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_llms():
+    """The answerer, expander and navigator of every in-process `localcr` command and API call load their LLM once
+    a session, not once a command: the 1.5B was loaded 13 times a run, 4.9 s each on two busy cores, 5 of them by
+    test_sql's asks alone. A loaded model's answers do not depend on what its KV cache held before (greedy decoding;
+    test_contexts checks the evaluation is the same), so sharing one changes no answer. Keyed like
+    `shared_embedders`, by the model entry, its files' fingerprint and the sequences decoded side by side; `close()`
+    leaves a shared model loaded. A test marked `own_llm` (the time loading takes, said) loads its own."""
+    import localcr.llm as llm
+
+    runner, close, loaded = llm.OnDemandLlm.runner, llm.OnDemandLlm.close, {}
+
+    def shared(self):
+        if self._runner is None and not OWN_LLM["now"]:
+            key = (repr(self.spec), self.spec.fingerprint(), self.PARALLEL)
+            if key in loaded:
+                self._say(self.loading())  # as a command says it, loaded or not
+                self._runner = loaded[key]
+            else:
+                loaded[key] = runner.fget(self)
+            self._shared = True
+        return runner.fget(self)
+
+    def kept_open(self):
+        if getattr(self, "_shared", False):
+            self._runner, self._shared = None, False
+        else:
+            close(self)
+
+    llm.OnDemandLlm.runner, llm.OnDemandLlm.close = property(shared), kept_open
+    yield
+    llm.OnDemandLlm.runner, llm.OnDemandLlm.close = runner, close
+    for model in loaded.values():
+        model.close()
+
+
+OWN_LLM = {"now": False}  # whether the running test is marked own_llm (`shared_llms`)
+
+
+@pytest.fixture(autouse=True)
+def own_llm(request):
+    OWN_LLM["now"] = request.node.get_closest_marker("own_llm") is not None
+    yield
+    OWN_LLM["now"] = False
 
 
 @pytest.fixture(autouse=True)

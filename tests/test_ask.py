@@ -172,6 +172,7 @@ def test_citations_of_a_cached_answer_are_checked_on_the_real_path(index, answer
     assert f"[{pump}][9]" not in answer.text and f"hours [{pump}]." in answer.text
 
 
+@pytest.mark.own_llm
 def test_an_answer_that_loads_the_model_says_what_loading_took(index):
     """In a new process the first answer pays for loading the model and its instruction's state, before the time it
     says; the next does not."""
