@@ -294,13 +294,16 @@ def shared_llms():
     test_sql's asks alone. A loaded model's answers do not depend on what its KV cache held before (greedy decoding;
     test_contexts checks the evaluation is the same), so sharing one changes no answer. Keyed like
     `shared_embedders`, by the model entry, its files' fingerprint and the sequences decoded side by side; `close()`
-    leaves a shared model loaded. A test marked `own_llm` (the time loading takes, said) loads its own."""
+    leaves a shared model loaded. Only the entries of the repository's models.toml are shared, so a session keeps
+    at most the bundled LLMs loaded, not every test's own registry's; a test marked `own_llm` (the time loading
+    takes, said) loads its own."""
     import localcr.llm as llm
+    from localcr.models import DEFAULT_REGISTRY
 
     runner, close, loaded = llm.OnDemandLlm.runner, llm.OnDemandLlm.close, {}
 
     def shared(self):
-        if self._runner is None and not OWN_LLM["now"]:
+        if self._runner is None and not OWN_LLM["now"] and self.spec.registry == DEFAULT_REGISTRY:
             key = (repr(self.spec), self.spec.fingerprint(), self.PARALLEL)
             if key in loaded:
                 self._say(self.loading())  # as a command says it, loaded or not
