@@ -23,8 +23,8 @@ to agree made an answer depend on the question asked before it. The prompt's las
 give the logits a generation starts from, so those are kept: a second generation from the same prompt (a refusal
 asked again under a grammar) evaluates nothing, and writes what it would after a fresh evaluation.
 
-`count_work` keeps what llama.cpp evaluated, took from the KV cache and generated, by model (`WORK`, and a file that
-`$LOCALCR_LLM_WORK` names): what the test suite adds up and prints.
+`count_work` keeps what llama.cpp evaluated, took from the KV cache and generated, and how often each model was
+loaded, by model (`WORK`, and a file that `$LOCALCR_LLM_WORK` names): what the test suite adds up and prints.
 
 The cache is created with `swa_full=True`: Gemma 3 (and other sliding-window models) otherwise keep only
 the last `n_swa` positions of their local-attention layers, and cutting such a cache back to an earlier
@@ -144,7 +144,7 @@ class Completion:
 # "generated": tokens generated}}}.
 WORK: dict[str, dict[str, dict[str, int]]] = {}
 WORK_VARIABLE = "LOCALCR_LLM_WORK"
-_FIELDS = ("evaluated", "reused", "generated")
+_FIELDS = ("evaluated", "reused", "generated", "loaded")
 
 
 def work_name(spec, path: Path) -> str:
@@ -152,16 +152,18 @@ def work_name(spec, path: Path) -> str:
     return spec.params.get("bundled") or Path(path).name
 
 
-def count_work(name: str, *, role: str = "llm", evaluated: int = 0, reused: int = 0, generated: int = 0) -> None:
+def count_work(name: str, *, role: str = "llm", evaluated: int = 0, reused: int = 0, generated: int = 0,
+               loaded: int = 0) -> None:
     """Add to WORK, and where $LOCALCR_LLM_WORK names a file append the same counts to it as one JSON line (as they
     happen, so a process killed later has left what it did): how the test suite adds up the work of its workers and
     of the `localcr` processes they start (tests/conftest.py). Counted where llama.cpp is called: every prompt piece
     `_load_prefix` evaluates (complete, stream, choice, prefix_state, prompt_rate), the suffixes `complete_many`
     decodes side by side, each generation's tokens, and (role "reranker") the sequences a GGUF reranker scores; a KV
     state restored from the disk cache counts as reused. llama.cpp's own evaluation of each generated token as the
-    next one's input is in "generated"."""
+    next one's input is in "generated"; "loaded" counts each time a LlamaRunner loads the model (a load costs
+    seconds, the same whoever asks)."""
     totals = WORK.setdefault(role, {}).setdefault(name, dict.fromkeys(_FIELDS, 0))
-    counts = {"evaluated": evaluated, "reused": reused, "generated": generated}
+    counts = {"evaluated": evaluated, "reused": reused, "generated": generated, "loaded": loaded}
     for field in _FIELDS:
         totals[field] += counts[field]
     path = os.environ.get(WORK_VARIABLE)
@@ -321,6 +323,7 @@ class LlamaRunner:
         # prompt (a refusal asked again under a grammar) starts from them instead of evaluating its last piece again.
         self._prompt_logits: tuple[tuple[int, ...], object] | None = None
         self._render_chat = self._chat_renderer() if spec.prompt_style == "chat" else None
+        count_work(self.work_name, loaded=1)
 
     @property
     def is_chat(self) -> bool:

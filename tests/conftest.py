@@ -152,17 +152,20 @@ def llm_work_env() -> dict[str, str]:
 
 def llm_work_line(totals: dict[str, dict[str, dict[str, int]]]) -> str:
     """"LLM work: N prompt tokens evaluated, M generated (by model: ...)" for localcr.llm.read_work's totals; the GGUF
-    rerankers' tokens (a tiny random cross-encoder's, cheap) after it, apart."""
+    rerankers' tokens (a tiny random cross-encoder's, cheap) after it, apart; then how many times the LLMs were
+    loaded, by model (each load seconds: `shared_llms`)."""
     llms, rerankers = totals.get("llm", {}), totals.get("reranker", {})
 
     def total(models, field):
         return sum(counts[field] for counts in models.values())
 
-    by_model = "; ".join(f"{name} {counts['evaluated']:,} + {counts['generated']:,}"
-                         for name, counts in sorted(llms.items(), key=lambda item: -item[1]["evaluated"]))
+    ranked = sorted(llms.items(), key=lambda item: -item[1]["evaluated"])
+    by_model = "; ".join(f"{name} {counts['evaluated']:,} + {counts['generated']:,}" for name, counts in ranked)
+    loads = "; ".join(f"{name} {counts['loaded']}" for name, counts in ranked if counts["loaded"])
     return (f"LLM work: {total(llms, 'evaluated'):,} prompt tokens evaluated, {total(llms, 'generated'):,} generated "
             f"(by model, evaluated + generated: {by_model or 'none'}); {total(llms, 'reused'):,} prompt tokens taken "
-            f"from the KV cache or a stored state; GGUF rerankers scored {total(rerankers, 'evaluated'):,} tokens")
+            f"from the KV cache or a stored state; GGUF rerankers scored {total(rerankers, 'evaluated'):,} tokens; "
+            f"models loaded: {total(llms, 'loaded')} ({loads or 'none'})")
 
 
 def pytest_addoption(parser):

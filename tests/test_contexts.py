@@ -181,16 +181,18 @@ def test_llm_work_is_counted_by_model_in_this_process_and_in_the_file_the_variab
     L.count_work("big", evaluated=300, reused=40)
     L.count_work("big", generated=12)
     L.count_work("small", evaluated=5, generated=1)
+    L.count_work("small", loaded=1)
     L.count_work("ranker", role="reranker", evaluated=70)
     with open(tmp_path / "work.jsonl", "a") as file:
         file.write('{"role": "llm", "model": "big", "evaluat')  # a process killed mid-line
-    wanted = {"llm": {"big": {"evaluated": 300, "reused": 40, "generated": 12},
-                      "small": {"evaluated": 5, "reused": 0, "generated": 1}},
-              "reranker": {"ranker": {"evaluated": 70, "reused": 0, "generated": 0}}}
+    wanted = {"llm": {"big": {"evaluated": 300, "reused": 40, "generated": 12, "loaded": 0},
+                      "small": {"evaluated": 5, "reused": 0, "generated": 1, "loaded": 1}},
+              "reranker": {"ranker": {"evaluated": 70, "reused": 0, "generated": 0, "loaded": 0}}}
     assert L.WORK == L.read_work(tmp_path / "work.jsonl") == wanted
     assert llm_work_line(wanted) == (
         "LLM work: 305 prompt tokens evaluated, 13 generated (by model, evaluated + generated: big 300 + 12; small 5 + 1); "
-        "40 prompt tokens taken from the KV cache or a stored state; GGUF rerankers scored 70 tokens")
+        "40 prompt tokens taken from the KV cache or a stored state; GGUF rerankers scored 70 tokens; "
+        "models loaded: 1 (small 1)")
     assert L.read_work(tmp_path / "none.jsonl") == {}
     monkeypatch.delenv(L.WORK_VARIABLE)
     L.count_work("small", evaluated=1)  # no file named: counted here only
