@@ -283,7 +283,7 @@ def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_w
     name = runner.work_name
 
     def work():  # what count_work has counted for this model so far (the suite's LLM work line adds it up)
-        return dict(L.WORK.get("llm", {}).get(name, {"evaluated": 0, "reused": 0, "generated": 0}))
+        return dict(L.WORK.get("llm", {}).get(name, {"evaluated": 0, "reused": 0, "generated": 0, "loaded": 0}))
 
     try:
         before = work()
@@ -291,12 +291,12 @@ def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_w
         assert first.evaluated > len(prompt[1]) and runner.reused(tokens, len(prompt[0])) == len(tokens)
         between = work()
         assert {field: between[field] - before[field] for field in before} == {
-            "evaluated": first.evaluated, "reused": first.reused, "generated": first.tokens}
+            "evaluated": first.evaluated, "reused": first.reused, "generated": first.tokens, "loaded": 0}
         again = runner.complete(*prompt, max_tokens=8, grammar=capitals)
         assert again.evaluated == 0 and again.text != first.text and again.text[:1].isupper()
         after = work()
         assert {field: after[field] - between[field] for field in before} == {
-            "evaluated": 0, "reused": len(tokens), "generated": again.tokens}
+            "evaluated": 0, "reused": len(tokens), "generated": again.tokens, "loaded": 0}
         fresh = runner.complete(*prompt, max_tokens=8, grammar=capitals, reuse=False)
         assert fresh.evaluated == len(tokens) and fresh.text == again.text
         runner.complete(*other, max_tokens=4)  # another prompt since: the prompt's last piece is evaluated again
