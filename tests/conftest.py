@@ -313,12 +313,11 @@ def shared_llms():
                 self._runner = loaded[key]
             else:
                 loaded[key] = runner.fget(self)
-            self._shared = True
         return runner.fget(self)
 
     def kept_open(self):
-        if getattr(self, "_shared", False):
-            self._runner, self._shared = None, False
+        if any(self._runner is model for model in loaded.values()):
+            self._runner = None
         else:
             close(self)
 
