@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import hashlib
 import io
 import json
 import logging
@@ -46,7 +47,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from localcr.errors import LocalcrError
 from localcr.threads import default_threads
@@ -141,10 +142,11 @@ class Completion:
 
 # What llama.cpp did in this process, by role ("llm", "reranker") and model (`work_name`): {role: {name: {"evaluated":
 # prompt tokens evaluated, "reused": prompt tokens taken from the KV cache (or restored from a stored state) instead,
-# "generated": tokens generated}}}.
+# "generated": tokens generated, "loaded": models loaded, "again": of "evaluated", those of a prompt evaluated before}}}.
 WORK: dict[str, dict[str, dict[str, int]]] = {}
 WORK_VARIABLE = "LOCALCR_LLM_WORK"
-_FIELDS = ("evaluated", "reused", "generated", "loaded")
+_FIELDS = ("evaluated", "reused", "generated", "loaded", "again")
+_EVALUATED: set[tuple[str, str]] = set()  # (model, prompt key) of every prompt this process evaluated: "again"
 
 
 def work_name(spec, path: Path) -> str:
@@ -152,8 +154,13 @@ def work_name(spec, path: Path) -> str:
     return spec.params.get("bundled") or Path(path).name
 
 
+def prompt_key(*pieces: Sequence[int]) -> str:
+    """A short key of the tokens a call evaluated (the pieces of a batch apart), for count_work's "again"."""
+    return hashlib.sha1(repr(tuple(map(tuple, pieces))).encode()).hexdigest()[:16]
+
+
 def count_work(name: str, *, role: str = "llm", evaluated: int = 0, reused: int = 0, generated: int = 0,
-               loaded: int = 0) -> None:
+               loaded: int = 0, prompt: str = "") -> None:
     """Add to WORK, and where $LOCALCR_LLM_WORK names a file append the same counts to it as one JSON line (as they
     happen, so a process killed later has left what it did): how the test suite adds up the work of its workers and
     of the `localcr` processes they start (tests/conftest.py). Counted where llama.cpp is called: every prompt piece
@@ -161,26 +168,41 @@ def count_work(name: str, *, role: str = "llm", evaluated: int = 0, reused: int 
     decodes side by side, each generation's tokens, and (role "reranker") the sequences a GGUF reranker scores; a KV
     state restored from the disk cache counts as reused. llama.cpp's own evaluation of each generated token as the
     next one's input is in "generated"; "loaded" counts each time a LlamaRunner loads the model (a load costs
-    seconds, the same whoever asks)."""
+    seconds, the same whoever asks). prompt: the `prompt_key` of what was evaluated; "again" counts the tokens of a
+    prompt evaluated before (in this process here, in every process of the file in read_work), work a cache of
+    completions would have saved: the suite measures by it what sharing answers between its tests could save."""
     totals = WORK.setdefault(role, {}).setdefault(name, dict.fromkeys(_FIELDS, 0))
-    counts = {"evaluated": evaluated, "reused": reused, "generated": generated, "loaded": loaded}
+    again = _seen_before(_EVALUATED, name, prompt, evaluated)
+    counts = {"evaluated": evaluated, "reused": reused, "generated": generated, "loaded": loaded, "again": again}
     for field in _FIELDS:
         totals[field] += counts[field]
     path = os.environ.get(WORK_VARIABLE)
     if path:
-        line = json.dumps({"role": role, "model": name, **counts})
+        line = json.dumps({"role": role, "model": name, **counts, **({"prompt": prompt} if prompt else {})})
         with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as file:
             file.write(line + "\n")
+
+
+def _seen_before(evaluated: set[tuple[str, str]], model: str, prompt: str, tokens: int) -> int:
+    """`tokens` where this model evaluated this prompt before (then remembered), else 0."""
+    if not prompt or not tokens:
+        return 0
+    if (model, prompt) in evaluated:
+        return tokens
+    evaluated.add((model, prompt))
+    return 0
 
 
 def read_work(path: Path) -> dict[str, dict[str, dict[str, int]]]:
     """The counts `count_work` appended to a file, summed as WORK sums them (a line cut short by a kill is skipped)."""
     totals: dict[str, dict[str, dict[str, int]]] = {}
+    evaluated: set[tuple[str, str]] = set()
     with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as file:
         for line in file:
             try:
                 entry = json.loads(line)
                 model = totals.setdefault(entry["role"], {}).setdefault(entry["model"], dict.fromkeys(_FIELDS, 0))
+                entry["again"] = _seen_before(evaluated, entry["model"], entry.get("prompt", ""), entry["evaluated"])
                 for field in _FIELDS:
                     model[field] += entry[field]
             except (ValueError, KeyError, TypeError):
@@ -555,7 +577,7 @@ class LlamaRunner:
         for end in cuts[len(self._splits):]:
             llm.eval(tokens[start:end])
             self._splits, start = self._splits + (end,), end
-        count_work(self.work_name, evaluated=len(tokens) - keep, reused=keep)
+        count_work(self.work_name, evaluated=len(tokens) - keep, reused=keep, prompt=prompt_key(tokens))
         if logits:
             self._prompt_logits = (tuple(tokens), self._output_logits().copy())
         return keep
@@ -710,7 +732,8 @@ class LlamaRunner:
         llm.n_tokens = length
         for sampler in samplers:
             sampler.close()
-        count_work(self.work_name, evaluated=len(pending), generated=sum(len(d.tokens) for d in decoders))
+        count_work(self.work_name, evaluated=len(pending), generated=sum(len(d.tokens) for d in decoders),
+                   prompt=prompt_key(prefix, *suffixes))
         prompt_share, gen_share = (evaluated_at - started) / n, (done - evaluated_at) / n
         return [
             Completion(

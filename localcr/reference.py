@@ -117,8 +117,8 @@ ENVIRONMENT = {
                                 "comma-separated; empty: none), for tests and benchmarks that must run as on another "
                                 "CPU",
         "LOCALCR_LLM_WORK": "a file each process appends a JSON line to for each llama.cpp call and each model "
-                            "load (tokens evaluated and generated, models loaded: `localcr.llm.count_work`), for "
-                            "the test suite's total; unset by default",
+                            "load (tokens evaluated and generated, models loaded, a key of the prompt evaluated: "
+                            "`localcr.llm.count_work`), for the test suite's total; unset by default",
         "LOCALCR_CMAKE_ARGS": "`setup.sh` only: the CMake flags llama.cpp is compiled with, in place of those chosen "
                               "for this CPU ([installation.md](installation.md))",
         "PYTHON": "`setup.sh` only: the Python the virtual environment is made with (default `python3.11`, else "

@@ -153,7 +153,8 @@ def llm_work_env() -> dict[str, str]:
 def llm_work_line(totals: dict[str, dict[str, dict[str, int]]]) -> str:
     """"LLM work: N prompt tokens evaluated, M generated (by model: ...)" for localcr.llm.read_work's totals; the GGUF
     rerankers' tokens (a tiny random cross-encoder's, cheap) after it, apart; then how many times the LLMs were
-    loaded, by model (each load seconds: `shared_llms`)."""
+    loaded, by model (each load seconds: `shared_llms`). "Of a prompt evaluated before" is what sharing completions
+    between tests could save: a prompt the run evaluated already, in any test or process, evaluated again."""
     llms, rerankers = totals.get("llm", {}), totals.get("reranker", {})
 
     def total(models, field):
@@ -162,7 +163,8 @@ def llm_work_line(totals: dict[str, dict[str, dict[str, int]]]) -> str:
     ranked = sorted(llms.items(), key=lambda item: -item[1]["evaluated"])
     by_model = "; ".join(f"{name} {counts['evaluated']:,} + {counts['generated']:,}" for name, counts in ranked)
     loads = "; ".join(f"{name} {counts['loaded']}" for name, counts in ranked if counts["loaded"])
-    return (f"LLM work: {total(llms, 'evaluated'):,} prompt tokens evaluated, {total(llms, 'generated'):,} generated "
+    return (f"LLM work: {total(llms, 'evaluated'):,} prompt tokens evaluated ({total(llms, 'again'):,} of them of a "
+            f"prompt evaluated before), {total(llms, 'generated'):,} generated "
             f"(by model, evaluated + generated: {by_model or 'none'}); {total(llms, 'reused'):,} prompt tokens taken "
             f"from the KV cache or a stored state; GGUF rerankers scored {total(rerankers, 'evaluated'):,} tokens; "
             f"models loaded: {total(llms, 'loaded')} ({loads or 'none'})")

@@ -177,26 +177,31 @@ def test_llm_work_is_counted_by_model_in_this_process_and_in_the_file_the_variab
     from conftest import llm_work_line
 
     monkeypatch.setattr(L, "WORK", {})
+    monkeypatch.setattr(L, "_EVALUATED", set())
     monkeypatch.setenv(L.WORK_VARIABLE, str(tmp_path / "work.jsonl"))
-    L.count_work("big", evaluated=300, reused=40)
+    L.count_work("big", evaluated=300, reused=40, prompt=L.prompt_key([1, 2, 3]))
     L.count_work("big", generated=12)
+    L.count_work("big", evaluated=3, prompt=L.prompt_key([1, 2, 3]))  # the same prompt again: "again"
+    L.count_work("small", evaluated=3, prompt=L.prompt_key([1, 2, 3]))  # another model's first
     L.count_work("small", evaluated=5, generated=1)
     L.count_work("small", loaded=1)
     L.count_work("ranker", role="reranker", evaluated=70)
     with open(tmp_path / "work.jsonl", "a") as file:
         file.write('{"role": "llm", "model": "big", "evaluat')  # a process killed mid-line
-    wanted = {"llm": {"big": {"evaluated": 300, "reused": 40, "generated": 12, "loaded": 0},
-                      "small": {"evaluated": 5, "reused": 0, "generated": 1, "loaded": 1}},
-              "reranker": {"ranker": {"evaluated": 70, "reused": 0, "generated": 0, "loaded": 0}}}
+    wanted = {"llm": {"big": {"evaluated": 303, "reused": 40, "generated": 12, "loaded": 0, "again": 3},
+                      "small": {"evaluated": 8, "reused": 0, "generated": 1, "loaded": 1, "again": 0}},
+              "reranker": {"ranker": {"evaluated": 70, "reused": 0, "generated": 0, "loaded": 0, "again": 0}}}
     assert L.WORK == L.read_work(tmp_path / "work.jsonl") == wanted
+    assert L.prompt_key([1, 2], [3]) != L.prompt_key([1], [2, 3]) != L.prompt_key([1, 2, 3])  # a batch's pieces apart
     assert llm_work_line(wanted) == (
-        "LLM work: 305 prompt tokens evaluated, 13 generated (by model, evaluated + generated: big 300 + 12; small 5 + 1); "
+        "LLM work: 311 prompt tokens evaluated (3 of them of a prompt evaluated before), 13 generated (by model, "
+        "evaluated + generated: big 303 + 12; small 8 + 1); "
         "40 prompt tokens taken from the KV cache or a stored state; GGUF rerankers scored 70 tokens; "
         "models loaded: 1 (small 1)")
     assert L.read_work(tmp_path / "none.jsonl") == {}
     monkeypatch.delenv(L.WORK_VARIABLE)
     L.count_work("small", evaluated=1)  # no file named: counted here only
-    assert L.WORK["llm"]["small"]["evaluated"] == 6 and L.read_work(tmp_path / "work.jsonl")["llm"]["small"]["evaluated"] == 5
+    assert L.WORK["llm"]["small"]["evaluated"] == 9 and L.read_work(tmp_path / "work.jsonl")["llm"]["small"]["evaluated"] == 8
 
 
 def test_the_long_files_handed_out_first_exist():
@@ -283,7 +288,8 @@ def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_w
     name = runner.work_name
 
     def work():  # what count_work has counted for this model so far (the suite's LLM work line adds it up)
-        return dict(L.WORK.get("llm", {}).get(name, {"evaluated": 0, "reused": 0, "generated": 0, "loaded": 0}))
+        counted = L.WORK.get("llm", {}).get(name, {})
+        return {field: counted.get(field, 0) for field in ("evaluated", "reused", "generated", "loaded", "again")}
 
     try:
         before = work()
@@ -291,14 +297,16 @@ def test_a_second_generation_from_the_same_prompt_evaluates_nothing_and_writes_w
         assert first.evaluated > len(prompt[1]) and runner.reused(tokens, len(prompt[0])) == len(tokens)
         between = work()
         assert {field: between[field] - before[field] for field in before} == {
-            "evaluated": first.evaluated, "reused": first.reused, "generated": first.tokens, "loaded": 0}
+            "evaluated": first.evaluated, "reused": first.reused, "generated": first.tokens, "loaded": 0,
+            "again": between["again"] - before["again"]}  # another test of this worker may have evaluated it first
         again = runner.complete(*prompt, max_tokens=8, grammar=capitals)
         assert again.evaluated == 0 and again.text != first.text and again.text[:1].isupper()
         after = work()
         assert {field: after[field] - between[field] for field in before} == {
-            "evaluated": 0, "reused": len(tokens), "generated": again.tokens, "loaded": 0}
+            "evaluated": 0, "reused": len(tokens), "generated": again.tokens, "loaded": 0, "again": 0}
         fresh = runner.complete(*prompt, max_tokens=8, grammar=capitals, reuse=False)
         assert fresh.evaluated == len(tokens) and fresh.text == again.text
+        assert work()["again"] - after["again"] == len(tokens)  # the whole prompt evaluated a second time
         runner.complete(*other, max_tokens=4)  # another prompt since: the prompt's last piece is evaluated again
         assert runner.complete(*prompt, max_tokens=8).evaluated == len(prompt[1])
     finally:
