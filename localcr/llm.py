@@ -146,7 +146,7 @@ class Completion:
 WORK: dict[str, dict[str, dict[str, int]]] = {}
 WORK_VARIABLE = "LOCALCR_LLM_WORK"
 _FIELDS = ("evaluated", "reused", "generated", "loaded", "again")
-_EVALUATED: set[tuple[str, str]] = set()  # (model, prompt key) of every prompt this process evaluated: "again"
+_EVALUATED: set[tuple[str, str]] = set()  # (model, prompt_key) of each prompt evaluated while a work file is named
 
 
 def work_name(spec, path: Path) -> str:
@@ -160,7 +160,7 @@ def prompt_key(*pieces: Sequence[int]) -> str:
 
 
 def count_work(name: str, *, role: str = "llm", evaluated: int = 0, reused: int = 0, generated: int = 0,
-               loaded: int = 0, prompt: str = "") -> None:
+               loaded: int = 0, prompt: Sequence[Sequence[int]] = ()) -> None:
     """Add to WORK, and where $LOCALCR_LLM_WORK names a file append the same counts to it as one JSON line (as they
     happen, so a process killed later has left what it did): how the test suite adds up the work of its workers and
     of the `localcr` processes they start (tests/conftest.py). Counted where llama.cpp is called: every prompt piece
@@ -168,17 +168,20 @@ def count_work(name: str, *, role: str = "llm", evaluated: int = 0, reused: int 
     decodes side by side, each generation's tokens, and (role "reranker") the sequences a GGUF reranker scores; a KV
     state restored from the disk cache counts as reused. llama.cpp's own evaluation of each generated token as the
     next one's input is in "generated"; "loaded" counts each time a LlamaRunner loads the model (a load costs
-    seconds, the same whoever asks). prompt: the `prompt_key` of what was evaluated; "again" counts the tokens of a
-    prompt evaluated before (in this process here, in every process of the file in read_work), work a cache of
-    completions would have saved: the suite measures by it what sharing answers between its tests could save."""
+    seconds, the same whoever asks). prompt: the token pieces evaluated; where a work file is named, their
+    `prompt_key` goes with the line and "again" counts the tokens of a prompt evaluated before (in this process here,
+    in every process of the file in read_work), work a cache of completions would have saved: the suite measures by
+    it what sharing answers between its tests could save. With no file named nothing is hashed or remembered, so a
+    long-running server keeps no set of its prompts."""
+    path = os.environ.get(WORK_VARIABLE)
+    key = prompt_key(*prompt) if path and prompt else ""
     totals = WORK.setdefault(role, {}).setdefault(name, dict.fromkeys(_FIELDS, 0))
-    again = _seen_before(_EVALUATED, name, prompt, evaluated)
+    again = _seen_before(_EVALUATED, name, key, evaluated)
     counts = {"evaluated": evaluated, "reused": reused, "generated": generated, "loaded": loaded, "again": again}
     for field in _FIELDS:
         totals[field] += counts[field]
-    path = os.environ.get(WORK_VARIABLE)
     if path:
-        line = json.dumps({"role": role, "model": name, **counts, **({"prompt": prompt} if prompt else {})})
+        line = json.dumps({"role": role, "model": name, **counts, **({"prompt": key} if key else {})})
         with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as file:
             file.write(line + "\n")
 
@@ -577,7 +580,7 @@ class LlamaRunner:
         for end in cuts[len(self._splits):]:
             llm.eval(tokens[start:end])
             self._splits, start = self._splits + (end,), end
-        count_work(self.work_name, evaluated=len(tokens) - keep, reused=keep, prompt=prompt_key(tokens))
+        count_work(self.work_name, evaluated=len(tokens) - keep, reused=keep, prompt=(tokens,))
         if logits:
             self._prompt_logits = (tuple(tokens), self._output_logits().copy())
         return keep
@@ -733,7 +736,7 @@ class LlamaRunner:
         for sampler in samplers:
             sampler.close()
         count_work(self.work_name, evaluated=len(pending), generated=sum(len(d.tokens) for d in decoders),
-                   prompt=prompt_key(prefix, *suffixes))
+                   prompt=(prefix, *suffixes))
         prompt_share, gen_share = (evaluated_at - started) / n, (done - evaluated_at) / n
         return [
             Completion(
